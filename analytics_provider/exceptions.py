@@ -1,0 +1,224 @@
+"""The errors of the API, one class per error type of the API document.
+
+Every error the hook raises for an answer of the service is an :class:`AnalyticsApiError`
+(itself an ``AirflowException``), so a DAG can catch them all at once or one type at a time.
+Failures of the transport (no answer at all) are :class:`AnalyticsTransportError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from airflow.exceptions import AirflowException
+
+
+class AnalyticsApiError(AirflowException):
+    """An error answer of the service.
+
+    Its text reads ``403 PermissionDeniedError on GET /dashboards/12: <the service's message>``.
+    ``record`` holds a RecordError's per-property messages; ``debug_id`` the id an internal
+    error asks you to give to support; ``retry_after`` the seconds a 429 or 503 asked to wait.
+    """
+
+    error_type = "BaseError"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error_type: str | None = None,
+        method: str = "",
+        path: str = "",
+        details: Mapping[str, Any] | None = None,
+        record: Mapping[str, list[str]] | None = None,
+        debug_id: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.status = status
+        self.error_type = error_type or type(self).error_type
+        self.message = message
+        self.method = method
+        self.path = path
+        self.details = dict(details or {})
+        self.record = dict(record or {})
+        self.debug_id = debug_id
+        self.retry_after = retry_after
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = f" on {self.method} {self.path}" if self.method else ""
+        head = f"{self.status} {self.error_type}" if self.status else self.error_type
+        text = f"{head}{where}: {self.message}"
+        if self.record:
+            text += " (" + "; ".join(f"{k}: {', '.join(v)}" for k, v in self.record.items()) + ")"
+        if self.debug_id and self.debug_id not in self.message:
+            text += f" [debug id {self.debug_id}]"
+        return text
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keeps the fields across pickling (Airflow does it)
+        return (_rebuild, (type(self), self.message, self.__dict__.copy()))
+
+
+def _rebuild(cls: type[AnalyticsApiError], message: str, state: dict[str, Any]) -> AnalyticsApiError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
+
+
+class RecordError(AnalyticsApiError):
+    error_type = "RecordError"
+
+
+class InvalidParameterError(AnalyticsApiError):
+    error_type = "InvalidParameterError"
+
+
+class AuthError(AnalyticsApiError):
+    error_type = "AuthError"
+
+
+class MaintenanceError(AnalyticsApiError):
+    error_type = "MaintenanceError"
+
+
+class SubscriptionError(AnalyticsApiError):
+    error_type = "SubscriptionError"
+
+
+class PermissionDeniedError(AnalyticsApiError):
+    error_type = "PermissionDeniedError"
+
+
+class NotFoundError(AnalyticsApiError):
+    """A 404: the resource does not exist or cannot be found."""
+
+    error_type = "NotFoundError"
+
+
+class InternalServiceError(AnalyticsApiError):
+    """The service's internal error (type ``InternalHolisticsError``); quote ``debug_id`` to support."""
+
+    error_type = "InternalHolisticsError"
+
+
+class RateLimitExceedError(AnalyticsApiError):
+    error_type = "RateLimitExceedError"
+
+
+class InvalidOperationError(AnalyticsApiError):
+    error_type = "InvalidOperationError"
+
+
+class InvalidEmailsInvitationError(AnalyticsApiError):
+    error_type = "InvalidEmailsInvitationError"
+
+
+class ExportJobNotReady(AnalyticsApiError):
+    """The export's job has not succeeded yet, so there is no file to download."""
+
+    error_type = "ExportJobNotReady"
+
+
+class AnalyticsTransportError(AnalyticsApiError):
+    """No usable answer: the connection failed, timed out, or a download arrived incomplete.
+
+    ``sent`` is False only when the request surely never left this machine (so even a create
+    may be sent again).
+    """
+
+    error_type = "TransportError"
+
+    def __init__(self, message: str, *, sent: bool = True, **kwargs: Any) -> None:
+        self.sent = sent
+        super().__init__(message, **kwargs)
+
+
+class IncompleteDownloadError(AnalyticsTransportError):
+    error_type = "IncompleteDownload"
+
+
+class AnalyticsJobError(AirflowException):
+    """A job ended in a final status other than success."""
+
+    def __init__(self, message: str, *, job_id: int, status: str, last_error_log: str | None = None) -> None:
+        self.job_id = job_id
+        self.status = status
+        self.last_error_log = last_error_log
+        super().__init__(message)
+
+
+ERROR_TYPES: dict[str, type[AnalyticsApiError]] = {
+    cls.error_type: cls
+    for cls in (
+        RecordError, InvalidParameterError, AuthError, MaintenanceError, SubscriptionError,
+        PermissionDeniedError, InternalServiceError, RateLimitExceedError, InvalidOperationError,
+        InvalidEmailsInvitationError, ExportJobNotReady, NotFoundError,
+    )
+}
+
+_BY_STATUS: dict[int, type[AnalyticsApiError]] = {
+    400: InvalidParameterError,
+    401: AuthError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    422: InvalidOperationError,
+    429: RateLimitExceedError,
+    500: InternalServiceError,
+    503: MaintenanceError,
+}
+
+
+def error_from_response(
+    status: int,
+    body: bytes | str | Mapping[str, Any] | None,
+    *,
+    method: str = "",
+    path: str = "",
+    retry_after: float | None = None,
+) -> AnalyticsApiError:
+    """The exception for an error answer; reads both the flat and the nested error body."""
+    payload = _load(body)
+    error = payload.get("error") if isinstance(payload.get("error"), Mapping) else payload
+    error_type = str(error.get("type") or "") or None
+    # A generic type (BaseError, or none) takes its class from the status.
+    cls = ERROR_TYPES.get(error_type or "") or _BY_STATUS.get(status) or AnalyticsApiError
+    if cls is AnalyticsApiError and error_type is None:
+        error_type = "HTTPError"
+    message = str(error.get("message") or "") or _fallback_message(body, status)
+    details = error.get("details") if isinstance(error.get("details"), Mapping) else None
+    record = error.get("record") if isinstance(error.get("record"), Mapping) else None
+    debug_id = error.get("debug_id")
+    return cls(
+        message,
+        status=status,
+        error_type=error_type,
+        method=method,
+        path=path,
+        details=details,
+        record=record,
+        debug_id=str(debug_id) if debug_id else None,
+        retry_after=retry_after,
+    )
+
+
+def _load(body: bytes | str | Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if isinstance(body, Mapping):
+        return body
+    if not body:
+        return {}
+    try:
+        loaded = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return loaded if isinstance(loaded, Mapping) else {}
+
+
+def _fallback_message(body: bytes | str | Mapping[str, Any] | None, status: int) -> str:
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    text = body.strip() if isinstance(body, str) else ""
+    return text[:300] if text else f"HTTP {status} with no error body"
