@@ -222,3 +222,7 @@ def _fallback_message(body: bytes | str | Mapping[str, Any] | None, status: int)
         body = body.decode("utf-8", "replace")
     text = body.strip() if isinstance(body, str) else ""
     return text[:300] if text else f"HTTP {status} with no error body"
+
+
+class AnalyticsParameterError(ValueError):
+    """A parameter the service would refuse, caught before any request is sent."""

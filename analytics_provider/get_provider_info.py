@@ -1,0 +1,94 @@
+"""What Airflow reads about this provider (entry point ``apache_airflow_provider``).
+
+Plain data only: Airflow calls this at start-up in every process, so it imports nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+REGIONS = ("apac", "eu", "us")
+DEFAULT_HEADER_NAME = "X-Service-Key"
+
+
+def get_provider_info() -> dict[str, Any]:
+    return {
+        "package-name": "airflow-provider-analytics",
+        "name": "Analytics Service",
+        "description": "Drive the analytics service's public API v2: exports, dashboard preloads, "
+        "cache busting, AML publishing, schedules, alerts, users and more.",
+        "versions": ["0.1.0"],
+        "integrations": [
+            {
+                "integration-name": "Analytics Service",
+                "external-doc-url": "https://docs.holistics.io/api",
+                "tags": ["service"],
+            }
+        ],
+        "hooks": [
+            {
+                "integration-name": "Analytics Service",
+                "python-modules": ["analytics_provider.hooks.analytics"],
+            }
+        ],
+        "operators": [
+            {
+                "integration-name": "Analytics Service",
+                "python-modules": ["analytics_provider.operators.analytics"],
+            }
+        ],
+        "sensors": [
+            {
+                "integration-name": "Analytics Service",
+                "python-modules": ["analytics_provider.sensors.analytics"],
+            }
+        ],
+        "triggers": [
+            {
+                "integration-name": "Analytics Service",
+                "python-modules": ["analytics_provider.triggers.analytics"],
+            }
+        ],
+        "extra-links": ["analytics_provider.links.AnalyticsDashboardLink"],
+        "connection-types": [
+            {
+                "connection-type": "analytics",
+                "hook-class-name": "analytics_provider.hooks.analytics.AnalyticsHook",
+                "hook-name": "Analytics Service",
+                "conn-fields": {
+                    "region": {
+                        "label": "Region",
+                        "description": "Region that holds the account's data.",
+                        "schema": {"type": ["string", "null"], "enum": list(REGIONS), "default": "eu"},
+                    },
+                    "base_url": {
+                        "label": "Base address override",
+                        "description": "For a proxy or the emulator; must end with /api/v2. "
+                        "Overrides the region.",
+                        "schema": {"type": ["string", "null"], "format": "url"},
+                    },
+                    "header_name": {
+                        "label": "API key header name",
+                        "description": f"Header that carries the key (default {DEFAULT_HEADER_NAME}).",
+                        "schema": {"type": ["string", "null"], "default": DEFAULT_HEADER_NAME},
+                    },
+                    "timeout": {
+                        "label": "Read timeout (seconds)",
+                        "schema": {"type": ["number", "null"], "default": 60, "minimum": 1},
+                    },
+                    "connect_timeout": {
+                        "label": "Connect timeout (seconds)",
+                        "schema": {"type": ["number", "null"], "default": 10, "minimum": 1},
+                    },
+                },
+                "ui-field-behaviour": {
+                    "hidden-fields": ["host", "schema", "login", "port", "extra"],
+                    "relabeling": {"password": "API key"},
+                    "placeholders": {
+                        "password": "the key from your user settings",
+                        "base_url": "https://eu.holistics.io/api/v2",
+                    },
+                },
+            }
+        ],
+    }
