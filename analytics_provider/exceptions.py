@@ -59,12 +59,12 @@ class AnalyticsApiError(AirflowException):
         return text
 
     def __reduce__(self) -> tuple[Any, ...]:  # keeps the fields across pickling (Airflow does it)
-        return (_rebuild, (type(self), self.message, self.__dict__.copy()))
+        return (_rebuild, (type(self), str(self), self.__dict__.copy()))
 
 
-def _rebuild(cls: type[AnalyticsApiError], message: str, state: dict[str, Any]) -> AnalyticsApiError:
+def _rebuild(cls: type[AnalyticsApiError], text: str, state: dict[str, Any]) -> AnalyticsApiError:
     error = cls.__new__(cls)
-    Exception.__init__(error, message)
+    Exception.__init__(error, text)
     error.__dict__.update(state)
     return error
 

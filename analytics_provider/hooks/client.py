@@ -146,7 +146,7 @@ class AnalyticsClientHook(BaseHook):
                 allow_redirects=False,
                 **kwargs,
             )
-        except (requests.ConnectionError, requests.Timeout) as exc:
+        except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
             raise AnalyticsTransportError(
                 f"{type(exc).__name__}: {exc}", sent=_was_sent(exc), method=request.method, path=request.path
             ) from exc
