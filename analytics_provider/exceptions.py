@@ -151,6 +151,10 @@ class AnalyticsJobError(AirflowException):
         super().__init__(message)
 
 
+class AnalyticsJobTimeout(AnalyticsJobError):
+    """The job did not finish before the wait's deadline (it may still be running)."""
+
+
 ERROR_TYPES: dict[str, type[AnalyticsApiError]] = {
     cls.error_type: cls
     for cls in (
@@ -182,7 +186,8 @@ def error_from_response(
 ) -> AnalyticsApiError:
     """The exception for an error answer; reads both the flat and the nested error body."""
     payload = _load(body)
-    error = payload.get("error") if isinstance(payload.get("error"), Mapping) else payload
+    nested = payload.get("error")
+    error: Mapping[str, Any] = nested if isinstance(nested, Mapping) else payload
     error_type = str(error.get("type") or "") or None
     # A generic type (BaseError, or none) takes its class from the status.
     cls = ERROR_TYPES.get(error_type or "") or _BY_STATUS.get(status) or AnalyticsApiError

@@ -34,7 +34,7 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": "Analytics Service",
-                "python-modules": ["analytics_provider.operators.analytics"],
+                "python-modules": ["analytics_provider.operators.analytics", "analytics_provider.operators.publish"],
             }
         ],
         "sensors": [

@@ -51,7 +51,7 @@ def build_request(
             f"{name} takes {len(op.path_params)} path argument(s) ({', '.join(op.path_params)}), "
             f"got {len(path_args)}"
         )
-    values = {param: _path_value(name, param, arg) for param, arg in zip(op.path_params, path_args)}
+    values = {param: _path_value(name, param, arg) for param, arg in zip(op.path_params, path_args, strict=True)}
     path = op.path.format(**values)
     params = encode_query(op, query or {})
     payload = {op.wrapper: body} if op.wrapper is not None else body
@@ -87,9 +87,9 @@ def encode_query(op: Operation, query: Mapping[str, Any]) -> tuple[tuple[str, st
 def _check_value(op: Operation, name: str, kind: type, choices: tuple[str, ...], value: Any) -> None:
     if kind is bool and not isinstance(value, bool):
         raise AnalyticsParameterError(f"{op.name}: {name} must be true or false, got {value!r}")
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        if not (isinstance(value, str) and value.isdigit()):
-            raise AnalyticsParameterError(f"{op.name}: {name} must be an integer, got {value!r}")
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    if kind is int and not is_int and not (isinstance(value, str) and value.isdigit()):
+        raise AnalyticsParameterError(f"{op.name}: {name} must be an integer, got {value!r}")
     if name == "limit" and not 1 <= int(value) <= MAX_PAGE_SIZE:
         raise AnalyticsParameterError(f"{op.name}: limit must be from 1 to {MAX_PAGE_SIZE}, got {value!r}")
     if choices and value not in choices:

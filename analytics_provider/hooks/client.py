@@ -19,13 +19,14 @@ import tenacity
 from airflow.sdk import BaseHook
 
 from analytics_provider import __version__
+from analytics_provider.api.jobs import JobOutcome, JobState, read_job
 from analytics_provider.api.operations import operation
 from analytics_provider.api.pagination import Pages
 from analytics_provider.api.ratelimit import RateLimit, RateLimitTracker
 from analytics_provider.api.request import ApiRequest, build_request, encode_query, parse_response
 from analytics_provider.api.retry import RetryPolicy
 from analytics_provider.api.settings import ConnectionSettings
-from analytics_provider.exceptions import AnalyticsTransportError, IncompleteDownloadError
+from analytics_provider.exceptions import AnalyticsJobTimeout, AnalyticsTransportError, IncompleteDownloadError
 from analytics_provider.hooks.download import CHUNK_SIZE, Destination, filename_from_disposition, save_stream
 
 log = logging.getLogger(__name__)
@@ -56,8 +57,11 @@ class AnalyticsClientHook(BaseHook):
         super().__init__(**kwargs)
         self.analytics_conn_id = analytics_conn_id
         policy = retry_policy or RetryPolicy()
-        overrides = {"max_attempts": max_attempts, "max_elapsed": max_retry_time}
-        self.retry_policy = dataclasses.replace(policy, **{k: v for k, v in overrides.items() if v})
+        if max_attempts:
+            policy = dataclasses.replace(policy, max_attempts=max_attempts)
+        if max_retry_time:
+            policy = dataclasses.replace(policy, max_elapsed=max_retry_time)
+        self.retry_policy = policy
         self._timeouts = (connect_timeout, timeout)
         self.rate_limit_tracker = RateLimitTracker()
         self.sleep: Callable[[float], None] = time.sleep
@@ -153,6 +157,28 @@ class AnalyticsClientHook(BaseHook):
         if same_origin:
             self.rate_limit_tracker.record(endpoint, response.headers)
         return response
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def wait_for_job(self, job_id: int, *, poll_interval: float = 5.0, timeout: float = 3600.0) -> JobState:
+        """Poll a job until it is final and return its state; follows ``already_existed``.
+
+        Raises :class:`AnalyticsJobTimeout` when it is still pending after ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            state = read_job(self.call("get_job", job_id) or {}, job_id)
+            if state.outcome is JobOutcome.FOLLOW and state.existing_job_id is not None:
+                log.info("Job %s already existed; following job %s", job_id, state.existing_job_id)
+                job_id = state.existing_job_id
+                continue
+            if state.outcome is not JobOutcome.PENDING:
+                return state
+            if time.monotonic() + poll_interval > deadline:
+                raise AnalyticsJobTimeout(
+                    f"job {job_id} is still {state.status} after {timeout:g} s", job_id=job_id, status=state.status
+                )
+            self.sleep(poll_interval)
 
     # -- downloads -----------------------------------------------------------------------------
 

@@ -17,8 +17,11 @@ CSV = b"region,revenue\nEU,10\nUS,12\n"
 
 def _redirect(mock, body: bytes = CSV, length: int | None = None, **file_kwargs) -> None:
     mock.get(BASE + "/exports/download", status_code=302, headers={"Location": FILES})
-    headers = {"Content-Type": "text/csv; charset=utf-8", "Content-Length": str(len(body) if length is None else length),
-               "Content-Disposition": 'attachment; filename="report.csv"'}
+    headers = {
+        "Content-Type": "text/csv; charset=utf-8",
+        "Content-Length": str(len(body) if length is None else length),
+        "Content-Disposition": 'attachment; filename="report.csv"',
+    }
     mock.get(FILES, content=body, headers=headers, **file_kwargs)
 
 
@@ -51,10 +54,13 @@ def test_short_body_leaves_nothing_at_the_destination(hook, mock, tmp_path, slee
 
 def test_a_broken_stream_is_retried_and_then_succeeds(hook, mock, tmp_path) -> None:
     mock.get(BASE + "/exports/download", status_code=302, headers={"Location": FILES})
-    mock.get(FILES, [
-        {"exc": requests.exceptions.ChunkedEncodingError("Connection broken: IncompleteRead")},
-        {"content": CSV, "headers": {"Content-Length": str(len(CSV))}},
-    ])
+    mock.get(
+        FILES,
+        [
+            {"exc": requests.exceptions.ChunkedEncodingError("Connection broken: IncompleteRead")},
+            {"content": CSV, "headers": {"Content-Length": str(len(CSV))}},
+        ],
+    )
     assert hook.download_export(7, tmp_path / "x.csv")["bytes"] == len(CSV)
 
 
@@ -69,8 +75,11 @@ def test_an_existing_file_is_replaced_only_when_complete(hook, mock, tmp_path) -
 
 
 def test_not_ready_raises_without_retry(hook, mock, tmp_path) -> None:
-    mock.get(BASE + "/exports/download", status_code=422,
-             json={"type": "ExportJobNotReady", "message": "Job 7 is still running"})
+    mock.get(
+        BASE + "/exports/download",
+        status_code=422,
+        json={"type": "ExportJobNotReady", "message": "Job 7 is still running"},
+    )
     with pytest.raises(ExportJobNotReady, match="422 ExportJobNotReady on GET /exports/download: Job 7"):
         hook.download_export(7, tmp_path / "x.csv")
     assert mock.call_count == 1

@@ -17,19 +17,48 @@ from .conftest import BASE, KEY
 @pytest.mark.parametrize(
     ("status", "body", "cls", "text"),
     [
-        (400, {"type": "InvalidParameterError", "message": "limit is invalid"}, exc.InvalidParameterError,
-         "400 InvalidParameterError on GET /dashboards/12: limit is invalid"),
-        (401, {"type": "AuthError", "message": "expired"}, exc.AuthError, "401 AuthError on GET /dashboards/12: expired"),
-        (403, {"type": "PermissionDeniedError", "message": "not yours"}, exc.PermissionDeniedError,
-         "403 PermissionDeniedError on GET /dashboards/12: not yours"),
-        (403, {"type": "SubscriptionError", "message": "upgrade"}, exc.SubscriptionError,
-         "403 SubscriptionError on GET /dashboards/12: upgrade"),
-        (404, {"type": "BaseError", "message": "no such dashboard"}, exc.NotFoundError,
-         "404 BaseError on GET /dashboards/12: no such dashboard"),
-        (422, {"error": {"type": "InvalidOperationError", "message": "nested shape"}}, exc.InvalidOperationError,
-         "422 InvalidOperationError on GET /dashboards/12: nested shape"),
-        (422, {"type": "RecordError", "message": "invalid", "record": {"name": ["is taken"]}}, exc.RecordError,
-         "422 RecordError on GET /dashboards/12: invalid (name: is taken)"),
+        (
+            400,
+            {"type": "InvalidParameterError", "message": "limit is invalid"},
+            exc.InvalidParameterError,
+            "400 InvalidParameterError on GET /dashboards/12: limit is invalid",
+        ),
+        (
+            401,
+            {"type": "AuthError", "message": "expired"},
+            exc.AuthError,
+            "401 AuthError on GET /dashboards/12: expired",
+        ),
+        (
+            403,
+            {"type": "PermissionDeniedError", "message": "not yours"},
+            exc.PermissionDeniedError,
+            "403 PermissionDeniedError on GET /dashboards/12: not yours",
+        ),
+        (
+            403,
+            {"type": "SubscriptionError", "message": "upgrade"},
+            exc.SubscriptionError,
+            "403 SubscriptionError on GET /dashboards/12: upgrade",
+        ),
+        (
+            404,
+            {"type": "BaseError", "message": "no such dashboard"},
+            exc.NotFoundError,
+            "404 BaseError on GET /dashboards/12: no such dashboard",
+        ),
+        (
+            422,
+            {"error": {"type": "InvalidOperationError", "message": "nested shape"}},
+            exc.InvalidOperationError,
+            "422 InvalidOperationError on GET /dashboards/12: nested shape",
+        ),
+        (
+            422,
+            {"type": "RecordError", "message": "invalid", "record": {"name": ["is taken"]}},
+            exc.RecordError,
+            "422 RecordError on GET /dashboards/12: invalid (name: is taken)",
+        ),
         (404, None, exc.NotFoundError, "404 NotFoundError on GET /dashboards/12: HTTP 404 with no error body"),
     ],
 )
@@ -45,8 +74,11 @@ def test_error_answers_raise_the_matching_exception_at_once(hook, mock, status, 
 
 
 def test_internal_error_carries_debug_id_and_details(hook, mock) -> None:
-    mock.get(BASE + "/jobs/1", status_code=500, json={
-        "error": {"type": "InternalHolisticsError", "message": "boom", "debug_id": "dbg-42"}})
+    mock.get(
+        BASE + "/jobs/1",
+        status_code=500,
+        json={"error": {"type": "InternalHolisticsError", "message": "boom", "debug_id": "dbg-42"}},
+    )
     hook.retry_policy = RetryPolicy(max_attempts=1)
     with pytest.raises(exc.InternalServiceError) as raised:
         hook.get_job(1)
@@ -57,43 +89,62 @@ def test_internal_error_carries_debug_id_and_details(hook, mock) -> None:
 
 
 def test_maintenance_is_recognised_by_type_whatever_the_status(hook, mock, sleeps) -> None:
-    mock.get(BASE + "/jobs/1", [
-        {"status_code": 409, "json": {"type": "MaintenanceError", "message": "upgrading"}},
-        {"json": {"job": {"id": 1}}},
-    ])
+    mock.get(
+        BASE + "/jobs/1",
+        [
+            {"status_code": 409, "json": {"type": "MaintenanceError", "message": "upgrading"}},
+            {"json": {"job": {"id": 1}}},
+        ],
+    )
     assert hook.get_job(1) == {"id": 1}
     assert len(sleeps) == 1
 
 
 def test_500_500_200_on_a_get_succeeds_with_backoff(hook, mock, sleeps) -> None:
-    mock.get(BASE + "/jobs/1", [
-        {"status_code": 500, "json": {"type": "InternalHolisticsError", "message": "a"}},
-        {"status_code": 502, "text": "bad gateway"},
-        {"json": {"job": {"id": 1, "status": "success"}}},
-    ])
+    mock.get(
+        BASE + "/jobs/1",
+        [
+            {"status_code": 500, "json": {"type": "InternalHolisticsError", "message": "a"}},
+            {"status_code": 502, "text": "bad gateway"},
+            {"json": {"job": {"id": 1, "status": "success"}}},
+        ],
+    )
     assert hook.get_job(1)["status"] == "success"
     assert mock.call_count == 3
     assert len(sleeps) == 2 and all(0 <= s <= 60 for s in sleeps)
 
 
 def test_429_honours_retry_after(hook, mock, sleeps) -> None:
-    mock.get(BASE + "/users/me", [
-        {"status_code": 429, "headers": {"Retry-After": "2"}, "json": {"type": "RateLimitExceedError", "message": "x"}},
-        {"json": {"user": {"id": 1}}},
-    ])
+    mock.get(
+        BASE + "/users/me",
+        [
+            {
+                "status_code": 429,
+                "headers": {"Retry-After": "2"},
+                "json": {"type": "RateLimitExceedError", "message": "x"},
+            },
+            {"json": {"user": {"id": 1}}},
+        ],
+    )
     assert hook.get_current_user() == {"id": 1}
     assert sleeps == [2.0]
 
 
 def test_retry_after_as_http_date(hook, mock, sleeps) -> None:
-    from email.utils import formatdate
     import time
+    from email.utils import formatdate
 
-    mock.get(BASE + "/users/me", [
-        {"status_code": 503, "headers": {"Retry-After": formatdate(time.time() + 30, usegmt=True)},
-         "json": {"type": "MaintenanceError", "message": "x"}},
-        {"json": {"user": {"id": 1}}},
-    ])
+    mock.get(
+        BASE + "/users/me",
+        [
+            {
+                "status_code": 503,
+                "headers": {"Retry-After": formatdate(time.time() + 30, usegmt=True)},
+                "json": {"type": "MaintenanceError", "message": "x"},
+            },
+            {"json": {"user": {"id": 1}}},
+        ],
+    )
     hook.get_current_user()
     assert 28 <= sleeps[0] <= 31
 
@@ -115,8 +166,12 @@ def test_retries_stop_after_the_attempt_count(hook, mock, sleeps) -> None:
 
 
 def test_retries_stop_before_the_total_time_is_exceeded(hook, mock, sleeps) -> None:
-    mock.get(BASE + "/jobs/1", status_code=429, headers={"Retry-After": "120"},
-             json={"type": "RateLimitExceedError", "message": "slow down"})
+    mock.get(
+        BASE + "/jobs/1",
+        status_code=429,
+        headers={"Retry-After": "120"},
+        json={"type": "RateLimitExceedError", "message": "slow down"},
+    )
     hook.retry_policy = RetryPolicy(max_attempts=10, max_elapsed=60)
     with pytest.raises(exc.RateLimitExceedError):
         hook.get_job(1)
@@ -140,28 +195,37 @@ def test_a_create_is_sent_once_on_a_read_timeout(hook, mock) -> None:
 
 @pytest.mark.parametrize("status", [429, 503])
 def test_a_create_refused_before_any_work_is_retried(hook, mock, status) -> None:
-    mock.post(BASE + "/user_attributes", [
-        {"status_code": status, "headers": {"Retry-After": "1"}, "json": {"type": "BaseError", "message": "x"}},
-        {"json": {"user_attribute": {"id": 4}, "status": "created"}},
-    ])
+    mock.post(
+        BASE + "/user_attributes",
+        [
+            {"status_code": status, "headers": {"Retry-After": "1"}, "json": {"type": "BaseError", "message": "x"}},
+            {"json": {"user_attribute": {"id": 4}, "status": "created"}},
+        ],
+    )
     assert hook.create_user_attribute({"name": "region"}) == {"id": 4}
     assert mock.call_count == 2
 
 
 def test_a_create_is_retried_when_the_connection_was_never_made(hook, mock) -> None:
-    mock.post(BASE + "/data_alerts", [
-        {"exc": requests.ConnectTimeout("connect timed out")},
-        {"status_code": 201, "json": {"data_alert": {"id": 1}}},
-    ])
+    mock.post(
+        BASE + "/data_alerts",
+        [
+            {"exc": requests.ConnectTimeout("connect timed out")},
+            {"status_code": 201, "json": {"data_alert": {"id": 1}}},
+        ],
+    )
     assert hook.create_data_alert({"title": "x"}) == {"id": 1}
     assert mock.call_count == 2
 
 
 def test_job_submissions_are_retried(hook, mock) -> None:
-    mock.post(BASE + "/dashboard_widgets/5/submit_export", [
-        {"exc": requests.ConnectionError("reset by peer")},
-        {"json": {"job": {"id": 3, "status": "created"}}},
-    ])
+    mock.post(
+        BASE + "/dashboard_widgets/5/submit_export",
+        [
+            {"exc": requests.ConnectionError("reset by peer")},
+            {"json": {"job": {"id": 3, "status": "created"}}},
+        ],
+    )
     assert hook.submit_widget_export(5)["id"] == 3
 
 
@@ -172,8 +236,11 @@ def test_transport_errors_are_wrapped_and_retried(hook, mock, sleeps) -> None:
 
 
 def test_spent_quota_is_waited_out_instead_of_collecting_a_429(hook, mock, sleeps) -> None:
-    mock.get(BASE + "/jobs/1", json={"job": {"id": 1}},
-             headers={"RateLimit-Limit": "120", "RateLimit-Remaining": "0", "RateLimit-Reset": "7"})
+    mock.get(
+        BASE + "/jobs/1",
+        json={"job": {"id": 1}},
+        headers={"RateLimit-Limit": "120", "RateLimit-Remaining": "0", "RateLimit-Reset": "7"},
+    )
     hook.get_job(1)
     assert sleeps == []
     limits = hook.rate_limits["GET /jobs/{id}"]
@@ -189,8 +256,11 @@ def test_spent_quota_is_waited_out_instead_of_collecting_a_429(hook, mock, sleep
 def test_rate_limit_reset_as_epoch(hook, mock) -> None:
     import time
 
-    mock.get(BASE + "/jobs/1", json={"job": {}},
-             headers={"RateLimit-Limit": "20", "RateLimit-Remaining": "3", "RateLimit-Reset": str(int(time.time()) + 50)})
+    mock.get(
+        BASE + "/jobs/1",
+        json={"job": {}},
+        headers={"RateLimit-Limit": "20", "RateLimit-Remaining": "3", "RateLimit-Reset": str(int(time.time()) + 50)},
+    )
     hook.get_job(1)
     reset_at = hook.rate_limits["GET /jobs/{id}"].reset_at
     assert reset_at is not None and 45 < reset_at - time.time() <= 51

@@ -27,10 +27,14 @@ from .conftest import BASE
         (lambda h: h.get_dependants(1, "Dashboard"), "type must be one of DataSource, DataModel, DataSet"),
         (lambda h: h.list_user_attribute_entries("Team", 1), "subject_type must be one of User, Group"),
         (lambda h: h.submit_widget_export(1, "docx"), "output must be one of csv, xlsx, pdf; got 'docx'"),
-        (lambda h: h.submit_widget_export(1, "csv", [{"dynamic_filter_id": "3", "condition": {}}]),
-         r"dashboard_filter_conditions\[0\].dynamic_filter_id must be an integer"),
-        (lambda h: h.preload_dashboard(1, [{"dynamic_filter_id": 3, "condition": {"operator": "is"}}]),
-         r"dashboard_filter_conditions\[0\].condition.values must be a list"),
+        (
+            lambda h: h.submit_widget_export(1, "csv", [{"dynamic_filter_id": "3", "condition": {}}]),
+            r"dashboard_filter_conditions\[0\].dynamic_filter_id must be an integer",
+        ),
+        (
+            lambda h: h.preload_dashboard(1, [{"dynamic_filter_id": 3, "condition": {"operator": "is"}}]),
+            r"dashboard_filter_conditions\[0\].condition.values must be a list",
+        ),
         (lambda h: h.invite_users("a@x.io", "admin"), "emails must be a non-empty list"),
         (lambda h: h.invite_users(["a@x.io"], "owner"), "role must be one of user, explorer"),
         (lambda h: h.get_dashboard(None), "id must be an integer or a non-empty string"),
@@ -71,10 +75,14 @@ def test_pages_expose_side_data(hook, mock) -> None:
 
 
 def test_upsert_sends_batches_of_at_most_100(hook, mock) -> None:
-    mock.put(BASE + "/user_attribute_entries/upsert",
-             json=lambda req, ctx: {"user_attribute_entries": req.json()["user_attribute_entries"]})
-    entries = [{"user_attribute_id": 1, "subject_type": "User", "subject_id": i, "values": ["x"],
-                "input_type": "manual"} for i in range(250)]
+    mock.put(
+        BASE + "/user_attribute_entries/upsert",
+        json=lambda req, ctx: {"user_attribute_entries": req.json()["user_attribute_entries"]},
+    )
+    entries = [
+        {"user_attribute_id": 1, "subject_type": "User", "subject_id": i, "values": ["x"], "input_type": "manual"}
+        for i in range(250)
+    ]
     result = hook.upsert_user_attribute_entries(entries)
     sizes = [len(r.json()["user_attribute_entries"]) for r in mock.request_history]
     assert sizes == [100, 100, 50]
