@@ -1,0 +1,339 @@
+"""Operators and the sensor: requests, deferral, resumption for every event kind, input checks."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import pytest
+from airflow.exceptions import AirflowException, AirflowProviderDeprecationWarning
+from airflow.sdk.exceptions import AirflowFailException, AirflowSensorTimeout, TaskDeferred
+
+from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout, AnalyticsParameterError
+from analytics_provider.operators import (
+    AnalyticsBustDataSourceCacheOperator,
+    AnalyticsExecuteDataScheduleOperator,
+    AnalyticsExportWidgetOperator,
+    AnalyticsPreloadDashboardOperator,
+    AnalyticsPublishAmlProjectOperator,
+)
+from analytics_provider.operators.publish import format_diagnostic, offset_to_position
+from analytics_provider.sensors import AnalyticsJobSensor
+from analytics_provider.triggers import AnalyticsJobTrigger
+
+from .conftest import BASE, KEY
+
+
+class FakeTI:
+    def __init__(self) -> None:
+        self.xcom: dict[str, Any] = {}
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        self.xcom[key] = value
+
+
+@pytest.fixture
+def context() -> dict[str, Any]:
+    return {"ti": FakeTI()}
+
+
+@pytest.fixture(autouse=True)
+def _no_sleep(monkeypatch, conn_env) -> None:
+    from analytics_provider.hooks.client import AnalyticsClientHook
+
+    monkeypatch.setattr(AnalyticsClientHook, "sleep", lambda self, s: None, raising=False)
+
+
+def _job(mock, job_id: int, *statuses: str, **extra: Any) -> None:
+    mock.get(f"{BASE}/jobs/{job_id}", [{"json": {"job": {"id": job_id, "status": s, **extra}}} for s in statuses])
+
+
+def _export(**kwargs: Any) -> AnalyticsExportWidgetOperator:
+    return AnalyticsExportWidgetOperator(task_id="export", widget_id=101, poll_interval=0.01, **kwargs)
+
+
+def _mock_export_submit(mock, job_id: int = 42) -> None:
+    mock.get(
+        f"{BASE}/dashboard_widgets/101", json={"dashboard_widget": {"id": "101", "dashboard": {"url": "https://x/d/7"}}}
+    )
+    mock.post(f"{BASE}/dashboard_widgets/101/submit_export", json={"job": {"id": job_id, "status": "created"}})
+
+
+def test_export_waits_downloads_and_returns_a_summary(mock, context, tmp_path) -> None:
+    _mock_export_submit(mock)
+    _job(mock, 42, "queued", "running", "success")
+    mock.get(f"{BASE}/exports/download", status_code=302, headers={"Location": "https://files.test/f.csv"})
+    mock.get(
+        "https://files.test/f.csv", content=b"a,b\n1,2\n", headers={"Content-Type": "text/csv", "Content-Length": "8"}
+    )
+
+    result = _export(destination=str(tmp_path / "out.csv")).execute(context)
+
+    assert result == {"job_id": 42, "path": str(tmp_path / "out.csv"), "bytes": 8, "content_type": "text/csv"}
+    assert context["ti"].xcom == {"job_id": 42, "dashboard_url": "https://x/d/7"}
+    submit = next(r for r in mock.request_history if r.method == "POST")
+    assert submit.json() == {"output": "csv"}
+    assert KEY not in repr(result)
+
+
+def test_job_id_reaches_xcom_before_any_waiting(mock, context, tmp_path) -> None:
+    _mock_export_submit(mock)
+    mock.get(f"{BASE}/jobs/42", status_code=403, json={"type": "PermissionDeniedError", "message": "no"})
+    with pytest.raises(AirflowException):
+        _export(destination=str(tmp_path / "x.csv")).execute(context)
+    assert context["ti"].xcom["job_id"] == 42
+
+
+def test_deferrable_export_submits_on_the_worker_and_defers_the_wait(mock, context, tmp_path) -> None:
+    _mock_export_submit(mock)
+    op = _export(destination=str(tmp_path / "x.csv"), deferrable=True, timeout=600)
+    before = time.time()
+    with pytest.raises(TaskDeferred) as deferred:
+        op.execute(context)
+    assert deferred.value.method_name == "execute_complete"
+    classpath, kwargs = deferred.value.trigger.serialize()
+    assert classpath == "analytics_provider.triggers.analytics.AnalyticsJobTrigger"
+    assert kwargs["job_id"] == 42 and kwargs["analytics_conn_id"] == "analytics_default"
+    assert before + 600 <= kwargs["end_time"] <= time.time() + 600
+    assert KEY not in str(kwargs)
+    assert not any("/jobs/" in r.url for r in mock.request_history)  # no polling on the worker
+
+
+def test_execute_complete_success_downloads(mock, context, tmp_path) -> None:
+    mock.get(f"{BASE}/exports/download", content=b"xyz", headers={"Content-Length": "3", "Content-Type": "text/csv"})
+    op = _export(destination=str(tmp_path / "x.csv"))
+    event = {"status": "success", "job_id": 43, "job_status": "success", "message": "", "last_error_log": None}
+    assert op.execute_complete(context, event)["job_id"] == 43
+    assert mock.last_request.qs == {"job_id": ["43"]}
+
+
+def test_execute_complete_failed_names_job_status_error_and_log_lines(mock, context, tmp_path) -> None:
+    mock.get(
+        f"{BASE}/jobs/43/logs",
+        json={
+            "job_logs": [
+                {"level": "INFO", "message": "started", "timestamp": "t1"},
+                {"level": "ERROR", "message": "query timed out", "timestamp": "t2"},
+            ]
+        },
+    )
+    event = {"status": "failed", "job_id": 43, "job_status": "failure", "message": "", "last_error_log": "Timeout"}
+    with pytest.raises(AnalyticsJobError) as raised:
+        _export(destination=str(tmp_path / "x.csv")).execute_complete(context, event)
+    text = str(raised.value)
+    assert "job 43 ended with status 'failure'" in text
+    assert "last error: Timeout" in text
+    assert "t2 ERROR query timed out" in text and "started" not in text
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_execute_complete_timeout_and_error(context, tmp_path) -> None:
+    op = _export(destination=str(tmp_path / "x.csv"))
+    with pytest.raises(AnalyticsJobTimeout, match="job 5 did not finish"):
+        op.execute_complete(context, {"status": "timeout", "job_id": 5})
+    with pytest.raises(AnalyticsJobError, match="waiting for job 5 failed: boom"):
+        op.execute_complete(context, {"status": "error", "job_id": 5, "message": "boom"})
+
+
+@pytest.mark.parametrize("event", [None, {}, {"status": "weird", "job_id": 1}, {"status": "success"}, "success"])
+def test_execute_complete_refuses_unexpected_events(context, tmp_path, event) -> None:
+    with pytest.raises(AnalyticsJobError, match="unexpected event"):
+        _export(destination=str(tmp_path / "x.csv")).execute_complete(context, event)
+
+
+def test_sync_wait_times_out(mock, context) -> None:
+    mock.post(f"{BASE}/data_sources/3/bust_exploration_cache", json={"job": {"id": 9, "status": "created"}})
+    mock.get(f"{BASE}/jobs/9", json={"job": {"id": 9, "status": "running"}})
+    op = AnalyticsBustDataSourceCacheOperator(task_id="bust", data_source_id=3, poll_interval=0.5, timeout=1)
+    with pytest.raises(AnalyticsJobTimeout, match="job 9 is still running"):
+        op.execute(context)
+
+
+def test_sync_wait_follows_already_existed(mock, context) -> None:
+    mock.post(f"{BASE}/data_schedules/4/submit_execute", json={"job": {"id": 10, "status": "already_existed"}})
+    _job(mock, 10, "already_existed", existing_job_id=8)
+    _job(mock, 8, "running", "success")
+    op = AnalyticsExecuteDataScheduleOperator(task_id="send", data_schedule_id=4, poll_interval=0.01)
+    assert op.execute(context) == {"job_id": 8, "status": "success", "data_schedule_id": 4}
+    assert context["ti"].xcom["job_id"] == 10
+
+
+def test_no_wait_returns_at_submission(mock, context) -> None:
+    mock.post(f"{BASE}/data_sources/3/bust_exploration_cache", json={"job": {"id": 9, "status": "created"}})
+    op = AnalyticsBustDataSourceCacheOperator(task_id="bust", data_source_id=3, wait_for_completion=False)
+    assert op.execute(context) == {"job_id": 9, "status": "created"}
+    assert mock.call_count == 1
+
+
+def test_preload_sends_conditions_and_links_the_dashboard(mock, context) -> None:
+    mock.get(f"{BASE}/dashboards/7", json={"dashboard": {"id": 7, "url": "https://svc/dashboards/7"}})
+    mock.post(f"{BASE}/dashboards/7/submit_preload", json={"job": {"id": 11, "status": "created"}})
+    _job(mock, 11, "success")
+    conditions = [{"dynamic_filter_id": 2, "condition": {"operator": "is", "values": ["EU"]}}]
+    op = AnalyticsPreloadDashboardOperator(
+        task_id="preload", dashboard_id=7, dashboard_filter_conditions=conditions, bust_cache=True
+    )
+    assert op.execute(context)["job_id"] == 11
+    preload = next(r for r in mock.request_history if r.method == "POST")
+    assert preload.json() == {"dashboard_filter_conditions": conditions, "bust_cache": True}
+    assert context["ti"].xcom["dashboard_url"] == "https://svc/dashboards/7"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"output": "docx"}, "output must be one of csv, xlsx, pdf; got 'docx'"),
+        ({"dashboard_filter_conditions": [{"dynamic_filter_id": "x", "condition": {}}]}, "must be an integer"),
+        ({"dashboard_filter_conditions": [{"dynamic_filter_id": 1, "condition": {"values": []}}]}, "operator"),
+        ({"dashboard_filter_conditions": {"dynamic_filter_id": 1}}, "must be a list of conditions"),
+    ],
+)
+def test_export_refuses_bad_input_when_the_dag_is_parsed(kwargs, message, tmp_path) -> None:
+    with pytest.raises(AnalyticsParameterError, match=message):
+        _export(destination=str(tmp_path / "x"), **kwargs)
+
+
+def test_templated_input_is_checked_once_rendered_before_any_request(mock, context, tmp_path) -> None:
+    op = _export(destination=str(tmp_path / "x"), output="{{ params.fmt }}")
+    op.export_format = "docx"  # as rendered
+    with pytest.raises(AnalyticsParameterError, match="output must be one of"):
+        op.execute(context)
+    assert mock.call_count == 0
+
+
+def test_excel_is_accepted_as_xlsx_with_a_deprecation_warning(tmp_path) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        op = _export(destination=str(tmp_path / "x"), output="excel")
+    assert op.export_format == "xlsx"
+    assert any(issubclass(w.category, AirflowProviderDeprecationWarning) for w in caught)
+
+
+@pytest.mark.parametrize("bad", [{"poll_interval": 0}, {"timeout": -1}, {"max_failures": 0}])
+def test_wait_settings_are_checked(bad) -> None:
+    with pytest.raises(ValueError):
+        AnalyticsBustDataSourceCacheOperator(task_id="b", data_source_id=1, **bad)
+
+
+# -- publish -------------------------------------------------------------------------------------
+
+DIAGNOSTICS = [
+    {
+        "category": "error",
+        "code": 1001,
+        "message": "unexpected '}'",
+        "file_path": "models/orders.model.aml",
+        "start": 29,
+        "end": 30,
+    },
+    {
+        "category": "error",
+        "code": 1002,
+        "message": "unknown field",
+        "file_path": "datasets/gone.dataset.aml",
+        "start": 5,
+        "end": 9,
+    },
+]
+
+
+def _publish_result(mock, job_id: int, data: dict[str, Any] | None) -> None:
+    mock.get(
+        f"{BASE}/jobs/{job_id}/result",
+        json={"status": "success", "error": None, "result": {"type": "AmlStudio::Publish.call", "data": data}},
+    )
+
+
+def test_publish_failure_lists_every_diagnostic_with_line_and_column(mock, context, tmp_path, capsys) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "orders.model.aml").write_text("Model orders {\n  label: 'x'\n}}\n")
+    mock.post(f"{BASE}/aml_studio/projects/submit_publish", json={"job": {"id": 50, "status": "created"}})
+    _job(mock, 50, "running", "failure")
+    _publish_result(
+        mock,
+        50,
+        {
+            "status": "error",
+            "error_type": "syntax_error",
+            "target_commit": "abc",
+            "error_details": {"diagnostics": DIAGNOSTICS},
+        },
+    )
+    op = AnalyticsPublishAmlProjectOperator(task_id="publish", project_dir=str(tmp_path), poll_interval=0.01)
+    with pytest.raises(AnalyticsJobError) as raised:
+        op.execute(context)
+    lines = str(raised.value).splitlines()
+    assert lines == [
+        "AML publish job 50 failed: syntax_error",
+        "models/orders.model.aml:3:2: error 1001: unexpected '}'",
+        "datasets/gone.dataset.aml:offset 5-9: error 1002: unknown field",
+    ]
+    assert "models/orders.model.aml:3:2: error 1001: unexpected '}'" in capsys.readouterr().out  # the task log
+
+
+def test_publish_success_returns_commit_and_objects(mock, context) -> None:
+    mock.post(f"{BASE}/aml_studio/projects/submit_publish", json={"job": {"id": 51, "status": "created"}})
+    _job(mock, 51, "success")
+    objects = [{"id": 1, "type": "Dataset", "uname": "sales", "title": "Sales", "status": "updated"}]
+    _publish_result(mock, 51, {"status": "success", "target_commit": "c0ffee", "objects_status": objects})
+    op = AnalyticsPublishAmlProjectOperator(task_id="publish", object_mapping={"datasets": {"3": "sales"}})
+    assert op.execute(context) == {"job_id": 51, "target_commit": "c0ffee", "objects": objects}
+    assert mock.request_history[0].json() == {"object_mapping": {"datasets": {"3": "sales"}}}
+
+
+def test_offsets_become_lines_and_columns() -> None:
+    text = "ab\ncd\n\nef"
+    assert [offset_to_position(text, o) for o in (0, 1, 3, 6, 7, 8)] == [(1, 1), (1, 2), (2, 1), (3, 1), (4, 1), (4, 2)]
+    assert format_diagnostic({"message": "m"}) == "<project>: error: m"
+
+
+# -- sensor --------------------------------------------------------------------------------------
+
+
+def test_sensor_pokes_follow_and_fail(mock, context) -> None:
+    sensor = AnalyticsJobSensor(task_id="wait", job_id="12")
+    _job(mock, 12, "running", "already_existed", existing_job_id=13)
+    _job(mock, 13, "success")
+    assert sensor.poke(context) is False
+    assert sensor.poke(context) is True
+    mock.get(f"{BASE}/jobs/14", json={"job": {"id": 14, "status": "cancelled"}})
+    mock.get(f"{BASE}/jobs/14/logs", json={"job_logs": []})
+    with pytest.raises(AirflowFailException, match="job 14 ended with status 'cancelled'"):
+        AnalyticsJobSensor(task_id="w", job_id=14).poke(context)
+
+
+def test_deferrable_sensor_defers_with_its_interval_and_deadline(mock, context) -> None:
+    _job(mock, 12, "running")
+    sensor = AnalyticsJobSensor(task_id="wait", job_id=12, deferrable=True, poke_interval=3, timeout=100)
+    with pytest.raises(TaskDeferred) as deferred:
+        sensor.execute(context)
+    _, kwargs = deferred.value.trigger.serialize()
+    assert kwargs["poll_interval"] == 3 and kwargs["end_time"] <= time.time() + 100
+
+
+def test_deferrable_sensor_resumes_on_each_event(mock, context) -> None:
+    sensor = AnalyticsJobSensor(task_id="wait", job_id=12, deferrable=True)
+    sensor.execute_complete(context, {"status": "success", "job_id": 12})
+    with pytest.raises(AirflowSensorTimeout):
+        sensor.execute_complete(context, {"status": "timeout", "job_id": 12})
+    mock.get(f"{BASE}/jobs/12/logs", json={"job_logs": []})
+    with pytest.raises(AirflowFailException, match="ended with status 'failure'\nlast error: bad"):
+        sensor.execute_complete(
+            context, {"status": "failed", "job_id": 12, "job_status": "failure", "last_error_log": "bad"}
+        )
+    with pytest.raises(AirflowFailException, match="waiting for the job failed"):
+        sensor.execute_complete(context, {"status": "error", "job_id": 12, "message": "x"})
+
+
+def test_trigger_serialises_only_plain_values() -> None:
+    trigger = AnalyticsJobTrigger("analytics_default", 5, 2.0, 1_900_000_000.0)
+    classpath, kwargs = trigger.serialize()
+    assert kwargs == {
+        "analytics_conn_id": "analytics_default",
+        "job_id": 5,
+        "poll_interval": 2.0,
+        "end_time": 1_900_000_000.0,
+        "max_failures": 5,
+    }
+    assert type(trigger)(**kwargs).serialize() == (classpath, kwargs)
