@@ -1,0 +1,73 @@
+"""After a warehouse load: bust the cache, preload the dashboard, export a widget, read the file.
+
+Trigger it at the end of your load (or schedule it on the load's Asset). Against the emulator
+it runs unchanged; point the ``analytics_default`` connection at your account for real use and
+set the ids in the DAG's params.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pendulum
+from airflow.sdk import DAG, Param, task
+
+from analytics_provider.operators import (
+    AnalyticsBustDataSourceCacheOperator,
+    AnalyticsExportWidgetOperator,
+    AnalyticsPreloadDashboardOperator,
+)
+
+EXPORT_DIR = str(Path(tempfile.gettempdir()) / "analytics-exports")
+
+with DAG(
+    dag_id="analytics_after_warehouse_load",
+    description="Refresh the analytics service after the warehouse load, then export a widget",
+    schedule=None,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    tags=["analytics", "example"],
+    params={
+        "data_source_id": Param(1, type="integer", description="the warehouse's data source"),
+        "dashboard_id": Param(1, type="integer", description="the dashboard viewers open first"),
+        "widget_id": Param(101, type="integer", description="the widget to export"),
+        "export_dir": Param(EXPORT_DIR, type="string"),
+    },
+    default_args={"retries": 1, "retry_delay": pendulum.duration(seconds=30), "poll_interval": 1.0},
+) as dag:
+
+    @task
+    def load_warehouse() -> int:
+        """Stand-in for your load (dbt, COPY, an ingestion tool...)."""
+        return 1_000
+
+    bust_cache = AnalyticsBustDataSourceCacheOperator(
+        task_id="bust_data_source_cache",
+        data_source_id="{{ params.data_source_id }}",
+    )
+
+    preload = AnalyticsPreloadDashboardOperator(
+        task_id="preload_dashboard",
+        dashboard_id="{{ params.dashboard_id }}",
+        bust_cache=True,
+    )
+
+    export = AnalyticsExportWidgetOperator(
+        task_id="export_widget",
+        widget_id="{{ params.widget_id }}",
+        output="csv",
+        destination="{{ params.export_dir }}/{{ ds }}/widget-{{ params.widget_id }}.csv",
+    )
+
+    @task
+    def read_export(summary: dict) -> int:
+        """Ship the file onwards; here we just read it."""
+        lines = Path(summary["path"]).read_text(encoding="utf-8").splitlines()
+        print(f"{summary['path']}: {len(lines) - 1} rows, {summary['bytes']} bytes")
+        for line in lines[:5]:
+            print("  " + line)
+        return len(lines) - 1
+
+    load_warehouse() >> bust_cache >> preload >> export
+    read_export(export.output)

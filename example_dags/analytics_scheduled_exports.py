@@ -1,0 +1,53 @@
+"""Every morning, export several widgets as xlsx and pdf to object storage.
+
+The widgets are a mapped task (one task instance per widget and format). The destination is an
+object-storage URI: ``file://`` under a temporary folder by default, so that the DAG runs
+anywhere; set ``export_root`` to ``s3://bucket/prefix`` (with an Airflow connection for the
+store) in production. Files appear there only when complete.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pendulum
+from airflow.sdk import DAG, Param, task
+
+from analytics_provider.operators import AnalyticsExportWidgetOperator
+
+EXPORT_ROOT = "file://" + str(Path(tempfile.gettempdir()) / "analytics-scheduled-exports")
+WIDGETS = [101, 102, 201]
+FORMATS = ["xlsx", "pdf"]
+
+with DAG(
+    dag_id="analytics_scheduled_exports",
+    description="Morning export of key widgets as xlsx and pdf",
+    schedule="0 6 * * *",
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    tags=["analytics", "example"],
+    params={"export_root": Param(EXPORT_ROOT, type="string")},
+    default_args={"retries": 2, "retry_delay": pendulum.duration(minutes=1), "poll_interval": 1.0},
+) as dag:
+    exports = AnalyticsExportWidgetOperator.partial(task_id="export_widget", max_active_tis_per_dagrun=4).expand_kwargs(
+        [
+            {
+                "widget_id": widget_id,
+                "output": output,
+                "destination": f"{{{{ params.export_root }}}}/{{{{ ds }}}}/widget-{widget_id}.{output}",
+            }
+            for widget_id in WIDGETS
+            for output in FORMATS
+        ]
+    )
+
+    @task
+    def report(summaries: list[dict]) -> list[str]:
+        """Where the files are; a real pipeline would notify or hand them on here."""
+        for summary in summaries:
+            print(f"{summary['path']} ({summary['content_type']}, {summary['bytes']} bytes)")
+        return [summary["path"] for summary in summaries]
+
+    report(exports.output)
