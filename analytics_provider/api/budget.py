@@ -61,7 +61,7 @@ class QuotaBudget:
         if self.remaining is None or self.reset_at is None:
             return start - now
         turn = max(start, self._next_turn)
-        self._next_turn = turn + (self.reset_at - start) / max(self.remaining, 1)
+        self._next_turn = turn + max(0.0, self.reset_at - turn) / max(self.remaining, 1)
         self.remaining -= 1
         return turn - now
 
