@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from analytics_provider.api.filters import FilterConditions, check_filter_conditions
 from analytics_provider.api.operations import EXPORT_OUTPUTS, MAX_UPSERT_ENTRIES, USER_ROLES
 from analytics_provider.api.pagination import Pages
 from analytics_provider.exceptions import AnalyticsParameterError
@@ -18,7 +19,6 @@ from analytics_provider.hooks.client import AnalyticsClientHook
 
 Id = int | str
 Json = dict[str, Any]
-FilterConditions = Sequence[Mapping[str, Any]]
 
 
 class AnalyticsHook(AnalyticsClientHook):
@@ -327,27 +327,3 @@ def locals_query(values: Mapping[str, Any], exclude: Sequence[str] = ()) -> dict
 def _check_choice(name: str, param: str, value: Any, choices: Sequence[str]) -> None:
     if value not in choices:
         raise AnalyticsParameterError(f"{name}: {param} must be one of {', '.join(choices)}; got {value!r}")
-
-
-def check_filter_conditions(conditions: FilterConditions) -> list[Json]:
-    """Check DynamicFilterConditions: an integer ``dynamic_filter_id`` and a ``condition`` with
-    an ``operator`` and a ``values`` list."""
-    if isinstance(conditions, (str, Mapping)) or not isinstance(conditions, Sequence):
-        raise AnalyticsParameterError("dashboard_filter_conditions must be a list of conditions")
-    checked = []
-    for index, item in enumerate(conditions):
-        where = f"dashboard_filter_conditions[{index}]"
-        if not isinstance(item, Mapping):
-            raise AnalyticsParameterError(f"{where} must be a mapping, got {item!r}")
-        filter_id = item.get("dynamic_filter_id")
-        if isinstance(filter_id, bool) or not isinstance(filter_id, int):
-            raise AnalyticsParameterError(f"{where}.dynamic_filter_id must be an integer, got {filter_id!r}")
-        condition = item.get("condition")
-        if not isinstance(condition, Mapping):
-            raise AnalyticsParameterError(f"{where}.condition must be a mapping with operator and values")
-        if not isinstance(condition.get("operator"), str) or not condition["operator"]:
-            raise AnalyticsParameterError(f"{where}.condition.operator must be a non-empty string")
-        if not isinstance(condition.get("values"), list):
-            raise AnalyticsParameterError(f"{where}.condition.values must be a list")
-        checked.append({"dynamic_filter_id": filter_id, "condition": dict(condition)})
-    return checked

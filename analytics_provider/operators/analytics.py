@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.exceptions import AirflowProviderDeprecationWarning
 
+from analytics_provider.api.filters import check_filter_conditions
 from analytics_provider.api.operations import EXPORT_OUTPUTS
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.links import DASHBOARD_URL_KEY, AnalyticsDashboardLink
@@ -45,8 +46,6 @@ def normalize_output(output: Any) -> str:
 
 
 def check_conditions(conditions: Any) -> list[dict[str, Any]]:
-    from analytics_provider.hooks.analytics import check_filter_conditions
-
     return check_filter_conditions(conditions or [])
 
 

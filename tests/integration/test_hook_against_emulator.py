@@ -84,7 +84,9 @@ def test_data_sets_from_aml_cannot_be_deleted(hook: AnalyticsHook) -> None:
     seen: list[dict[str, Any]] = []
     for d in dashboards:
         for w in hook.get_dashboard(d["id"])["widgets"]:
-            report = hook.get_query_report(hook.get_dashboard_widget(w["id"], include_report=True)["query_report"]["id"])
+            report = hook.get_query_report(
+                hook.get_dashboard_widget(w["id"], include_report=True)["query_report"]["id"]
+            )
             seen.append(hook.get_data_set(report["data_set_id"]))
     from_aml = next((s for s in seen if s.get("from_aml")), None)
     if from_aml is not None:
@@ -98,12 +100,19 @@ def test_data_sets_from_aml_cannot_be_deleted(hook: AnalyticsHook) -> None:
 
 def test_schedules_and_alerts(hook: AnalyticsHook) -> None:
     dashboard_id = next(iter(hook.list_dashboards()))["id"]
-    schedule = hook.create_data_schedule({
-        "source_type": "Dashboard", "source_id": dashboard_id,
-        "schedule": {"repeat": "0 7 * * *", "paused": False},
-        "dest": {"type": "EmailDest", "title": "Daily {{$today}}", "recipients": ["ops@example.org"],
-                 "options": {"attachment_formats": ["pdf"]}},
-    })
+    schedule = hook.create_data_schedule(
+        {
+            "source_type": "Dashboard",
+            "source_id": dashboard_id,
+            "schedule": {"repeat": "0 7 * * *", "paused": False},
+            "dest": {
+                "type": "EmailDest",
+                "title": "Daily {{$today}}",
+                "recipients": ["ops@example.org"],
+                "options": {"attachment_formats": ["pdf"]},
+            },
+        }
+    )
     assert hook.get_data_schedule(schedule["id"])["id"] == schedule["id"]
     paused = hook.update_data_schedule(schedule["id"], {"schedule": {"repeat": "0 7 * * *", "paused": True}})
     assert paused["schedule"]["paused"] is True
@@ -115,11 +124,18 @@ def test_schedules_and_alerts(hook: AnalyticsHook) -> None:
 
     widget_id = hook.get_dashboard(dashboard_id)["widgets"][0]["id"]
     alert_body = {
-        "title": "Revenue dropped", "source_type": "DashboardWidget", "source_id": widget_id,
+        "title": "Revenue dropped",
+        "source_type": "DashboardWidget",
+        "source_id": widget_id,
         "dest": {"type": "EmailDest", "title": "Alert", "recipients": ["ops@example.org"]},
         "schedule": {"repeat": "0 * * * *", "paused": False},
-        "viz_conditions": [{"field_path": {"field_name": "revenue", "model_id": 1}, "aggregation": "sum",
-                            "condition": {"operator": "less_than", "values": [100]}}],
+        "viz_conditions": [
+            {
+                "field_path": {"field_name": "revenue", "model_id": 1},
+                "aggregation": "sum",
+                "condition": {"operator": "less_than", "values": [100]},
+            }
+        ],
     }
     alert = hook.create_data_alert(alert_body)
     assert hook.get_data_alert(alert["id"])["title"] == "Revenue dropped"
@@ -131,15 +147,27 @@ def test_schedules_and_alerts(hook: AnalyticsHook) -> None:
 
 
 def test_user_attributes(hook: AnalyticsHook) -> None:
-    attribute = hook.create_user_attribute({"name": "sales_region", "attribute_type": "string",
-                                            "label": "Sales region", "description": "d"})
+    attribute = hook.create_user_attribute(
+        {"name": "sales_region", "attribute_type": "string", "label": "Sales region", "description": "d"}
+    )
     assert attribute["name"] == "sales_region"
-    assert hook.update_user_attribute(attribute["id"], {"name": "sales_region", "attribute_type": "string",
-                                                        "label": "Region", "description": "d"})["label"] == "Region"
+    assert (
+        hook.update_user_attribute(
+            attribute["id"], {"name": "sales_region", "attribute_type": "string", "label": "Region", "description": "d"}
+        )["label"]
+        == "Region"
+    )
     assert "sales_region" in [a["name"] for a in hook.list_user_attributes()]
     user_id = hook.get_current_user()["id"]
-    entries = [{"user_attribute_name": "sales_region", "input_type": "manual", "values": ["EU"],
-                "subject_type": "User", "subject_id": user_id}]
+    entries = [
+        {
+            "user_attribute_name": "sales_region",
+            "input_type": "manual",
+            "values": ["EU"],
+            "subject_type": "User",
+            "subject_id": user_id,
+        }
+    ]
     assert hook.upsert_user_attribute_entries(entries)
     assert any(e["subject_id"] == user_id for e in hook.list_user_attribute_entries("User", user_id))
     assert hook.compute_user_attribute_values("User", user_id)["sales_region"] == ["EU"]
@@ -200,9 +228,14 @@ def test_500_500_200_on_a_get_succeeds(hook: AnalyticsHook, analytics_emulator) 
 def test_500_on_create_data_schedule_raises_after_one_request(hook: AnalyticsHook, analytics_emulator) -> None:
     analytics_emulator.inject("create_data_schedule", status=500)
     with pytest.raises(exc.InternalServiceError) as raised:
-        hook.create_data_schedule({"source_type": "Dashboard", "source_id": 1,
-                                   "schedule": {"repeat": "0 7 * * *"}, "dest": {"type": "EmailDest",
-                                   "recipients": ["a@example.org"]}})
+        hook.create_data_schedule(
+            {
+                "source_type": "Dashboard",
+                "source_id": 1,
+                "schedule": {"repeat": "0 7 * * *"},
+                "dest": {"type": "EmailDest", "recipients": ["a@example.org"]},
+            }
+        )
     assert raised.value.debug_id or "debug" in str(raised.value).lower()
     assert len(api_requests(analytics_emulator, "create_data_schedule")) == 1
 
