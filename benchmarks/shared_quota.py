@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="bench-airflow-"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 
-from _emulator_process import EmulatorProcess  # noqa: E402
+from _emulator_process import EmulatorProcess
 
 
 async def wait_all(job_ids: list[int], interval: float) -> dict[int, tuple[str, float]]:

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="bench-airflow-"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 
-from _emulator_process import EmulatorProcess  # noqa: E402
+from _emulator_process import EmulatorProcess
 
 TARGET_CPU_MS, TARGET_P99_S = 0.3, 0.2
 
