@@ -12,9 +12,11 @@ EXAMPLE_DAGS = Path(__file__).resolve().parents[2] / "example_dags"
 
 @pytest.fixture(scope="session")
 def airflow_db() -> None:
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
     from airflow.utils import db
 
     db.resetdb()
+    DagBundlesManager().sync_bundles_to_db()
 
 
 @pytest.fixture(scope="session")

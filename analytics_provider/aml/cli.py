@@ -1,0 +1,67 @@
+"""The command line: ``python -m analytics_provider.aml lint PATH...``.
+
+Exit status: 0 clean or warnings only, 1 when any error was found, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from analytics_provider.aml import schema
+from analytics_provider.aml.lint import discover, lint_paths
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m analytics_provider.aml",
+        description="Check AML custom chart definitions (CustomChartDef) and their uses (CustomChart).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    lint = commands.add_parser(
+        "lint",
+        help="lint files and folders as one project",
+        description="Lint files and folders as one project. A folder means every .chart.aml file in it and "
+                    "every .aml file that has a CustomChart in it.",
+    )
+    lint.add_argument("paths", nargs="+", metavar="PATH", help="a file or a folder")
+    lint.add_argument("--no-schema", action="store_true", help="skip the Vega-Lite JSON-schema check")
+    lint.add_argument("-q", "--quiet", action="store_true", help="print only the diagnostics, no summary")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; return the exit status."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    try:
+        files = discover(args.paths)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    diagnostics = lint_paths(files, schema=not args.no_schema)
+    for diagnostic in diagnostics:
+        print(diagnostic.format())
+    errors = sum(d.is_error for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    if not args.quiet:
+        print(_summary(len(files), len({d.path for d in diagnostics}), errors, warnings))
+        if files and not args.no_schema and not schema.available():
+            print(f"note: the Vega-Lite schema check was skipped: install the '{schema.SCHEMA_PACKAGE}' package "
+                  f"(or set {schema.SCHEMA_ENV}) to run it", file=sys.stderr)
+    return EXIT_ERRORS if errors else EXIT_OK
+
+
+def _summary(files: int, with_findings: int, errors: int, warnings: int) -> str:
+    if files == 0:
+        return "No custom chart files found."
+    checked = f"{files} file{'s' if files != 1 else ''} checked"
+    if not errors and not warnings:
+        return f"{checked}: no problems found."
+    return (f"{checked}: {errors} error{'s' if errors != 1 else ''}, {warnings} warning"
+            f"{'s' if warnings != 1 else ''} in {with_findings} file{'s' if with_findings != 1 else ''}.")

@@ -1,0 +1,65 @@
+"""Diagnostics, source positions, and the reporter that checks write to."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from analytics_provider.aml.codes import CODES, Severity
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One finding: where (1-based line and column), a stable code, and how to fix it."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str
+    severity: Severity = "error"
+
+    @property
+    def is_error(self) -> bool:
+        """True for errors, False for warnings."""
+        return self.severity == "error"
+
+    def format(self) -> str:
+        """The ``path:line:column: CODE message`` form editors and CI understand."""
+        return f"{self.path}:{self.line}:{self.column}: {self.code} {self.message}"
+
+
+class Source:
+    """A file's text with offset-to-(line, column) mapping."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self._starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self._starts.append(i + 1)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of a character offset."""
+        offset = max(0, min(offset, len(self.text)))
+        index = bisect.bisect_right(self._starts, offset) - 1
+        return index + 1, offset - self._starts[index] + 1
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of an offset."""
+        return self.position(offset)[0]
+
+
+@dataclass
+class Reporter:
+    """Collects diagnostics for one source; the severity comes from the code table."""
+
+    source: Source
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, code: str, offset: int, message: str) -> None:
+        """Record ``code`` at ``offset`` with ``message``."""
+        line, column = self.source.position(offset)
+        severity = CODES[code].severity
+        self.items.append(Diagnostic(self.source.path, line, column, code, message, severity))

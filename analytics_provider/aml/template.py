@@ -1,0 +1,301 @@
+"""The body of a ``@vgl``/``@vg`` template: JSON with ``@{...}`` placeholders and comments.
+
+:func:`parse_template` builds a tree that keeps the file offset of every value and key, accepts
+``//`` and ``/* */`` comments and trailing commas (both appear in the vendor's own examples) and
+is otherwise strict JSON. A placeholder standing alone is a value of its own; one inside a string
+stays in the string's text and is listed in :attr:`Template.placeholders` too. Nodes keep their
+file offset, and their line and column when the file's source is given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from analytics_provider.aml.diagnostics import Source
+from analytics_provider.aml.nodes import Node, locate
+
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_FIELD = re.compile(r"fields\.([A-Za-z_][A-Za-z0-9_]*)\.(name|type|format)")
+_OPTION = re.compile(r"options\.([A-Za-z_][A-Za-z0-9_]*)\.value")
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+class TemplateSyntaxError(Exception):
+    """Invalid JSON at a file offset."""
+
+    def __init__(self, offset: int, message: str) -> None:
+        super().__init__(message)
+        self.offset = offset
+        self.message = message
+
+
+@dataclass
+class Placeholder(Node):
+    """One ``@{...}``; ``kind`` is values, field, option or invalid."""
+
+    offset: int
+    text: str
+    kind: str
+    name: str = ""
+    attr: str = ""
+
+
+def read_placeholder(offset: int, inner: str) -> Placeholder:
+    """Classify the text between ``@{`` and ``}``."""
+    text = inner.strip()
+    if text == "values":
+        return Placeholder(offset, inner, "values")
+    m = _FIELD.fullmatch(text)
+    if m:
+        return Placeholder(offset, inner, "field", m.group(1), m.group(2))
+    m = _OPTION.fullmatch(text)
+    if m:
+        return Placeholder(offset, inner, "option", m.group(1), "value")
+    return Placeholder(offset, inner, "invalid")
+
+
+@dataclass
+class JString(Node):
+    """A string; ``value`` keeps any placeholders in it as written."""
+
+    offset: int
+    value: str
+
+
+@dataclass
+class JScalar(Node):
+    """A number, boolean or null."""
+
+    offset: int
+    value: int | float | bool | None
+
+
+@dataclass
+class JPlaceholder(Node):
+    """A placeholder standing alone as a value."""
+
+    offset: int
+    ref: Placeholder
+
+
+@dataclass
+class JArray(Node):
+    """An array."""
+
+    offset: int
+    items: list[JNode] = field(default_factory=list)
+
+
+@dataclass
+class JObject(Node):
+    """An object; ``keys`` and ``values`` are parallel lists (duplicates kept)."""
+
+    offset: int
+    keys: list[JString] = field(default_factory=list)
+    values: list[JNode] = field(default_factory=list)
+
+    def get(self, key: str) -> JNode | None:
+        """The value of the last property named ``key``, or None."""
+        for k, v in zip(reversed(self.keys), reversed(self.values), strict=True):
+            if k.value == key:
+                return v
+        return None
+
+    def key_node(self, key: str) -> JString | None:
+        """The key node of the last property named ``key``, or None."""
+        return next((k for k in reversed(self.keys) if k.value == key), None)
+
+
+JNode = JString | JScalar | JPlaceholder | JArray | JObject
+
+
+@dataclass
+class Template:
+    """A parsed template: its engine tag, root value and every placeholder in order."""
+
+    tag: str
+    root: JNode
+    placeholders: list[Placeholder]
+
+
+def parse_template(tag: str, text: str, base: int, source: Source | None = None) -> Template:
+    """Parse heredoc ``text`` whose first character is at file offset ``base``; with the file's
+    ``source``, every node and placeholder gets its line and column too."""
+    reader = _Reader(text, base)
+    root = reader.value()
+    reader.skip()
+    if reader.i < len(text):
+        raise reader.error("unexpected text after the template's closing brace")
+    if source is not None:
+        locate([root, reader.placeholders], source)
+    return Template(tag, root, reader.placeholders)
+
+
+class _Reader:
+    def __init__(self, text: str, base: int) -> None:
+        self.text, self.base, self.i = text, base, 0
+        self.placeholders: list[Placeholder] = []
+
+    def error(self, message: str, at: int | None = None) -> TemplateSyntaxError:
+        return TemplateSyntaxError(self.base + (self.i if at is None else at), message)
+
+    def skip(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.i < n:
+            if text[self.i].isspace():
+                self.i += 1
+            elif text.startswith("//", self.i):
+                nl = text.find("\n", self.i)
+                self.i = n if nl < 0 else nl + 1
+            elif text.startswith("/*", self.i):
+                close = text.find("*/", self.i + 2)
+                if close < 0:
+                    raise self.error("comment is not closed: end it with */")
+                self.i = close + 2
+            else:
+                return
+
+    def value(self) -> JNode:
+        self.skip()
+        if self.i >= len(self.text):
+            raise self.error("expected a value, found the end of the template")
+        ch, start = self.text[self.i], self.i
+        if ch == "{":
+            return self.obj()
+        if ch == "[":
+            return self.array()
+        if ch == '"':
+            return self.string()
+        if ch == "'":
+            raise self.error("strings must use double quotes in JSON")
+        if self.text.startswith("@{", self.i):
+            return JPlaceholder(self.base + start, self.placeholder())
+        for word, val in (("true", True), ("false", False), ("null", None)):
+            if self.text.startswith(word, self.i) and not self._word_continues(len(word)):
+                self.i += len(word)
+                return JScalar(self.base + start, val)
+        m = _NUMBER.match(self.text, self.i)
+        if m and not self._word_continues(m.end() - self.i):
+            self.i = m.end()
+            num = m.group()
+            return JScalar(self.base + start, float(num) if any(c in num for c in ".eE") else int(num))
+        found = re.match(r"[^\s,:\]\}]+", self.text[self.i:])
+        shown = found.group() if found else ch
+        raise self.error(f"'{shown[:30]}' is not a JSON value (strings need double quotes)")
+
+    def _word_continues(self, length: int) -> bool:
+        j = self.i + length
+        return j < len(self.text) and (self.text[j].isalnum() or self.text[j] in "_.$")
+
+    def placeholder(self) -> Placeholder:
+        start = self.i
+        close = self.text.find("}", start + 2)
+        if close < 0 or "\n" in self.text[start:close]:
+            raise self.error("placeholder is not closed: end it with }")
+        ref = read_placeholder(self.base + start, self.text[start + 2:close])
+        self.placeholders.append(ref)
+        self.i = close + 1
+        return ref
+
+    def string(self) -> JString:
+        start = self.i
+        out: list[str] = []
+        self.i += 1
+        text = self.text
+        while self.i < len(text):
+            ch = text[self.i]
+            if ch == '"':
+                self.i += 1
+                return JString(self.base + start, "".join(out))
+            if ch == "\n" or ord(ch) < 0x20:
+                break
+            if ch == "\\":
+                out.append(self._escape())
+                continue
+            if text.startswith("@{", self.i):
+                close = text.find("}", self.i + 2)
+                if close >= 0 and '"' not in text[self.i:close]:
+                    self.placeholders.append(read_placeholder(self.base + self.i, text[self.i + 2:close]))
+            out.append(ch)
+            self.i += 1
+        raise self.error("string is not closed on its line: end it with \"", start)
+
+    def _escape(self) -> str:
+        nxt = self.text[self.i + 1:self.i + 2]
+        if nxt in _ESCAPES:
+            self.i += 2
+            return _ESCAPES[nxt]
+        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", self.text[self.i + 2:self.i + 6]):
+            self.i += 6
+            return chr(int(self.text[self.i - 4:self.i], 16))
+        raise self.error(f"invalid escape '\\{nxt}' in string")
+
+    def _items(self, close: str, what: str, read: Callable[[], None]) -> None:
+        self.i += 1
+        self.skip()
+        if self.text.startswith(close, self.i):
+            self.i += 1
+            return
+        while True:
+            read()
+            self.skip()
+            if self.text.startswith(close, self.i):
+                self.i += 1
+                return
+            if not self.text.startswith(",", self.i):
+                found = self.text[self.i:self.i + 1] or "the end of the template"
+                raise self.error(f"expected ',' or '{close}' after {what}, found {found!r}")
+            self.i += 1
+            self.skip()
+            if self.text.startswith(close, self.i):  # trailing comma
+                self.i += 1
+                return
+
+    def array(self) -> JArray:
+        node = JArray(self.base + self.i)
+        self._items("]", "an array item", lambda: node.items.append(self.value()))
+        return node
+
+    def obj(self) -> JObject:
+        node = JObject(self.base + self.i)
+
+        def member() -> None:
+            self.skip()
+            if self.text.startswith("@{", self.i):
+                raise self.error("a placeholder used as a property name must be inside double quotes")
+            if not self.text.startswith('"', self.i):
+                raise self.error("property names must be double-quoted strings")
+            node.keys.append(self.string())
+            self.skip()
+            if not self.text.startswith(":", self.i):
+                raise self.error(f"expected ':' after property name \"{node.keys[-1].value}\"")
+            self.i += 1
+            node.values.append(self.value())
+
+        self._items("}", "a property", member)
+        return node
+
+
+def walk(node: JNode) -> Iterator[JNode]:
+    """Every node of a tree, depth first, the root included."""
+    yield node
+    if isinstance(node, JObject):
+        for value in node.values:
+            yield from walk(value)
+    elif isinstance(node, JArray):
+        for item in node.items:
+            yield from walk(item)
+
+
+def to_python(node: JNode, fill: Callable[[Placeholder], Any]) -> Any:
+    """Plain JSON data, each standalone placeholder replaced by ``fill(placeholder)``."""
+    if isinstance(node, JObject):
+        return {k.value: to_python(v, fill) for k, v in zip(node.keys, node.values, strict=True)}
+    if isinstance(node, JArray):
+        return [to_python(item, fill) for item in node.items]
+    if isinstance(node, JPlaceholder):
+        return fill(node.ref)
+    return node.value

@@ -1,0 +1,123 @@
+"""The API origin: route through the operations table, then rate limit, faults, key, role, checks, handler."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from analytics_provider.api.operations import OPERATIONS, Operation, match_route
+from analytics_provider.testing.emulator.errors import ApiError, error_for_status, new_debug_id, whole_seconds
+from analytics_provider.testing.emulator.faults import Fault, FaultPlan
+from analytics_provider.testing.emulator.handlers import Call, Reply, load_handlers
+from analytics_provider.testing.emulator.permissions import allowed
+from analytics_provider.testing.emulator.ratelimit import RateLimiter, Verdict
+from analytics_provider.testing.emulator.state import Json
+from analytics_provider.testing.emulator.validation import parse_query, unwrap
+from analytics_provider.testing.emulator.wire import Incoming, Outcome, error_outcome, json_outcome, parse_json
+from analytics_provider.testing.emulator.world import World
+
+log = logging.getLogger(__name__)
+
+PREFIX = "/api/v2"
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def route(method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
+    """The operation of a path below the prefix; ``POST /users/me`` is accepted as the current user too."""
+    found = match_route(method, path)
+    if found is None and method == "POST" and path == OPERATIONS["get_current_user"].path:
+        return OPERATIONS["get_current_user"], {}
+    return found
+
+
+class ApiService:
+    """Answers the requests of the API origin from the :class:`World`."""
+
+    def __init__(
+        self,
+        world: World,
+        limiter: RateLimiter,
+        faults: FaultPlan,
+        key_header: str,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.world = world
+        self.limiter = limiter
+        self.faults = faults
+        self.key_header = key_header
+        self._sleep = sleep
+        self.handlers = load_handlers()
+
+    def answer(self, request: Incoming) -> Outcome:
+        path = request.path
+        found = route(request.method, path[len(PREFIX):]) if path.startswith(PREFIX + "/") else None
+        if found is None:
+            return error_outcome(ApiError(404, "BaseError", f"No route matches [{request.method}] {path}"))
+        op, params = found
+        key = request.headers.get(self.key_header.lower()) or ""
+        verdict = self.limiter.hit(key or f"address:{request.client}", op)
+        try:
+            outcome = self._answer(op, params, key, verdict, request)
+        except ApiError as error:
+            outcome = error_outcome(error)
+        except Exception:
+            debug_id = new_debug_id()
+            log.exception("emulator: %s %s failed (debug id %s)", request.method, path, debug_id)
+            outcome = error_outcome(ApiError(500, "InternalHolisticsError", f"Internal error (debug id {debug_id})",
+                                             extra={"debug_id": debug_id}))
+        outcome.headers = {**verdict.headers(), **outcome.headers}
+        outcome.operation = op.name
+        return outcome
+
+    def _answer(self, op: Operation, params: dict[str, str], key: str, verdict: Verdict, request: Incoming) -> Outcome:
+        fault = self.faults.take(op.name)
+        if fault is not None:
+            injected = self._fault(fault, verdict)
+            if injected is not None:
+                return injected
+        outcome = self._serve(op, params, key, verdict, request)
+        outcome.truncate = fault is not None and fault.truncate
+        return outcome
+
+    def _fault(self, fault: Fault, verdict: Verdict) -> Outcome | None:
+        if fault.delay:
+            self._sleep(fault.delay)
+        if fault.drop:
+            return Outcome(drop=True)
+        if fault.status is None:
+            return None
+        error = error_for_status(fault.status, retry_after=fault.retry_after, body=fault.body)
+        if fault.status == 429:  # the quota reads as spent until the Retry-After (1 s unless told)
+            wait = str(whole_seconds(fault.retry_after if fault.retry_after is not None else 1))
+            error.headers.update({"RateLimit-Remaining": "0", "RateLimit-Reset": wait, "Retry-After": wait})
+        return error_outcome(error)
+
+    def _serve(self, op: Operation, params: dict[str, str], key: str, verdict: Verdict, request: Incoming) -> Outcome:
+        user = self._key_owner(key)
+        if not verdict.allowed:
+            raise ApiError(429, "RateLimitExceedError",
+                           f"Rate limit exceeded on {op.endpoint}: {verdict.limit} requests per "
+                           f"{self.limiter.frame:g} s; retry after {verdict.reset} s")
+        if not allowed(user["role"], op.name):
+            raise ApiError(403, "PermissionDeniedError",
+                           f"A user with role {user['role']} is not allowed to call {op.endpoint}")
+        query = parse_query(op, request.query)
+        body = unwrap(op, parse_json(request.body)) if op.method in BODY_METHODS else {}
+        handler = self.handlers[op.name]
+        with self.world.lock:
+            result = handler(Call(op, params, query, body, user, self.world, time.time()))
+        if isinstance(result, Reply):
+            return json_outcome(result.status, result.body, result.headers)
+        return json_outcome(op.status, result)
+
+    def _key_owner(self, key: str) -> Json:
+        if not key:
+            raise ApiError(401, "AuthError", f"Missing API key: send it in the {self.key_header} header")
+        with self.world.lock:
+            user = self.world.state.key_owner(key)
+        if user is None or user["is_deleted"]:
+            raise ApiError(401, "AuthError", "Invalid or expired API key")
+        if not user["allow_authentication_token"]:
+            raise ApiError(401, "AuthError", "API access is not allowed for this user")
+        return user

@@ -1,0 +1,245 @@
+"""``AnalyticsEmulator``: the service's HTTP API on loopback, its export files on a second origin."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from analytics_provider.testing.emulator.api import PREFIX, ApiService
+from analytics_provider.testing.emulator.control import ControlService, is_control
+from analytics_provider.testing.emulator.faults import Fault, FaultPlan, check_operation
+from analytics_provider.testing.emulator.files_origin import FilesService
+from analytics_provider.testing.emulator.jobs import Job
+from analytics_provider.testing.emulator.permissions import ROLE_ALIASES, ROLE_RANK
+from analytics_provider.testing.emulator.ratelimit import RateLimiter
+from analytics_provider.testing.emulator.records import RecordedRequest, RequestLog
+from analytics_provider.testing.emulator.seed import KEYED_USERS, SEED_USERS
+from analytics_provider.testing.emulator.server import EmulatorHTTPServer
+from analytics_provider.testing.emulator.wire import Incoming, Outcome
+from analytics_provider.testing.emulator.world import World
+
+DEFAULT_HEADER = "X-Service-Key"
+
+
+class AnalyticsEmulator:
+    """A local emulator of the analytics service. ``with AnalyticsEmulator() as emu: ...``
+
+    :param host: address both origins listen on.
+    :param port: port of the API origin (0: a free one).
+    :param files_port: port of the files origin (0: a free one).
+    :param api_key: the admin's key (default: a random one).
+    :param job_duration: seconds a job takes from ``created`` to its final status.
+    :param rate_limit_frame: seconds of a rate-limit frame.
+    :param header_name: the header that carries the key.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        files_port: int = 0,
+        api_key: str | None = None,
+        job_duration: float = 0.3,
+        rate_limit_frame: float = 60.0,
+        header_name: str = DEFAULT_HEADER,
+    ) -> None:
+        self.host, self.port, self.files_port = host, port, files_port
+        self.header_name = header_name
+        self.rate_limit_frame = rate_limit_frame
+        keys = {uid: secrets.token_hex(20) for uid in KEYED_USERS}
+        if api_key:
+            keys[KEYED_USERS[0]] = api_key
+        self._tmp = Path(tempfile.mkdtemp(prefix="analytics-emulator-"))
+        self.world = World(keys, job_duration, self._tmp)
+        self.limiter = RateLimiter(rate_limit_frame)
+        self.faults = FaultPlan()
+        self.log = RequestLog()
+        self._servers: list[EmulatorHTTPServer] = []
+        self._lock = threading.Lock()
+
+    # -- life cycle ------------------------------------------------------------------------------
+
+    def start(self) -> AnalyticsEmulator:
+        """Bind both origins and serve them from daemon threads."""
+        with self._lock:
+            if self._servers:
+                return self
+            self._tmp.mkdir(parents=True, exist_ok=True)  # again after a stop()
+            api = ApiService(self.world, self.limiter, self.faults, self.header_name)
+            control = ControlService(self)
+
+            def api_origin(request: Incoming) -> Outcome:
+                return control.answer(request) if is_control(request.path) else api.answer(request)
+
+            files = FilesService(self.world.exports, self.faults)
+            api_server = EmulatorHTTPServer((self.host, self.port), api_origin, origin="api", log=self.log,
+                                            key_header=self.header_name, recorded=lambda path: not is_control(path))
+            files_server = EmulatorHTTPServer((self.host, self.files_port), files.answer, origin="files",
+                                              log=self.log, key_header=self.header_name)
+            self._servers = [api_server, files_server]
+            self.port, self.files_port = api_server.port, files_server.port
+            self.world.app_url = f"http://{self._url_host}:{self.port}"
+            self.world.files_url = f"http://{self._url_host}:{self.files_port}"
+            for server in self._servers:
+                server.start()
+        return self
+
+    def stop(self) -> None:
+        """Shut both origins down, end open connections, remove the export files."""
+        with self._lock:
+            servers, self._servers = self._servers, []
+        for server in servers:
+            server.close()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> AnalyticsEmulator:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return bool(self._servers)
+
+    @property
+    def _url_host(self) -> str:
+        return f"[{self.host}]" if ":" in self.host else self.host
+
+    # -- addresses and keys ------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The API's base address, ending in ``/api/v2``."""
+        return f"http://{self._url_host}:{self.port}{PREFIX}"
+
+    @property
+    def files_url(self) -> str:
+        return self.world.files_url
+
+    @property
+    def api_key(self) -> str:
+        """The key of the seeded admin."""
+        return self.world.keys[KEYED_USERS[0]]
+
+    def key_for(self, role: str) -> str:
+        """The key of a seeded active user with ``role`` (``viewer`` is an alias of ``user``)."""
+        role = ROLE_ALIASES.get(role, role)
+        if role not in ROLE_RANK:
+            raise ValueError(f"unknown role {role!r}; roles: {', '.join(ROLE_RANK)}")
+        user_id = next(uid for uid, _, user_role, _, _ in SEED_USERS if user_role == role and uid in KEYED_USERS)
+        return self.world.keys[user_id]
+
+    def connection_extra(self) -> dict[str, Any]:
+        """The extras of an ``analytics`` Airflow connection to this emulator."""
+        extra: dict[str, Any] = {"base_url": self.base_url}
+        if self.header_name != DEFAULT_HEADER:
+            extra["header_name"] = self.header_name
+        return extra
+
+    def connection_json(self, api_key: str | None = None) -> str:
+        """The value of ``AIRFLOW_CONN_<ID>`` for this emulator (the admin's key unless given)."""
+        return json.dumps({"conn_type": "analytics", "password": api_key or self.api_key,
+                           "extra": self.connection_extra()})
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "base_url": self.base_url, "files_url": self.files_url, "api_key": self.api_key,
+            "keys": {role: self.key_for(role) for role in ROLE_RANK}, "header_name": self.header_name,
+            "job_duration": self.job_duration, "rate_limit_frame": self.limiter.frame,
+            "connection_json": self.connection_json(),
+        }
+
+    # -- inspection ----------------------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request both origins received (control endpoints excepted), in order."""
+        return self.log.snapshot()
+
+    def clear_requests(self) -> None:
+        self.log.clear()
+
+    @property
+    def jobs(self) -> list[Job]:
+        """Every job, oldest first; ``job.status`` is read from the clock."""
+        with self.world.lock:
+            return sorted(self.world.jobs.jobs.values(), key=lambda job: job.id)
+
+    @property
+    def job_duration(self) -> float:
+        return self.world.job_duration
+
+    @job_duration.setter
+    def job_duration(self, seconds: float) -> None:
+        """Duration of the jobs submitted from now on (until :meth:`reset`)."""
+        if seconds < 0:
+            raise ValueError("job_duration must not be negative")
+        self.world.job_duration = float(seconds)
+
+    # -- knobs ---------------------------------------------------------------------------------------
+
+    def inject(
+        self,
+        operation_name: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        delay: float | None = None,
+        drop: bool = False,
+        truncate: bool = False,
+        times: int = 1,
+        body: Any = None,
+    ) -> None:
+        """The next ``times`` answers of an operation (or ``download_file``) fail as described."""
+        fault = Fault(status=status, retry_after=retry_after, delay=delay, drop=drop, truncate=truncate, body=body)
+        self.faults.add(operation_name, fault, times)
+
+    def fail_next_job(self, operation_name: str, last_error_log: str = "Job failed") -> None:
+        """The next job started by ``operation_name`` ends in ``failure`` with this ``last_error_log``."""
+        check_operation(operation_name)
+        with self.world.lock:
+            self.world.jobs.fail_next(operation_name, last_error_log)
+
+    def set_publish_diagnostics(self, diagnostics: list[dict[str, Any]]) -> None:
+        """From now on AML publish and validate jobs fail with these syntax-error diagnostics."""
+        if not isinstance(diagnostics, list) or not all(isinstance(d, dict) for d in diagnostics):
+            raise TypeError("diagnostics must be a list of dicts (category, code, message, file_path, start, end)")
+        with self.world.lock:
+            self.world.publish_diagnostics = [dict(d) for d in diagnostics]
+
+    def clear_publish_diagnostics(self) -> None:
+        with self.world.lock:
+            self.world.publish_diagnostics = None
+
+    def set_rate_limit(
+        self, frame: float | None = None, quota: int | None = None, operation: str | None = None
+    ) -> None:
+        """Change the frame (counting restarts), or the quota of one operation (or of all)."""
+        self.limiter.configure(frame=frame, quota=quota, operation=operation)
+
+    def set_export_size(self, widget_id: int | str, nbytes: int) -> None:
+        """CSV exports of this widget submitted from now on are exactly ``nbytes`` long."""
+        with self.world.lock:
+            if str(widget_id) not in self.world.state.widgets:
+                raise ValueError(f"no widget {widget_id!r}")
+            if nbytes < 1:
+                raise ValueError("nbytes must be positive")
+            self.world.export_sizes[str(widget_id)] = int(nbytes)
+
+    def add_users(self, n: int) -> list[int]:
+        """Add ``n`` realistic active users (without keys); returns their ids."""
+        return self.world.add_users(n)
+
+    def reset(self) -> None:
+        """Back to the seed: data, jobs, files, faults, rate-limit counters and settings, requests."""
+        self.world.reset()
+        self.faults.clear()
+        self.limiter.reset(self.rate_limit_frame)
+        self.log.clear()

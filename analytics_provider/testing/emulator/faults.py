@@ -1,0 +1,75 @@
+"""Injected faults: the next answers of an operation fail in a chosen way."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from analytics_provider.api.operations import OPERATIONS
+
+FILES_OPERATION = "download_file"
+"""The operation name of a request to the files origin."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One faulty answer: wait ``delay`` seconds, then drop, answer ``status``, or truncate."""
+
+    status: int | None = None
+    retry_after: float | None = None
+    delay: float | None = None
+    drop: bool = False
+    truncate: bool = False
+    body: Any = None
+
+    def __post_init__(self) -> None:
+        kinds = sum((self.status is not None, self.drop, self.truncate))
+        if kinds > 1:
+            raise ValueError("a fault is one of status, drop or truncate (a delay may come with any)")
+        if kinds == 0 and not self.delay:
+            raise ValueError("a fault needs a status, a delay, drop=True or truncate=True")
+        if self.status is not None and not 400 <= self.status <= 599:
+            raise ValueError(f"an injected status must be an error status (400-599), got {self.status}")
+        if self.delay is not None and self.delay < 0:
+            raise ValueError("delay must not be negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status, "retry_after": self.retry_after, "delay": self.delay,
+            "drop": self.drop, "truncate": self.truncate, "body": self.body,
+        }
+
+
+def check_operation(name: str) -> None:
+    if name not in OPERATIONS and name != FILES_OPERATION:
+        raise ValueError(f"unknown operation {name!r}: use a name of the operations table or {FILES_OPERATION!r}")
+
+
+class FaultPlan:
+    """Queued faults per operation, consumed one per answer. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queued: dict[str, deque[Fault]] = {}
+
+    def add(self, operation: str, fault: Fault, times: int = 1) -> None:
+        check_operation(operation)
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        with self._lock:
+            self._queued.setdefault(operation, deque()).extend([fault] * times)
+
+    def take(self, operation: str) -> Fault | None:
+        with self._lock:
+            queue = self._queued.get(operation)
+            return queue.popleft() if queue else None
+
+    def pending(self) -> dict[str, list[dict[str, Any]]]:
+        with self._lock:
+            return {op: [f.to_dict() for f in queue] for op, queue in self._queued.items() if queue}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._queued.clear()

@@ -1,0 +1,226 @@
+"""Dashboards, widgets, query reports, data sources, data sets, data models, dependants, embedding."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import secrets
+from typing import Any
+
+from analytics_provider.testing.emulator.errors import invalid_operation, invalid_parameter, not_found, record_error
+from analytics_provider.testing.emulator.handlers import Call, handles, public
+from analytics_provider.testing.emulator.pagination import page
+from analytics_provider.testing.emulator.state import Json, find
+from analytics_provider.testing.emulator.tables import check_condition
+from analytics_provider.testing.emulator.validation import Record, object_list
+from analytics_provider.testing.emulator.world import World
+
+_DASHBOARD_PRIVATE = ("hash_code", "secret_key", "widget_ids")
+
+
+def dashboard_url(world: World, dashboard: Json) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", dashboard["title"].lower()).strip("-")
+    return f"{world.app_url}/dashboards/v3/{dashboard['id']}-{slug}"
+
+
+def dashboard_json(world: World, dashboard: Json, include_embed: bool = False) -> Json:
+    found = {k: copy.deepcopy(v) for k, v in public(dashboard).items() if k not in _DASHBOARD_PRIVATE}
+    found["url"] = dashboard_url(world, dashboard)
+    found["widgets"] = [widget_json(world, world.state.widgets[w]) for w in dashboard["widget_ids"]]
+    found["embed_info"] = (
+        {"hash_code": dashboard["hash_code"], "secret_key": dashboard["secret_key"]} if include_embed else None
+    )
+    return found
+
+
+def widget_json(
+    world: World, widget: Json, *, dashboard: bool = False, report: bool = False, url: bool = False
+) -> Json:
+    found = copy.deepcopy(public(widget))
+    board = world.state.dashboards.get(widget["dashboard_id"])
+    if url and board is not None:
+        found["url"] = f"{dashboard_url(world, board)}?_widget={widget['id']}"
+    if dashboard:
+        found["dashboard"] = dashboard_json(world, board) if board is not None else {}
+    if report:
+        found["query_report"] = report_json(world, world.state.query_reports[int(widget["source_id"])])
+    return found
+
+
+def report_json(world: World, report: Json, include_data_set: bool = False) -> Json:
+    found = copy.deepcopy(public(report))
+    if include_data_set:
+        data_set = world.state.data_sets.get(report["data_set_id"])
+        found["data_set"] = data_set_json(world, data_set) if data_set and not data_set.get("_deleted") else None
+    return found
+
+
+def data_set_json(world: World, data_set: Json, models: bool = False, reports: bool = False) -> Json:
+    found = {k: copy.deepcopy(v) for k, v in public(data_set).items() if k != "model_ids"}
+    if models:
+        found["data_models"] = [copy.deepcopy(world.state.data_models[m]) for m in data_set["model_ids"]]
+    if reports:
+        found["reports"] = [
+            report_json(world, r) for r in world.state.query_reports.values() if r["data_set_id"] == data_set["id"]
+        ]
+    return found
+
+
+def check_filter_conditions(dashboard: Json, conditions: Any, field: str) -> list[Json]:
+    """DynamicFilterConditions of ``dashboard``: 400 when not a list of objects, 422 when wrong."""
+    items = object_list(conditions, field)
+    filter_ids = {f["id"] for f in dashboard["dynamic_filters"]}
+    for index, item in enumerate(items):
+        where = f"{field}[{index}]"
+        filter_id = item.get("dynamic_filter_id")
+        try:
+            known = int(filter_id) in filter_ids  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            known = False
+        if not known:
+            raise record_error({f"{where}.dynamic_filter_id": [
+                f"{filter_id!r} is not a dynamic filter of dashboard {dashboard['id']}"
+            ]})
+        check_condition(item.get("condition"), f"{where}.condition")
+    return items
+
+
+@handles("get_dashboard")
+def get_dashboard(call: Call) -> Json:
+    return {"dashboard": dashboard_json(call.world, call.find("Dashboard"))}
+
+
+@handles("list_dashboards")
+def list_dashboards(call: Call) -> Json:
+    boards = sorted(call.state.dashboards.values(), key=lambda d: d["id"], reverse=call.query.get("sort") == "id_desc")
+    items, cursors = page(boards, call.query)
+    embed = bool(call.query.get("include_embed_info"))
+    return {"dashboards": [dashboard_json(call.world, d, embed) for d in items], "cursors": cursors}
+
+
+@handles("build_dashboard_url")
+def build_dashboard_url(call: Call) -> Json:
+    dashboard = call.find("Dashboard")
+    states = check_filter_conditions(dashboard, call.body.get("filter_states"), "filter_states")
+    url = dashboard_url(call.world, dashboard)
+    if not states:
+        return {"dashboard_url": url, "fstate_hash": None}
+    fstate = hashlib.sha1(json.dumps(states, sort_keys=True).encode()).hexdigest()[:20]
+    return {"dashboard_url": f"{url}?_fstate={fstate}", "fstate_hash": fstate}
+
+
+@handles("get_dashboard_widget")
+def get_dashboard_widget(call: Call) -> Json:
+    q = call.query
+    widget = call.find("DashboardWidget")
+    found = widget_json(call.world, widget, dashboard=bool(q.get("include_dashboard")),
+                        report=bool(q.get("include_report")), url=bool(q.get("include_url")))
+    return {"dashboard_widget": found}
+
+
+@handles("get_query_report")
+def get_query_report(call: Call) -> Json:
+    report = call.find("QueryReport")
+    return {"query_report": report_json(call.world, report, bool(call.query.get("include_data_set")))}
+
+
+@handles("get_data_source")
+def get_data_source(call: Call) -> Json:
+    return {"data_source": public(call.find("DataSource"))}
+
+
+SETTING_TYPES: dict[str, type | tuple[type, ...]] = {
+    "require_ssl": bool, "query_timeout": int, "enable_schema_info": bool, "use_connection_str": bool,
+    "timezone": str,
+}
+DBCONFIG_FIELDS = ("database", "host", "port", "username", "password")
+
+
+@handles("update_data_source")
+def update_data_source(call: Call) -> Json:
+    source = call.find("DataSource")
+    body = call.body
+    record = Record()
+    if "name" in body and (not isinstance(body["name"], str) or not body["name"].strip()):
+        record.add("name", "can't be blank")
+    settings = body.get("settings") or {}
+    if not isinstance(settings, dict):
+        record.add("settings", "must be an object")
+        settings = {}
+    for name, value in settings.items():
+        kind = SETTING_TYPES.get(name)
+        if kind is None or not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            record.add(f"settings.{name}", "is invalid")
+    dbconfig = body.get("dbconfig") or {}
+    if not isinstance(dbconfig, dict) or any(
+        k not in DBCONFIG_FIELDS or not isinstance(v, str) for k, v in dbconfig.items()
+    ):
+        record.add("dbconfig", f"must be an object of strings ({', '.join(DBCONFIG_FIELDS)})")
+    record.check()
+    if "name" in body:
+        source["name"] = body["name"].strip()
+    source["settings"].update(settings)
+    if dbconfig:
+        source["_dbconfig"] = {**source.get("_dbconfig", {}), **dbconfig}  # never answered
+    return {"data_source": public(source)}
+
+
+@handles("get_data_set")
+def get_data_set(call: Call) -> Json:
+    data_set = call.find("DataSet")
+    q = call.query
+    return {"data_set": data_set_json(call.world, data_set, bool(q.get("include_models")),
+                                      bool(q.get("include_reports")))}
+
+
+@handles("delete_data_set")
+def delete_data_set(call: Call) -> Json:
+    data_set = call.find("DataSet")
+    if data_set["from_aml"]:
+        raise invalid_operation(
+            f"Data set {data_set['id']} ({data_set['uname']}) is defined in AML and cannot be deleted through the API"
+        )
+    data_set["_deleted"] = True
+    return {"message": f"Data set {data_set['id']} has been deleted"}
+
+
+@handles("list_data_models")
+def list_data_models(call: Call) -> Json:
+    project = find(call.state, "AmlProject", call.query["project_id"])
+    model_ids = sorted({
+        m for d in call.state.data_sets.values()
+        if d.get("project_id") == project["id"] and not d.get("_deleted") for m in d["model_ids"]
+    })
+    return {"data_models": [copy.deepcopy(call.state.data_models[m]) for m in model_ids]}
+
+
+@handles("get_dependants")
+def get_dependants(call: Call) -> Json:
+    kind, ident = call.query["type"], call.query["id"]
+    sets = [d for d in call.state.data_sets.values() if not d.get("_deleted")]
+    if kind == "DataSource":
+        source = find(call.state, "DataSource", ident)
+        models = [m["id"] for m in call.state.data_models.values() if m["data_source_id"] == source["id"]]
+        return {"dependants": {"data_model_ids": models,
+                               "data_set_ids": [d["id"] for d in sets if d["data_source_id"] == source["id"]]}}
+    if kind == "DataModel":
+        model = find(call.state, "DataModel", ident)
+        return {"dependants": {"data_set_ids": [d["id"] for d in sets if model["id"] in d["model_ids"]]}}
+    find(call.state, "DataSet", ident)
+    return {"dependants": {}}  # nothing of these kinds depends on a data set
+
+
+@handles("create_shortened_embed_token")
+def create_shortened_embed_token(call: Call) -> Json:
+    hashcode = call.path["hashcode"]
+    if not any(d["hash_code"] == hashcode for d in call.state.dashboards.values()):
+        raise not_found("EmbedLink", hashcode, "hash_code")
+    token = call.body.get("token")
+    if not isinstance(token, str) or not token:
+        raise invalid_parameter("param is missing or the value is empty: token")
+    short = secrets.token_urlsafe(12)
+    call.state.shortened_tokens[short] = {"hashcode": hashcode, "token": token}
+    return {"shortened_token": short}
+

@@ -1,0 +1,194 @@
+"""Users and groups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analytics_provider.api.operations import USER_ROLES
+from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, record_error
+from analytics_provider.testing.emulator.handlers import Call, handles, public
+from analytics_provider.testing.emulator.pagination import page
+from analytics_provider.testing.emulator.seed import make_user
+from analytics_provider.testing.emulator.state import Json, State
+from analytics_provider.testing.emulator.validation import EMAIL, Record
+
+COUNTER_ROLES = {"user": "viewer", "explorer": "explorer", "analyst": "analyst", "admin": "admin",
+                 "growth_admin": "growth_admin", "it_admin": "it_admin"}
+USER_SORTS = {
+    "natural": lambda u: u["id"], "id_asc": lambda u: u["id"], "name_asc": lambda u: (u["name"].lower(), u["id"]),
+    "initials_asc": lambda u: (u["initials"], u["id"]),
+}
+
+
+def user_status(user: Json) -> str:
+    if user["is_deleted"]:
+        return "deleted"
+    return "active" if user["is_activated"] else "pending"
+
+
+def user_json(user: Json) -> Json:
+    return public(user)
+
+
+@handles("get_current_user")
+def get_current_user(call: Call) -> Json:
+    return {"user": user_json(call.user)}
+
+
+@handles("list_users")
+def list_users(call: Call) -> Json:
+    q = call.query
+    users = list(call.state.users.values())
+    if term := (q.get("search_term") or "").lower():
+        users = [u for u in users if term in u["name"].lower() or term in u["email"].lower()]
+    if q.get("status"):
+        users = [u for u in users if user_status(u) == q["status"]]
+    if q.get("role"):
+        users = [u for u in users if u["role"] == q["role"]]
+    if q.get("has_authentication_token") is not None:
+        users = [u for u in users if u["has_authentication_token"] == q["has_authentication_token"]]
+    if q.get("exclude_deleted"):
+        users = [u for u in users if not u["is_deleted"]]
+    sort = q.get("sort") or "natural"
+    users.sort(key=USER_SORTS[sort.replace("_desc", "_asc")], reverse=sort.endswith("_desc"))
+    by_role = dict.fromkeys(COUNTER_ROLES.values(), 0)
+    for user in users:
+        by_role[COUNTER_ROLES[user["role"]]] += 1
+    counters = {"total": len(users), "by_role": by_role}
+    items, cursors = page(users, q)
+    group_ids = sorted({g for u in items for g in u["group_ids"]})
+    groups = {str(g): {"id": g, "name": call.state.groups[g]["name"]} for g in group_ids if g in call.state.groups}
+    return {"counters": counters, "users": [user_json(u) for u in items], "groups": groups, "cursors": cursors}
+
+
+def _check_groups(state: State, record: Record, group_ids: Any) -> None:
+    if group_ids is None:
+        return
+    if not isinstance(group_ids, list) or not all(isinstance(g, int) and g in state.groups for g in group_ids):
+        record.add("group_ids", "must be ids of existing groups")
+
+
+@handles("update_user")
+def update_user(call: Call) -> Json:
+    user = call.find("User")
+    body = call.body
+    record = Record()
+    record.choice(body, "role", USER_ROLES, required=False)
+    for flag in ("allow_authentication_token", "enable_export_data"):
+        if flag in body and not isinstance(body[flag], bool):
+            record.add(flag, "must be true or false")
+    for text in ("name", "title", "job_title", "password"):
+        if text in body and body[text] is not None and not isinstance(body[text], str):
+            record.add(text, "must be a string")
+    if "name" in body and not (body["name"] or "").strip():
+        record.add("name", "can't be blank")
+    if isinstance(body.get("password"), str) and len(body["password"]) < 8:
+        record.add("password", "is too short (minimum is 8 characters)")
+    _check_groups(call.state, record, body.get("group_ids"))
+    record.check()
+    for name in ("name", "title", "job_title", "role", "allow_authentication_token", "enable_export_data",
+                 "group_ids"):
+        if name in body:
+            user[name] = body[name]
+    if "name" in body:
+        user["initials"] = "".join(part[:1] for part in user["name"].split()[:2]).upper()
+    return user_json(user)
+
+
+@handles("delete_user")
+def delete_user(call: Call) -> Json:
+    user = call.find("User")
+    if user["id"] == call.user["id"]:
+        raise invalid_operation("You cannot delete yourself")
+    if user["is_deleted"]:
+        raise invalid_operation(f"User {user['id']} is already deleted")
+    user["is_deleted"] = True
+    for key in [k for k, uid in call.state.keys.items() if uid == user["id"]]:
+        del call.state.keys[key]  # a deleted user's key stops working at once
+    user["has_authentication_token"] = False
+    return {"message": f"User {user['email']} has been deleted"}
+
+
+@handles("invite_users")
+def invite_users(call: Call) -> Json:
+    body = call.body
+    record = Record()
+    emails = record.require(body, "emails", list)
+    record.choice(body, "role", USER_ROLES)
+    _check_groups(call.state, record, body.get("group_ids"))
+    record.check()
+    used = {u["email"].lower() for u in call.state.users.values()}
+    invalid = [{"email": str(e), "reason": "is not a valid e-mail address"}
+               for e in emails if not isinstance(e, str) or not EMAIL.match(e)]
+    invalid += [{"email": e, "reason": "is already a user"}
+                for e in emails if isinstance(e, str) and e.lower() in used]
+    if invalid:
+        listed = ", ".join(item["email"] for item in invalid)
+        raise ApiError(422, "InvalidEmailsInvitationError", f"Invalid e-mails: {listed}", extra={"data": invalid})
+    for email in emails:
+        user_id = call.state.new_id("User")
+        user = make_user(user_id, email.split("@")[0].replace(".", " ").title() or email, body["role"],
+                         list(body.get("group_ids") or []), "pending")
+        user["email"] = email
+        user["allow_authentication_token"] = bool(body.get("allow_authentication_token", False))
+        user["enable_export_data"] = bool(body.get("enable_export_data", True))
+        call.state.users[user_id] = user
+    return call.start_job(
+        {"emails": emails, "role": body["role"]}, result_type="User.invite",
+        result_data={"invited_emails": emails}, notes=(f"Sending {len(emails)} invitation(s)",),
+    )
+
+
+@handles("is_email_used")
+def is_email_used(call: Call) -> Json:
+    email = call.query["email"].strip().lower()
+    return {"is_already_user": any(u["email"].lower() == email for u in call.state.users.values())}
+
+
+def group_json(state: State, group: Json, include_users: bool = False) -> Json:
+    members = [u for u in state.users.values() if group["id"] in u["group_ids"]]
+    found = {**public(group), "user_ids": [u["id"] for u in members]}
+    if include_users:
+        found["users"] = [user_json(u) for u in members]
+    return found
+
+
+def _group_name(call: Call, current_id: int | None = None) -> str:
+    record = Record()
+    name = record.require(call.body, "name", str)
+    record.check()
+    taken = any(g["name"].lower() == name.strip().lower() and g["id"] != current_id for g in call.state.groups.values())
+    if taken:
+        raise record_error({"name": ["has already been taken"]})
+    return name.strip()
+
+
+@handles("create_group")
+def create_group(call: Call) -> Json:
+    name = _group_name(call)
+    group_id = call.state.new_id("Group")
+    call.state.groups[group_id] = {"id": group_id, "name": name}
+    return {"group": group_json(call.state, call.state.groups[group_id])}
+
+
+@handles("list_groups")
+def list_groups(call: Call) -> Json:
+    groups = sorted(call.state.groups.values(), key=lambda g: g["id"], reverse=call.query.get("sort") == "id_desc")
+    items, cursors = page(groups, call.query)
+    answer: Json = {"groups": [group_json(call.state, g) for g in items], "cursors": cursors}
+    if call.query.get("include_users"):
+        members = {uid for g in answer["groups"] for uid in g["user_ids"]}
+        answer["users"] = {str(uid): user_json(call.state.users[uid]) for uid in sorted(members)}
+    return answer
+
+
+@handles("get_group")
+def get_group(call: Call) -> Json:
+    return {"group": group_json(call.state, call.find("Group"), bool(call.query.get("include_users")))}
+
+
+@handles("update_group")
+def update_group(call: Call) -> Json:
+    group = call.find("Group")
+    group["name"] = _group_name(call, group["id"])
+    return {"group": group_json(call.state, group)}

@@ -1,0 +1,180 @@
+"""Jobs and the operations that start them: exports and downloads, preloads, cache busts, AML."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from analytics_provider.api.operations import EXPORT_OUTPUTS
+from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, invalid_parameter, not_found
+from analytics_provider.testing.emulator.exports import ExportSpec
+from analytics_provider.testing.emulator.handlers import Call, Reply, handles
+from analytics_provider.testing.emulator.handlers.content import check_filter_conditions
+from analytics_provider.testing.emulator.jobs import Job
+from analytics_provider.testing.emulator.permissions import is_admin
+from analytics_provider.testing.emulator.state import Json, State
+from analytics_provider.testing.emulator.tables import apply_conditions
+from analytics_provider.testing.emulator.validation import Record
+from analytics_provider.testing.emulator.writers import file_name
+
+OUTPUT_ALIASES = {"excel": "xlsx"}
+PUBLISH_RESULT = "AmlStudio::Publish.call"
+VALIDATE_RESULT = "AmlStudio::RemoteObjectValidation.call"
+AML_ERROR = "AmlStudio::CompileError"
+
+
+def visible_job(call: Call, ident: Any) -> Job:
+    """The job, when it exists and the caller may see it (its owner, or an admin); else a 404."""
+    try:
+        job = call.world.jobs.jobs.get(int(ident))
+    except (TypeError, ValueError):
+        job = None
+    if job is None or (job.user_id != call.user["id"] and not is_admin(call.user["role"])):
+        raise not_found("Job", ident)
+    return job
+
+
+@handles("get_job")
+def get_job(call: Call) -> Json:
+    return {"job": visible_job(call, call.path["id"]).to_json(call.now)}
+
+
+@handles("get_job_result")
+def get_job_result(call: Call) -> Json:
+    return visible_job(call, call.path["id"]).result(call.now)
+
+
+@handles("get_job_logs")
+def get_job_logs(call: Call) -> Json:
+    return {"job_logs": visible_job(call, call.path["id"]).logs(call.now)}
+
+
+def filtered_rows(state: State, widget: Json, conditions: list[Json]) -> list[list[Any]]:
+    """The widget's rows under the conditions of the filters mapped to it (others do not apply)."""
+    dashboard = state.dashboards[widget["dashboard_id"]]
+    filters = {f["id"]: f for f in dashboard["dynamic_filters"]}
+    applied = []
+    for item in conditions:
+        mappings = filters[int(item["dynamic_filter_id"])]["mappings"]
+        column = next((m["field_path"]["field_name"] for m in mappings
+                       if str(m["viz_conditionable_id"]) == widget["id"]), None)
+        if column is not None:
+            applied.append((column, item["condition"]))
+    return apply_conditions(state.tables[widget["id"]], applied)
+
+
+@handles("submit_widget_export")
+def submit_widget_export(call: Call) -> Json:
+    widget = call.find("DashboardWidget")
+    if not call.user["enable_export_data"] or not widget["permissions"]["can_export_data"]:
+        raise ApiError(403, "PermissionDeniedError", "You are not allowed to export data of this widget")
+    record = Record()
+    output = record.choice(call.body, "output", (*EXPORT_OUTPUTS, *OUTPUT_ALIASES))
+    record.check()
+    output = OUTPUT_ALIASES.get(output, output)
+    dashboard = call.state.dashboards[widget["dashboard_id"]]
+    conditions = check_filter_conditions(
+        dashboard, call.body.get("dashboard_filter_conditions"), "dashboard_filter_conditions"
+    )
+    rows = filtered_rows(call.state, widget, conditions)
+    table = call.state.tables[widget["id"]]
+    params = {"id": widget["id"], "output": output, "dashboard_filter_conditions": conditions}
+    job = call.submit_job(
+        params, result_type="DashboardWidget.export", source={"type": "DashboardWidget", "id": widget["id"],
+                                                              "action": "export"},
+        notes=(f"Exporting {len(rows)} row(s) of widget {widget['id']} as {output}",),
+    )
+    if job.existing_job_id is None:
+        name = file_name(widget["source_title"], job.id, output)
+        size = call.world.export_sizes.get(widget["id"]) if output == "csv" else None
+        call.world.exports.register(ExportSpec(job.id, output, widget["source_title"], name, list(table.columns),
+                                               [list(r) for r in rows], size))
+        job.result_data = {"output": output, "file_name": name, "row_count": len(rows)}
+    return job.async_result(call.now)
+
+
+@handles("download_export")
+def download_export(call: Call) -> Reply:
+    job = visible_job(call, call.query["job_id"])
+    if job.operation != "submit_widget_export":
+        raise invalid_operation(f"Job {job.id} is not an export job")
+    status = job.status_at(call.now)
+    if status != "success" or call.world.exports.spec(job.id) is None:
+        raise ApiError(422, "ExportJobNotReady",
+                       f"Job {job.id} is not successful or not ready to be downloaded yet (status: {status})")
+    location = call.world.files_url + call.world.exports.signed_path(job.id)
+    return Reply(302, None, {"Location": location})
+
+
+@handles("preload_dashboard")
+def preload_dashboard(call: Call) -> Json:
+    dashboard = call.find("Dashboard")
+    conditions = check_filter_conditions(
+        dashboard, call.body.get("dashboard_filter_conditions"), "dashboard_filter_conditions"
+    )
+    bust_cache = call.body.get("bust_cache", False)
+    if not isinstance(bust_cache, bool):
+        raise invalid_parameter("bust_cache must be true or false")
+    widgets = list(dashboard["widget_ids"])
+    note = f"Executing {len(widgets)} widget(s)" + ("" if bust_cache else ", skipping those already cached")
+    params = {"id": dashboard["id"], "dashboard_filter_conditions": conditions, "bust_cache": bust_cache}
+    return call.start_job(params, result_type="Dashboard.preload",
+                          result_data={"dashboard_id": dashboard["id"], "widget_ids": widgets},
+                          source={"type": "Dashboard", "id": str(dashboard["id"]), "action": "preload"},
+                          notes=(note,))
+
+
+@handles("bust_data_source_cache")
+def bust_data_source_cache(call: Call) -> Json:
+    source = call.find("DataSource")
+    return call.start_job({"id": source["id"]}, result_type="DataSource.bust_exploration_cache",
+                          result_data={"data_source_id": source["id"]},
+                          notes=(f"Invalidating exploration and report cache of data source {source['id']}",))
+
+
+def _aml_failure(call: Call, what: str) -> tuple[str, str, Any] | None:
+    diagnostics = call.world.publish_diagnostics
+    if diagnostics is None:
+        return None
+    data = {"status": "error", "error_type": "syntax_error", "target_commit": _commit(call),
+            "error_details": {"diagnostics": [dict(d) for d in diagnostics]}}
+    return f"{what} failed: {len(diagnostics)} syntax error(s) in the AML project", AML_ERROR, data
+
+
+def _commit(call: Call) -> str:
+    return str(call.state.projects[1]["commit_oid"])
+
+
+@handles("publish_aml_project")
+def publish_aml_project(call: Call) -> Json:
+    mapping = call.body.get("object_mapping")
+    if mapping is not None:
+        datasets = mapping.get("datasets", {}) if isinstance(mapping, dict) else None
+        if not isinstance(datasets, dict) or not all(isinstance(v, str) for v in datasets.values()):
+            raise ApiError(422, "RecordError", "object_mapping must be {datasets: {<data set id>: <uname>}}",
+                           record={"object_mapping": ["is invalid"]})
+    aml_sets = [d for d in call.state.data_sets.values() if d["from_aml"] and not d.get("_deleted")]
+    objects = [{"id": d["id"], "type": "Dataset", "uname": d["uname"], "title": d["label"], "status": "updated"}
+               for d in aml_sets]
+    objects += [{"id": b["id"], "type": "Dashboard", "uname": re.sub(r"\W+", "_", b["title"].lower()),
+                 "title": b["title"], "status": "updated"} for b in call.state.dashboards.values()]
+    preparing: Json = {"job_id": None, "status": "success"}
+    data = {"status": "success", "target_commit": _commit(call), "objects_status": objects,
+            "preparing_production_job": preparing}
+    job = call.submit_job(dict(call.body), result_type=PUBLISH_RESULT, result_data=data,
+                          failure=_aml_failure(call, "Publish"),
+                          notes=(f"Publishing commit {_commit(call)[:10]} to production",))
+    if job.existing_job_id is None:  # the follow-up job gets the next id (it is not itself emulated)
+        preparing["job_id"] = call.world.jobs.reserve_id()
+    return job.async_result(call.now)
+
+
+@handles("validate_aml_project")
+def validate_aml_project(call: Call) -> Json:
+    for name in ("branch_name", "commit_oid"):
+        if not isinstance(call.body.get(name), str) or not call.body[name]:
+            raise invalid_parameter(f"param is missing or the value is empty: {name}")
+    params = {"branch_name": call.body["branch_name"], "commit_oid": call.body["commit_oid"]}
+    return call.start_job(params, result_type=VALIDATE_RESULT, result_data={"status": "success"},
+                          failure=_aml_failure(call, "Validation"),
+                          notes=(f"Validating {params['branch_name']} at {params['commit_oid']}",))

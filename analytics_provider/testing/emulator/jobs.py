@@ -1,0 +1,191 @@
+"""Jobs: the status is read from the clock (no thread per job); de-duplication, logs, results.
+
+A job is ``created`` for its first sixth of ``duration``, ``queued`` until a third, ``running``
+until the end, then ``success`` or ``failure``. Submitting a job identical (operation, params
+and user) to one still pending answers a new job in status ``already_existed`` that points at it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from analytics_provider.api.operations import PENDING_JOB_STATUSES
+
+JOB_ERROR = "JobExecutionError"
+"""The error class a failed job's result names."""
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Job:
+    """One job. ``operation`` (alias ``kind``) is the name of the operation that started it."""
+
+    id: int
+    operation: str
+    user_id: int
+    params: dict[str, Any]
+    created: float
+    duration: float
+    result_type: str = "Job.call"
+    result_data: Any = None
+    last_error_log: str | None = None
+    error_class: str = JOB_ERROR
+    failure_data: Any = None
+    existing_job_id: int | None = None
+    source: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.operation
+
+    @property
+    def fails(self) -> bool:
+        return self.last_error_log is not None
+
+    @property
+    def status(self) -> str:
+        return self.status_at(time.time())
+
+    def status_at(self, now: float) -> str:
+        if self.existing_job_id is not None:
+            return "already_existed"
+        elapsed = now - self.created
+        if elapsed >= self.duration:
+            return "failure" if self.fails else "success"
+        if elapsed < self.duration / 6:
+            return "created"
+        return "queued" if elapsed < self.duration / 3 else "running"
+
+    def to_json(self, now: float) -> dict[str, Any]:
+        status = self.status_at(now)
+        started = status not in ("created", "queued", "already_existed")
+        final = status not in PENDING_JOB_STATUSES
+        return {
+            "id": self.id,
+            "user_id": self.user_id,
+            "status": status,
+            "created_at": iso(self.created),
+            "start_time": iso(self.created + self.duration / 3) if started else None,
+            "end_time": iso(self.created + self.duration) if final else None,
+            "cancellable": status in PENDING_JOB_STATUSES,
+            "last_error_log": self.last_error_log if status == "failure" else None,
+            "existing_job_id": self.existing_job_id,
+            "source": self.source,
+            "data_source_stats": None,
+        }
+
+    def async_result(self, now: float) -> dict[str, Any]:
+        job: dict[str, Any] = {"id": self.id, "status": self.status_at(now)}
+        if self.existing_job_id is not None:
+            job["existing_job_id"] = self.existing_job_id
+        return {"job": job}
+
+    def logs(self, now: float) -> list[dict[str, Any]]:
+        """The log lines written so far: INFO along the way, ERROR lines when it fails."""
+        if self.existing_job_id is not None:
+            text = f"An identical job ({self.existing_job_id}) is already pending; this one does not run"
+            return [_line("INFO", text, self.created)]
+        d = self.duration
+        lines = [
+            (self.created, "INFO", f"Job {self.id} created ({self.operation})"),
+            (self.created + d / 6, "INFO", "Job queued"),
+            (self.created + d / 3, "INFO", "Job started"),
+            *((self.created + d / 2, "INFO", note) for note in self.notes),
+        ]
+        if self.fails:
+            errors = [self.last_error_log or "", *_diagnostic_lines(self.failure_data)]
+            lines += [(self.created + d, "ERROR", text) for text in errors]
+        else:
+            lines.append((self.created + d, "INFO", "Job finished successfully"))
+        return [_line(level, text, at) for at, level, text in lines if at <= now]
+
+    def result(self, now: float) -> dict[str, Any]:
+        """``{status, error, result}``: result data on success, the error class on failure."""
+        status = self.status_at(now)
+        if status == "success":
+            return {"status": status, "error": None, "result": {"type": self.result_type, "data": self.result_data}}
+        if status == "failure":
+            result = None if self.failure_data is None else {"type": self.result_type, "data": self.failure_data}
+            return {"status": status, "error": self.error_class, "result": result}
+        return {"status": status, "error": None, "result": None}
+
+
+def _line(level: str, message: str, at: float) -> dict[str, Any]:
+    return {"level": level, "message": message, "timestamp": iso(at)}
+
+
+def _diagnostic_lines(data: Any) -> list[str]:
+    details = data.get("error_details") if isinstance(data, dict) else None
+    diagnostics = details.get("diagnostics") if isinstance(details, dict) else None
+    return [
+        f"{d.get('file_path')} [{d.get('start')}-{d.get('end')}] {d.get('category')} {d.get('code')}: "
+        f"{d.get('message')}"
+        for d in diagnostics or []
+        if isinstance(d, dict)
+    ]
+
+
+class JobBook:
+    """Every job of the account, and the failures queued for the next jobs of a kind."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._ids = itertools.count(1)
+        self.jobs: dict[int, Job] = {}
+        self._fail_next: dict[str, deque[str]] = {}
+
+    def fail_next(self, operation: str, last_error_log: str) -> None:
+        self._fail_next.setdefault(operation, deque()).append(last_error_log)
+
+    def reserve_id(self) -> int:
+        return next(self._ids)
+
+    def submit(
+        self,
+        operation: str,
+        user_id: int,
+        params: dict[str, Any],
+        *,
+        duration: float,
+        result_type: str = "Job.call",
+        result_data: Any = None,
+        failure: tuple[str, str, Any] | None = None,
+        source: dict[str, Any] | None = None,
+        notes: Iterable[str] = (),
+        now: float | None = None,
+    ) -> Job:
+        """A new job; ``failure`` is ``(last_error_log, error_class, result data)`` for a job bound to fail."""
+        now = self._clock() if now is None else now
+        pending = self._pending_twin(operation, user_id, params, now)
+        job = Job(next(self._ids), operation, user_id, params, now, max(0.0, duration), result_type, result_data,
+                  source=source, notes=list(notes))
+        if pending is not None:
+            job.existing_job_id, job.duration = pending.id, 0.0
+        elif queued := self._fail_next.get(operation):
+            job.last_error_log = queued.popleft()
+        elif failure is not None:
+            job.last_error_log, job.error_class, job.failure_data = failure
+        self.jobs[job.id] = job
+        return job
+
+    def _pending_twin(self, operation: str, user_id: int, params: dict[str, Any], now: float) -> Job | None:
+        for job in self.jobs.values():
+            if (
+                job.operation == operation
+                and job.user_id == user_id
+                and job.existing_job_id is None
+                and job.params == params
+                and job.status_at(now) in PENDING_JOB_STATUSES
+            ):
+                return job
+        return None

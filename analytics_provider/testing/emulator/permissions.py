@@ -1,0 +1,43 @@
+"""Who may call what: user and explorer < analyst < admin, growth_admin and it_admin.
+
+- everyone with a key: the current user, their own jobs, dashboards, widgets, reports, data sets,
+  data models, dependants, exports (when ``enable_export_data``), preloads, dashboard URLs, and
+  reading schedules and alerts;
+- analysts and up: managing and running schedules and alerts, reading a data source, busting
+  its cache, shortened embed tokens;
+- admins (admin, growth_admin, it_admin): users, groups, user attributes and their entries,
+  updating a data source, deleting a data set, publishing and validating the AML project, and
+  reading every user's jobs.
+"""
+
+from __future__ import annotations
+
+ROLE_RANK = {"user": 0, "explorer": 0, "analyst": 1, "admin": 2, "growth_admin": 2, "it_admin": 2}
+ROLE_ALIASES = {"viewer": "user"}
+
+ANALYST_OPERATIONS = frozenset({
+    "create_data_schedule", "update_data_schedule", "delete_data_schedule", "execute_data_schedule",
+    "create_data_alert", "update_data_alert", "delete_data_alert", "execute_data_alert", "test_data_alert",
+    "get_data_source", "bust_data_source_cache", "create_shortened_embed_token",
+})
+ADMIN_OPERATIONS = frozenset({
+    "list_users", "update_user", "delete_user", "invite_users", "is_email_used",
+    "create_group", "list_groups", "get_group", "update_group",
+    "create_user_attribute", "list_user_attributes", "update_user_attribute",
+    "list_user_attribute_entries", "compute_user_attribute_values", "upsert_user_attribute_entries",
+    "update_data_source", "delete_data_set", "publish_aml_project", "validate_aml_project",
+})
+
+
+def required_rank(operation: str) -> int:
+    if operation in ADMIN_OPERATIONS:
+        return 2
+    return 1 if operation in ANALYST_OPERATIONS else 0
+
+
+def is_admin(role: str) -> bool:
+    return ROLE_RANK.get(role, 0) >= 2
+
+
+def allowed(role: str, operation: str) -> bool:
+    return ROLE_RANK.get(role, 0) >= required_rank(operation)

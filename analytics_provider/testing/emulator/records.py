@@ -1,0 +1,66 @@
+"""The log of the requests both origins received, for tests to inspect."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+MASK = "***"
+
+
+@dataclass
+class RecordedRequest:
+    """One request as received. ``headers`` has the key header's value masked; ``carried_key``
+    says whether it was there. ``status`` is None until answered, and stays None when the
+    connection was dropped. ``time`` is a Unix time; ``path`` is the full path, without the query.
+    """
+
+    origin: str
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    carried_key: bool
+    json: Any = None
+    operation: str | None = None
+    status: int | None = None
+    time: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def mask_headers(headers: Any, key_header: str) -> tuple[dict[str, str], bool]:
+    """The headers as a plain dict with the key hidden, and whether the key header was sent."""
+    lowered = key_header.lower()
+    masked: dict[str, str] = {}
+    carried = False
+    for name, value in headers.items():
+        if name.lower() == lowered:
+            carried = True
+            value = MASK
+        masked[name] = value
+    return masked, carried
+
+
+class RequestLog:
+    """Thread-safe list of recorded requests, in order of arrival."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[RecordedRequest] = []
+
+    def add(self, record: RecordedRequest) -> RecordedRequest:
+        with self._lock:
+            self._items.append(record)
+        return record
+
+    def snapshot(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()

@@ -1,0 +1,130 @@
+"""The widgets' tabular data, and dashboard filter conditions applied to it."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from analytics_provider.testing.emulator.errors import record_error
+from analytics_provider.testing.emulator.state import Table
+
+REGIONS = ("EU", "US", "APAC", "LATAM")
+
+
+def seed_tables() -> dict[str, Table]:
+    """About twenty plausible rows for each seeded widget (the same every time)."""
+    rng = random.Random(20250301)
+    months = [f"2025-{m:02d}" for m in range(1, 6)]
+    revenue = [[m, r, o := rng.randint(120, 900), round(o * rng.uniform(38, 96), 2)] for m in months for r in REGIONS]
+    channels = ("Web", "Mobile app", "Marketplace", "Retail partner", "Phone")
+    weeks = ("2025-W14", "2025-W15", "2025-W16", "2025-W17")
+    orders = [
+        [w, c, rng.choice(REGIONS), o := rng.randint(40, 640), round(rng.uniform(35, 120), 2)]
+        for w in weeks for c in channels
+    ]
+    themes = ("Spring Sale", "Brand Awareness", "Retargeting", "Newsletter", "Black Friday Teaser")
+    campaigns = []
+    for theme in themes:
+        for region in REGIONS:
+            impressions = rng.randint(20_000, 400_000)
+            clicks = int(impressions * rng.uniform(0.008, 0.05))
+            campaigns.append([f"{theme} {region}", rng.choice(("Search", "Social", "Display", "Email")), region,
+                              impressions, clicks, round(clicks * rng.uniform(0.3, 1.9), 2),
+                              int(clicks * rng.uniform(0.02, 0.12))])
+    countries = (("Germany", "EU"), ("France", "EU"), ("Spain", "EU"), ("Italy", "EU"), ("Netherlands", "EU"),
+                 ("Poland", "EU"), ("United States", "US"), ("Canada", "US"), ("Japan", "APAC"),
+                 ("Australia", "APAC"), ("Singapore", "APAC"), ("India", "APAC"), ("Vietnam", "APAC"),
+                 ("South Korea", "APAC"), ("Brazil", "LATAM"), ("Mexico", "LATAM"), ("Argentina", "LATAM"),
+                 ("Chile", "LATAM"), ("Colombia", "LATAM"), ("Peru", "LATAM"))
+    signups = [[c, r, rng.randint(80, 2400), round(rng.uniform(1.2, 9.5), 2)] for c, r in countries]
+    quarters = ("2024-Q1", "2024-Q2", "2024-Q3", "2024-Q4", "2025-Q1")
+    targets = []
+    for quarter in quarters:
+        for region in REGIONS:
+            target = rng.randint(40, 160) * 1000
+            actual = round(target * rng.uniform(0.78, 1.21), 2)
+            targets.append([quarter, region, actual, target, round(100 * actual / target, 1)])
+    return {
+        "101": Table(["month", "region", "orders", "revenue"], revenue),
+        "102": Table(["week", "channel", "region", "orders", "avg_order_value"], orders),
+        "201": Table(["campaign", "channel", "region", "impressions", "clicks", "spend", "conversions"], campaigns),
+        "202": Table(["country", "region", "signups", "conversion_rate"], signups),
+        "301": Table(["quarter", "region", "revenue", "target", "attainment_pct"], targets),
+    }
+
+
+def _number(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _compare(op: Callable[[float, float], bool]) -> Callable[[Any, Sequence[Any]], bool]:
+    def test(cell: Any, values: Sequence[Any]) -> bool:
+        left, right = _number(cell), _number(values[0]) if values else None
+        return left is not None and right is not None and op(left, right)
+
+    return test
+
+
+def _same(cell: Any, value: Any) -> bool:
+    left, right = _number(cell), _number(value)
+    if left is not None and right is not None:
+        return left == right
+    return str(cell).lower() == str(value).lower()
+
+
+def _between(cell: Any, values: Sequence[Any]) -> bool:
+    if len(values) < 2:
+        return False
+    low, high, number = _number(values[0]), _number(values[1]), _number(cell)
+    return low is not None and high is not None and number is not None and low <= number <= high
+
+
+OPERATORS: dict[str, Callable[[Any, Sequence[Any]], bool]] = {
+    "is": lambda cell, values: any(_same(cell, v) for v in values),
+    "is_not": lambda cell, values: not any(_same(cell, v) for v in values),
+    "contains": lambda cell, values: any(str(v).lower() in str(cell).lower() for v in values),
+    "does_not_contain": lambda cell, values: not any(str(v).lower() in str(cell).lower() for v in values),
+    "starts_with": lambda cell, values: any(str(cell).lower().startswith(str(v).lower()) for v in values),
+    "ends_with": lambda cell, values: any(str(cell).lower().endswith(str(v).lower()) for v in values),
+    "matches": lambda cell, values: any(str(v).lower() in str(cell).lower() for v in values),
+    "greater_than": _compare(lambda a, b: a > b),
+    "greater_than_or_equal": _compare(lambda a, b: a >= b),
+    "less_than": _compare(lambda a, b: a < b),
+    "less_than_or_equal": _compare(lambda a, b: a <= b),
+    "between": _between,
+    "is_null": lambda cell, values: cell in (None, ""),
+    "not_null": lambda cell, values: cell not in (None, ""),
+    "none": lambda cell, values: True,
+}
+VALUELESS = frozenset({"is_null", "not_null", "none"})
+
+
+def check_condition(condition: Any, field: str) -> dict[str, Any]:
+    """A Condition body, or a 422 naming ``field``."""
+    if not isinstance(condition, dict):
+        raise record_error({field: ["must be an object with operator and values"]})
+    operator = condition.get("operator")
+    if operator not in OPERATORS:
+        raise record_error({f"{field}.operator": [f"is not supported: {operator!r}"]})
+    values = condition.get("values", [])
+    if not isinstance(values, list):
+        raise record_error({f"{field}.values": ["must be an array"]})
+    return condition
+
+
+def apply_conditions(table: Table, conditions: Sequence[tuple[str, dict[str, Any]]]) -> list[list[Any]]:
+    """The rows that pass every ``(column, condition)``; empty values mean "no filter"."""
+    rows = table.rows
+    for column, condition in conditions:
+        if column not in table.columns:
+            continue
+        operator, values = condition["operator"], condition.get("values") or []
+        if not values and operator not in VALUELESS:
+            continue
+        index, test = table.columns.index(column), OPERATORS[operator]
+        rows = [row for row in rows if test(row[index], values)]
+    return rows

@@ -1,0 +1,55 @@
+"""The emulated account and the knobs a test turns: state, jobs, job duration, publish outcome, sizes."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from analytics_provider.testing.emulator.exports import ExportStore
+from analytics_provider.testing.emulator.jobs import JobBook
+from analytics_provider.testing.emulator.seed import generated_user, seed_state
+from analytics_provider.testing.emulator.state import State
+
+
+class World:
+    """Everything the handlers read and change. Hold ``lock`` while touching it."""
+
+    def __init__(self, keys: Mapping[int, str], job_duration: float, files_dir: Path) -> None:
+        if job_duration < 0:
+            raise ValueError("job_duration must not be negative")
+        self.lock = threading.RLock()
+        self.keys = dict(keys)
+        self.default_job_duration = job_duration
+        self.exports = ExportStore(files_dir)
+        self.app_url = "http://127.0.0.1"
+        self.files_url = "http://127.0.0.1"
+        self.state = State()
+        self.jobs = JobBook()
+        self.job_duration = job_duration
+        self.publish_diagnostics: list[dict[str, Any]] | None = None
+        self.export_sizes: dict[str, int] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.state = seed_state(self.keys)
+            self.jobs = JobBook()
+            self.job_duration = self.default_job_duration
+            self.publish_diagnostics = None
+            self.export_sizes = {}
+            self.exports.clear()
+
+    def add_users(self, count: int) -> list[int]:
+        """Add ``count`` active users with varied names and roles; returns their ids."""
+        if count < 0:
+            raise ValueError("count must not be negative")
+        with self.lock:
+            ids = []
+            start = len(self.state.users)
+            for index in range(count):
+                user_id = self.state.new_id("User")
+                self.state.users[user_id] = generated_user(user_id, start + index)
+                ids.append(user_id)
+            return ids

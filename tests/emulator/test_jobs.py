@@ -1,0 +1,164 @@
+"""Jobs: statuses move with the clock, de-duplication, logs, results, failures, AML publish outcomes."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from analytics_provider.testing.emulator.jobs import JobBook
+
+from .conftest import Api, error_of
+
+DIAGNOSTIC = {"category": "error", "code": 1001, "message": "Unexpected token '}'",
+              "file_path": "models/orders.model.aml", "start": 0, "end": 1}
+
+
+def test_statuses_follow_the_clock() -> None:
+    now = [1000.0]
+    book = JobBook(clock=lambda: now[0])
+    job = book.submit("preload_dashboard", 1, {"id": 1}, duration=6.0)
+    seen = []
+    for moment in (0, 0.5, 1.5, 2.5, 5.9, 6.0, 60):
+        seen.append(job.status_at(1000.0 + moment))
+    assert seen == ["created", "created", "queued", "running", "running", "success", "success"]
+    doc = job.to_json(1000.0 + 1.0)
+    assert doc["start_time"] is None and doc["end_time"] is None and doc["cancellable"] is True
+    doc = job.to_json(1000.0 + 7)
+    assert doc["start_time"] and doc["end_time"] and doc["cancellable"] is False and doc["last_error_log"] is None
+
+
+def test_a_job_is_seen_pending_then_successful(api: Api) -> None:
+    submitted = api.post("/data_sources/1/bust_exploration_cache").json()["job"]
+    assert submitted["status"] == "created"
+    seen = [submitted["status"]]
+    deadline = time.monotonic() + 5
+    while seen[-1] != "success" and time.monotonic() < deadline:
+        seen.append(api.get(f"/jobs/{submitted['id']}").json()["job"]["status"])
+        time.sleep(0.01)
+    assert seen[-1] == "success"
+    order = ["created", "queued", "running", "success"]
+    steps = [order.index(status) for status in seen]
+    assert steps == sorted(steps) and "running" in seen  # never backwards
+    job = api.get(f"/jobs/{submitted['id']}").json()["job"]
+    assert set(job) >= {"id", "user_id", "start_time", "end_time", "cancellable", "last_error_log", "status"}
+    assert job["user_id"] == 1
+
+
+def test_pending_result_is_null_and_success_result_has_data(api: Api) -> None:
+    job_id = api.post("/dashboards/1/submit_preload", json={"bust_cache": False}).json()["job"]["id"]
+    pending = api.get(f"/jobs/{job_id}/result").json()
+    assert pending["result"] is None and pending["error"] is None and pending["status"] in ("created", "queued")
+    api.wait_job(job_id)
+    done = api.get(f"/jobs/{job_id}/result").json()
+    assert done["status"] == "success" and done["error"] is None and done["result"]["data"]["widget_ids"]
+    logs = api.get(f"/jobs/{job_id}/logs").json()["job_logs"]
+    assert logs and {line["level"] for line in logs} == {"INFO"}
+    assert all(set(line) == {"level", "message", "timestamp"} for line in logs)
+
+
+def test_identical_pending_job_is_answered_already_existed(api: Api, emu) -> None:
+    body = {"output": "xlsx"}
+    first = api.post("/dashboard_widgets/101/submit_export", json=body).json()["job"]
+    second = api.post("/dashboard_widgets/101/submit_export", json=body).json()["job"]
+    assert second["status"] == "already_existed" and second["existing_job_id"] == first["id"] != second["id"]
+    other_user = api.post("/dashboard_widgets/101/submit_export", json=body, key=emu.key_for("analyst")).json()
+    assert other_user["job"]["status"] == "created"  # another user's identical export is its own job
+    other_params = api.post("/dashboard_widgets/101/submit_export", json={"output": "pdf"}).json()["job"]
+    assert other_params["status"] == "created"
+    assert api.get(f"/jobs/{second['id']}").json()["job"]["existing_job_id"] == first["id"]
+    api.wait_job(first["id"])
+    third = api.post("/dashboard_widgets/101/submit_export", json=body).json()["job"]
+    assert third["status"] == "created"  # the first one is final now
+    assert [j.status for j in emu.jobs if j.id == second["id"]] == ["already_existed"]
+
+
+def test_fail_next_job(api: Api, emu) -> None:
+    emu.fail_next_job("execute_data_schedule", last_error_log="SMTP server refused the message")
+    job_id = api.post("/data_schedules/1/submit_execute").json()["job"]["id"]
+    job = api.wait_job(job_id)
+    assert job["status"] == "failure" and job["last_error_log"] == "SMTP server refused the message"
+    errors = [line for line in api.get(f"/jobs/{job_id}/logs").json()["job_logs"] if line["level"] == "ERROR"]
+    assert [line["message"] for line in errors] == ["SMTP server refused the message"]
+    result = api.get(f"/jobs/{job_id}/result").json()
+    assert result["status"] == "failure" and result["error"] and result["result"] is None
+    next_one = api.post("/data_schedules/1/submit_execute").json()["job"]["id"]
+    assert api.wait_job(next_one)["status"] == "success"  # only the next one fails
+    inspected = emu.jobs
+    assert [(j.kind, j.status) for j in inspected] == [("execute_data_schedule", "failure"),
+                                                         ("execute_data_schedule", "success")]
+    assert inspected[0].params == {"id": 1} and inspected[0].created <= inspected[1].created
+
+
+def test_jobs_of_others_are_hidden_from_non_admins(api: Api, emu) -> None:
+    job_id = api.post("/data_sources/1/bust_exploration_cache").json()["job"]["id"]
+    viewer = emu.key_for("user")
+    assert api.get(f"/jobs/{job_id}", key=viewer).status_code == 404
+    own = api.post("/dashboards/1/submit_preload", json={}, key=viewer).json()["job"]["id"]
+    assert api.get(f"/jobs/{own}", key=viewer).status_code == 200
+    assert api.get(f"/jobs/{own}").status_code == 200  # admins see every job
+
+
+def test_publish_success_result(api: Api) -> None:
+    job_id = api.post("/aml_studio/projects/submit_publish", json={}).json()["job"]["id"]
+    assert api.wait_job(job_id)["status"] == "success"
+    result = api.get(f"/jobs/{job_id}/result").json()["result"]
+    assert result["type"] == "AmlStudio::Publish.call"
+    data = result["data"]
+    assert data["status"] == "success" and len(data["target_commit"]) == 40
+    assert set(data["preparing_production_job"]) == {"job_id", "status"}
+    assert {o["type"] for o in data["objects_status"]} == {"Dataset", "Dashboard"}
+    assert all(set(o) == {"id", "type", "uname", "title", "status"} for o in data["objects_status"])
+
+
+def test_publish_with_diagnostics_fails_with_the_syntax_errors(api: Api, emu) -> None:
+    emu.set_publish_diagnostics([DIAGNOSTIC])
+    job_id = api.post("/aml_studio/projects/submit_publish", json={}).json()["job"]["id"]
+    job = api.wait_job(job_id)
+    assert job["status"] == "failure" and "syntax error" in job["last_error_log"]
+    result = api.get(f"/jobs/{job_id}/result").json()
+    assert result["status"] == "failure" and result["error"]
+    data = result["result"]["data"]
+    assert result["result"]["type"] == "AmlStudio::Publish.call"
+    assert data["status"] == "error" and data["error_type"] == "syntax_error" and data["target_commit"]
+    assert data["error_details"]["diagnostics"] == [DIAGNOSTIC]
+    errors = [x["message"] for x in api.get(f"/jobs/{job_id}/logs").json()["job_logs"] if x["level"] == "ERROR"]
+    assert any("models/orders.model.aml" in line for line in errors)
+    validate = api.post("/aml_studio/projects/submit_validate", json={"branch_name": "b", "commit_oid": "c"})
+    assert api.wait_job(validate.json()["job"]["id"])["status"] == "failure"
+    emu.clear_publish_diagnostics()
+    again = api.post("/aml_studio/projects/submit_publish", json={}).json()["job"]["id"]
+    assert api.wait_job(again)["status"] == "success"
+
+
+def test_publish_checks_the_object_mapping_and_validate_its_parameters(api: Api) -> None:
+    bad = api.post("/aml_studio/projects/submit_publish", json={"object_mapping": {"datasets": [1]}})
+    assert bad.status_code == 422 and error_of(bad)["type"] == "RecordError"
+    missing = api.post("/aml_studio/projects/submit_validate", json={"branch_name": "master"})
+    assert missing.status_code == 400 and "commit_oid" in error_of(missing)["message"]
+
+
+def test_job_duration_is_settable_and_reset_restores_it(api: Api, emu) -> None:
+    emu.job_duration = 30
+    job_id = api.post("/data_sources/1/bust_exploration_cache").json()["job"]["id"]
+    time.sleep(0.05)
+    assert api.get(f"/jobs/{job_id}").json()["job"]["status"] in ("created", "queued", "running")
+    assert api.post("/data_sources/1/bust_exploration_cache").json()["job"]["status"] == "already_existed"
+    emu.job_duration = 0
+    assert api.post("/dashboards/1/submit_preload", json={}).json()["job"]["status"] == "success"
+    emu.reset()
+    assert emu.job_duration != 30 and emu.jobs == []
+    assert api.get(f"/jobs/{job_id}").status_code == 404
+
+
+def test_alert_execution_reports_whether_it_triggered(api: Api) -> None:
+    alert: dict[str, Any] = {"title": "Any revenue", "source_type": "DashboardWidget", "source_id": "101",
+             "schedule": {"repeat": "0 * * * *"}, "dest": {"type": "EmailDest", "recipients": ["a@example.org"]},
+             "viz_conditions": [{"field_path": {"field_name": "revenue", "model_id": 1}, "aggregation": "sum",
+                                 "condition": {"operator": "greater_than", "values": [1]}}]}
+    job_id = api.post("/data_alerts/submit_execute", json={"test_data_alert": alert}).json()["job"]["id"]
+    api.wait_job(job_id)
+    assert api.get(f"/jobs/{job_id}/result").json()["result"]["data"]["triggered"] is True
+    alert["viz_conditions"][0]["condition"]["values"] = [10**12]
+    job_id = api.post("/data_alerts/submit_execute", json={"test_data_alert": alert}).json()["job"]["id"]
+    api.wait_job(job_id)
+    assert api.get(f"/jobs/{job_id}/result").json()["result"]["data"]["triggered"] is False
