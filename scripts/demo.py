@@ -65,9 +65,11 @@ def run(command: list[str], env: dict[str, str], quiet: bool = False) -> None:
         sys.stderr.write(result.stderr[-4000:])
         raise SystemExit(f"{' '.join(command)} failed with exit status {result.returncode}")
     if not quiet:
-        lines = [ln for ln in result.stdout.splitlines() if "Downloaded" in ln or " rows, " in ln]
+        lines = [ln for ln in result.stdout.splitlines() if " rows, " in ln]
         for line in lines:
             print("   " + line.strip()[:160])
+        deferred = (result.stdout + result.stderr).count("Pausing task as DEFERRED")
+        print(f"   {deferred} task(s) deferred their wait to the trigger")
 
 
 if __name__ == "__main__":

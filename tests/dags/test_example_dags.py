@@ -24,6 +24,11 @@ def run_dag(bag: Any, dag_id: str, deferrable: bool, conf: dict[str, Any]) -> An
     return dag.test(run_conf=conf)
 
 
+def assert_waits_ran_where_asked(output: str, deferrable: bool, expected_deferrals: int) -> None:
+    deferrals = output.count("Pausing task as DEFERRED")
+    assert deferrals == (expected_deferrals if deferrable else 0), deferrals
+
+
 def task_states(dag_run: Any) -> dict[str, str]:
     return {
         ti.task_id + (f"[{ti.map_index}]" if ti.map_index >= 0 else ""): ti.state for ti in dag_run.get_task_instances()
@@ -40,6 +45,7 @@ def test_after_warehouse_load(example_dag_bag, analytics_emulator, analytics_con
     kinds = [j.operation for j in analytics_emulator.jobs]
     assert kinds == ["bust_data_source_cache", "preload_dashboard", "submit_widget_export"]
     output = capfd.readouterr()
+    assert_waits_ran_where_asked(output.out + output.err, deferrable, 3)
     assert analytics_emulator.api_key not in output.out + output.err
 
 
@@ -51,6 +57,7 @@ def test_scheduled_exports(example_dag_bag, analytics_emulator, analytics_connec
     assert files == sorted(f"widget-{w}.{f}" for w in (101, 102, 201) for f in ("xlsx", "pdf"))
     assert all(p.read_bytes()[:4] in (b"PK\x03\x04", b"%PDF") for p in tmp_path.rglob("*.*"))
     output = capfd.readouterr()
+    assert_waits_ran_where_asked(output.out + output.err, deferrable, 6)
     assert analytics_emulator.api_key not in output.out + output.err
 
 
@@ -61,6 +68,7 @@ def test_post_deploy_publish(example_dag_bag, analytics_emulator, analytics_conn
     kinds = sorted(j.operation for j in analytics_emulator.jobs)
     assert kinds == ["execute_data_schedule", "preload_dashboard", "preload_dashboard", "publish_aml_project"]
     output = capfd.readouterr()
+    assert_waits_ran_where_asked(output.out + output.err, deferrable, 4)
     assert analytics_emulator.api_key not in output.out + output.err
 
 
