@@ -19,7 +19,7 @@ import tenacity
 from analytics_provider import __version__
 from analytics_provider.api.budget import QuotaBudget
 from analytics_provider.api.request import ApiRequest, build_request, parse_response
-from analytics_provider.api.retry import RetryPolicy
+from analytics_provider.api.retry import RetryPolicy, is_retryable
 from analytics_provider.api.settings import ConnectionSettings
 from analytics_provider.exceptions import AnalyticsTransportError, RateLimitExceedError
 
@@ -38,6 +38,8 @@ class _LoopShared:
         self.session: aiohttp.ClientSession | None = None
         self.users = 0
         self.settings: dict[str, tuple[float, ConnectionSettings]] = {}
+        self.timeouts: dict[tuple[float, float], aiohttp.ClientTimeout] = {}
+        self.settings_locks: dict[str, asyncio.Lock] = {}
         self.budgets: dict[tuple[str, str], QuotaBudget] = {}
 
 
@@ -84,16 +86,21 @@ class AsyncAnalyticsClient:
             await session.close()
 
     async def settings(self) -> ConnectionSettings:
+        """The connection's settings, read once for all the waits of the loop (then every 5 min)."""
         shared = self._require()
         cached = shared.settings.get(self.analytics_conn_id)
         if cached and time.monotonic() - cached[0] < SETTINGS_TTL:
             return cached[1]
-        from airflow.sdk import BaseHook
+        async with shared.settings_locks.setdefault(self.analytics_conn_id, asyncio.Lock()):
+            cached = shared.settings.get(self.analytics_conn_id)  # another wait may have read it meanwhile
+            if cached and time.monotonic() - cached[0] < SETTINGS_TTL:
+                return cached[1]
+            from airflow.sdk import BaseHook
 
-        conn = await BaseHook.aget_connection(self.analytics_conn_id)
-        settings = ConnectionSettings.from_connection(conn, self.analytics_conn_id)
-        shared.settings[self.analytics_conn_id] = (time.monotonic(), settings)
-        return settings
+            conn = await BaseHook.aget_connection(self.analytics_conn_id)
+            settings = ConnectionSettings.from_connection(conn, self.analytics_conn_id)
+            shared.settings[self.analytics_conn_id] = (time.monotonic(), settings)
+            return settings
 
     def budget(self, endpoint: str) -> QuotaBudget:
         return self._require().budgets.setdefault((self.analytics_conn_id, endpoint), QuotaBudget())
@@ -109,8 +116,20 @@ class AsyncAnalyticsClient:
         """Run an operation with the hook's retry rules; waits its turn in the shared quota."""
         request = build_request(name, path_args, query, body)
         policy = retry_policy or self.retry_policy
+        try:  # the common case, once per poll of every wait: one attempt, no retry machinery
+            return await self._send(request)
+        except Exception as exc:
+            if policy.max_attempts <= 1 or not is_retryable(exc, request.operation):
+                raise
+            failures: list[BaseException] = [exc]
+
+        async def attempt() -> Any:
+            if failures:  # the policy sees the first failure as its first attempt (and its Retry-After)
+                raise failures.pop()
+            return await self._send(request)
+
         retrying = tenacity.AsyncRetrying(sleep=asyncio.sleep, **policy.tenacity_kwargs(request.operation))
-        return await retrying(self._send, request)
+        return await retrying(attempt)
 
     async def _send(self, request: ApiRequest) -> Any:
         import aiohttp
@@ -123,10 +142,10 @@ class AsyncAnalyticsClient:
             async with self._require().session.request(  # type: ignore[union-attr]
                 request.method,
                 settings.url(request.path),
-                params=list(request.params),
+                params=request.params or None,
                 json=request.json,
                 headers={settings.header_name: settings.api_key},
-                timeout=aiohttp.ClientTimeout(connect=settings.connect_timeout, sock_read=settings.read_timeout),
+                timeout=self._timeout(settings),
                 allow_redirects=False,
             ) as response:
                 body = await response.read()
@@ -146,6 +165,15 @@ class AsyncAnalyticsClient:
         except RateLimitExceedError as exc:
             budget.exhausted(exc.retry_after)
             raise
+
+    def _timeout(self, settings: ConnectionSettings) -> aiohttp.ClientTimeout:
+        import aiohttp
+
+        key = (settings.connect_timeout, settings.read_timeout)
+        timeouts = self._require().timeouts
+        if key not in timeouts:
+            timeouts[key] = aiohttp.ClientTimeout(connect=key[0], sock_read=key[1])
+        return timeouts[key]
 
     def _require(self) -> _LoopShared:
         if self._shared is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,6 +19,9 @@ DEFAULT_MAX_FAILURES = 5
 
 class AnalyticsJobTrigger(BaseTrigger):
     """Poll a job until it ends, then yield exactly one event.
+
+    The first poll is immediate; the second comes after a random half to whole interval (so
+    that hundreds of waits started at once do not poll in lock-step), the rest every interval.
 
     The event is ``{"status": "success" | "failed" | "timeout" | "error", "job_id", "job_status",
     "last_error_log", "message"}``. ``job_id`` is the job finally waited on: when the service
@@ -62,6 +66,7 @@ class AnalyticsJobTrigger(BaseTrigger):
         from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 
         job_id = self.job_id
+        first_sleep = True
         async with AsyncAnalyticsClient(self.analytics_conn_id) as client:
             while True:
                 remaining = self.end_time - time.time()
@@ -90,7 +95,11 @@ class AnalyticsJobTrigger(BaseTrigger):
                     )
                     return
                 self.log.debug("Job %s is %s", job_id, state.status)
-                await asyncio.sleep(min(self.poll_interval, max(0.0, self.end_time - time.time())))
+                interval = self.poll_interval
+                if first_sleep:  # waits started together spread out once, instead of polling in lock-step
+                    interval *= random.uniform(0.5, 1.0)
+                    first_sleep = False
+                await asyncio.sleep(min(interval, max(0.0, self.end_time - time.time())))
 
     @staticmethod
     def _event(

@@ -156,3 +156,15 @@ def test_the_fixtures(analytics_connection: str, analytics_emulator: AnalyticsEm
     assert analytics_connection == "analytics_default"
     assert json.loads(os.environ["AIRFLOW_CONN_ANALYTICS_DEFAULT"]) == json.loads(analytics_emulator.connection_json())
     assert analytics_emulator.running and analytics_emulator.requests == []
+
+
+def test_job_done_answers_404_until_the_job_succeeded(emu, api: Api) -> None:
+    emu.job_duration = 0.3
+    job = api.post("/dashboard_widgets/101/submit_export", json={"output": "csv"}).json()["job"]
+    assert control(emu, "GET", f"jobs/{job['id']}/done").status_code == 404
+    deadline = time.monotonic() + 10
+    while control(emu, "GET", f"jobs/{job['id']}/done").status_code != 200:
+        assert time.monotonic() < deadline, "the job never succeeded"
+        time.sleep(0.05)
+    assert api.get(f"/jobs/{job['id']}").json()["job"]["status"] == "success"
+    assert control(emu, "GET", "jobs/999999/done").status_code == 404

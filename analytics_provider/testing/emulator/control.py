@@ -53,6 +53,8 @@ class ControlService:
 
     def answer(self, request: Incoming) -> Outcome:
         name = request.path[len(PREFIX):].strip("/") or "info"
+        if request.method == "GET" and name.startswith("jobs/") and name.endswith("/done"):
+            return self._job_done(name.split("/")[1])
         handler = self.routes.get((request.method, name))
         if handler is None:
             known = ", ".join(f"{m} {PREFIX}/{n}" for m, n in self.routes)
@@ -65,3 +67,13 @@ class ControlService:
         except (KeyError, TypeError, ValueError) as exc:
             return json_outcome(400, {"type": "InvalidParameterError", "message": f"{type(exc).__name__}: {exc}"})
         return json_outcome(200, {"ok": True, "result": result})
+
+    def _job_done(self, job_id: str) -> Outcome:
+        """``GET /_emulator/jobs/{id}/done``: 404 until the job succeeded, then 200.
+
+        The wait a plain HTTP sensor can do (it polls until an answer is not 404); the benchmarks
+        use it to compare the http provider's trigger with ours on the same jobs.
+        """
+        job = next((j for j in self.emulator.jobs if str(j.id) == job_id), None)
+        status = job.to_json(time.time())["status"] if job is not None else "unknown"
+        return json_outcome(200 if status == "success" else 404, {"id": job_id, "status": status})

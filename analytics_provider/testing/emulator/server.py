@@ -23,6 +23,7 @@ class EmulatorHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 1024  # many waits connecting at once must queue, not be reset
 
     def __init__(
         self,
