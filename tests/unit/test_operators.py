@@ -337,3 +337,23 @@ def test_trigger_serialises_only_plain_values() -> None:
         "max_failures": 5,
     }
     assert type(trigger)(**kwargs).serialize() == (classpath, kwargs)
+
+
+def test_dashboard_link_reads_the_url_the_task_pushed(monkeypatch) -> None:
+    from airflow.sdk.execution_time import xcom
+
+    from analytics_provider.links import DASHBOARD_URL_KEY, AnalyticsDashboardLink
+
+    asked: list[str] = []
+
+    def get_value(*, ti_key: Any, key: str) -> str | None:
+        asked.append(key)
+        return "https://svc/dashboards/7" if ti_key == "with-url" else None
+
+    monkeypatch.setattr(xcom.XCom, "get_value", staticmethod(get_value))
+    link = AnalyticsDashboardLink()
+    assert link.get_link(None, ti_key="with-url") == "https://svc/dashboards/7"
+    assert link.get_link(None, ti_key="without") == ""
+    assert asked == [DASHBOARD_URL_KEY, DASHBOARD_URL_KEY]
+    assert AnalyticsExportWidgetOperator.operator_extra_links[0].name == "Analytics dashboard"
+    assert AnalyticsPreloadDashboardOperator.operator_extra_links[0].name == "Analytics dashboard"

@@ -1,0 +1,57 @@
+"""The publish operator checks custom charts first: a broken chart stops the publish, a clean one goes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airflow.exceptions import AirflowException
+
+from analytics_provider.operators import AnalyticsPublishAmlProjectOperator
+
+CORPUS = Path(__file__).resolve().parents[1] / "aml" / "corpus"
+
+
+class FakeTI:
+    def __init__(self) -> None:
+        self.xcom: dict[str, Any] = {}
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        self.xcom[key] = value
+
+
+def publish_task(project_dir: Path) -> AnalyticsPublishAmlProjectOperator:
+    return AnalyticsPublishAmlProjectOperator(
+        task_id="publish", project_dir=str(project_dir), lint_custom_charts=True, poll_interval=0.05
+    )
+
+
+def publishes(emulator: Any) -> list[Any]:
+    return [r for r in emulator.requests if r.operation == "publish_aml_project"]
+
+
+def test_a_broken_chart_stops_the_publish_with_the_diagnostic_in_the_log(
+    analytics_emulator, analytics_connection, tmp_path, capsys
+) -> None:
+    shutil.copytree(CORPUS / "valid" / "dashboard_project", tmp_path / "charts")
+    shutil.copy(CORPUS / "invalid" / "data_not_values.chart.aml", tmp_path / "charts" / "broken.chart.aml")
+    with pytest.raises(AirflowException, match="custom chart check found 1 error") as raised:
+        publish_task(tmp_path).execute({"ti": FakeTI()})
+    line = f"{tmp_path / 'charts' / 'broken.chart.aml'}:6:13: CC404"
+    assert line in str(raised.value)
+    assert line in capsys.readouterr().out  # the task log
+    assert publishes(analytics_emulator) == []  # nothing was sent
+
+
+def test_a_clean_project_is_checked_then_published(analytics_emulator, analytics_connection, tmp_path) -> None:
+    shutil.copytree(CORPUS / "valid" / "dashboard_project", tmp_path / "charts")
+    result = publish_task(tmp_path).execute({"ti": FakeTI()})
+    assert result["target_commit"] and result["objects"]
+    assert len(publishes(analytics_emulator)) == 1
+
+
+def test_lint_needs_a_project_dir() -> None:
+    with pytest.raises(ValueError, match="lint_custom_charts needs project_dir"):
+        AnalyticsPublishAmlProjectOperator(task_id="publish", lint_custom_charts=True)
