@@ -104,32 +104,21 @@ def run(make_triggers: Callable[[], list[Any]], patch: Callable[[PollClock], Cal
     }
 
 
-def patch_ours(clock: PollClock) -> Callable[[], None]:
-    from analytics_provider.hooks.async_client import AsyncAnalyticsClient
-    from analytics_provider.triggers import analytics as module
+def patcher(trigger_module: Any, client_class: type, method: str) -> Callable[[PollClock], Callable[[], None]]:
+    """Instrument a trigger: its module's sleeps (when it asks to wake) and its client's requests."""
 
-    saved = (module.asyncio, AsyncAnalyticsClient.call)
-    module.asyncio = clock.patched_asyncio()  # type: ignore[assignment]
-    AsyncAnalyticsClient.call = clock.wrap(AsyncAnalyticsClient.call)  # type: ignore[method-assign]
+    def patch(clock: PollClock) -> Callable[[], None]:
+        saved = (trigger_module.asyncio, getattr(client_class, method))
+        trigger_module.asyncio = clock.patched_asyncio()
+        setattr(client_class, method, clock.wrap(saved[1]))
 
-    def undo() -> None:
-        module.asyncio, AsyncAnalyticsClient.call = saved  # type: ignore[method-assign]
+        def undo() -> None:
+            trigger_module.asyncio = saved[0]
+            setattr(client_class, method, saved[1])
 
-    return undo
+        return undo
 
-
-def patch_http(clock: PollClock) -> Callable[[], None]:
-    from airflow.providers.http.hooks.http import HttpAsyncHook
-    from airflow.providers.http.triggers import http as module
-
-    saved = (module.asyncio, HttpAsyncHook.run)
-    module.asyncio = clock.patched_asyncio()  # type: ignore[assignment]
-    HttpAsyncHook.run = clock.wrap(HttpAsyncHook.run)  # type: ignore[method-assign]
-
-    def undo() -> None:
-        module.asyncio, HttpAsyncHook.run = saved  # type: ignore[method-assign]
-
-    return undo
+    return patch
 
 
 def submit_jobs(count: int, tag: str) -> list[int]:
@@ -157,17 +146,23 @@ def main() -> int:
         results = {}
         ours = submit_jobs(args.waits, "ours")
         deadline = time.time() + 600
+        from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+        from analytics_provider.triggers import analytics as our_module
+
         results["AnalyticsJobTrigger"] = run(
-            lambda: [AnalyticsJobTrigger("analytics_default", j, args.interval, deadline) for j in ours], patch_ours
+            lambda: [AnalyticsJobTrigger("analytics_default", j, args.interval, deadline) for j in ours],
+            patcher(our_module, AsyncAnalyticsClient, "call"),
         )
         if not args.skip_http:
+            from airflow.providers.http.hooks.http import HttpAsyncHook
+            from airflow.providers.http.triggers import http as http_module
             from airflow.providers.http.triggers.http import HttpSensorTrigger
 
             theirs = submit_jobs(args.waits, "http")
             results["HttpSensorTrigger"] = run(
                 lambda: [HttpSensorTrigger(endpoint=f"_emulator/jobs/{j}/done", http_conn_id="bench_http",
                                            poke_interval=args.interval) for j in theirs],
-                patch_http,
+                patcher(http_module, HttpAsyncHook, "run"),
             )
     print(f"{args.waits} waits at once, {args.interval:g} s interval, jobs of {args.job_seconds:g} s")
     print("CPU ms/poll: whole run (start-up included) and steady state (all waits polling, none ended yet)")
