@@ -143,7 +143,7 @@ _OPERATIONS = (
     Operation("update_group", "PUT", "/groups/{id}", "group", wrapper="group"),
     # Embedding
     Operation("create_shortened_embed_token", "POST", "/embed/{hashcode}/shorten_token", "shortened_token",
-              status=201),
+              creates=True, status=201),
     # Data sources, sets, models, reports
     Operation("get_data_source", "GET", "/data_sources/{id}", "data_source"),
     Operation("update_data_source", "PUT", "/data_sources/{id}", "data_source", wrapper="data_source"),

@@ -133,7 +133,9 @@ class AnalyticsClientHook(BaseHook):
         response = self._http(request, self.settings.url(request.path), params=request.params, json=request.json)
         return parse_response(request, response.status_code, response.headers, response.content)
 
-    def _http(self, request: ApiRequest, url: str, **kwargs: Any) -> requests.Response:
+    def _http(
+        self, request: ApiRequest, url: str, headers_extra: Mapping[str, str] | None = None, **kwargs: Any
+    ) -> requests.Response:
         """One HTTP exchange: waits out a spent quota first, records the quota after."""
         endpoint = request.operation.endpoint
         same_origin = self.settings.is_same_origin(url)
@@ -141,6 +143,7 @@ class AnalyticsClientHook(BaseHook):
             log.info("Quota of %s spent; waiting %.1f s for its reset", endpoint, delay)
             self.sleep(delay)
         headers = {self.settings.header_name: self.settings.api_key} if same_origin else {}
+        headers.update(headers_extra or {})
         try:
             response = self.session.request(
                 request.method,
@@ -200,11 +203,13 @@ class AnalyticsClientHook(BaseHook):
                 break
             url = urljoin(response.url, response.headers["Location"])
             response.close()
-            response = self._http(request, url, stream=True)
+            # identity: the byte count must match Content-Length, which a decompressed body would not
+            response = self._http(request, url, stream=True, headers_extra={"Accept-Encoding": "identity"})
         with response:
+            if response.is_redirect:
+                raise AnalyticsTransportError(f"more than {MAX_REDIRECTS} redirects from {request.describe()}")
             if not 200 <= response.status_code < 300:
                 parse_response(request, response.status_code, response.headers, response.content)
-                raise AnalyticsTransportError(f"too many redirects from {request.describe()}")
             expected = response.headers.get("Content-Length")
             path, size = save_stream(
                 _chunks(response, request),

@@ -45,6 +45,7 @@ def save_stream(
     A destination that is a folder (an existing one, or a path ending in ``/``) receives the
     file under ``suggested_name``.
     """
+    wants_folder = os.fspath(destination).endswith("/") if isinstance(destination, (str, os.PathLike)) else False
     remote = _remote_path(destination)
     local = None if remote is not None else _local_path(destination, suggested_name)
     scratch_dir = str(local.parent) if local is not None else None
@@ -64,7 +65,7 @@ def save_stream(
         if local is not None:
             os.replace(tmp_name, local)
             return str(local), size
-        target = _remote_target(remote, suggested_name)
+        target = _remote_target(remote, suggested_name, wants_folder)
         with open(tmp_name, "rb") as src, target.open("wb") as dst:
             shutil.copyfileobj(src, dst, CHUNK_SIZE)
         return str(target), size
@@ -96,7 +97,8 @@ def _local_path(destination: Destination, suggested_name: str | None) -> Path:
     return path
 
 
-def _remote_target(remote: Any, suggested_name: str | None) -> Any:
-    if str(remote).endswith("/") or (remote.exists() and remote.is_dir()):
+def _remote_target(remote: Any, suggested_name: str | None, wants_folder: bool) -> Any:
+    # ObjectStoragePath drops a trailing "/", so the caller's spelling says "folder"
+    if wants_folder or str(remote).endswith("/") or (remote.exists() and remote.is_dir()):
         return remote / (suggested_name or "export")
     return remote

@@ -153,6 +153,8 @@ class AnalyticsPreloadDashboardOperator(_DashboardLinkMixin):
 
     def check_inputs(self) -> None:
         self.dashboard_filter_conditions = check_conditions(self.dashboard_filter_conditions)
+        if isinstance(self.bust_cache, str) and self.bust_cache.strip().lower() in ("true", "false"):
+            self.bust_cache = self.bust_cache.strip().lower() == "true"  # rendered from a template
         if not isinstance(self.bust_cache, bool):
             raise AnalyticsParameterError(f"{self.task_id}: bust_cache must be true or false, got {self.bust_cache!r}")
 

@@ -29,8 +29,8 @@ class AnalyticsJobOperator(BaseOperator):
     :param timeout: seconds to wait for the job before failing the task.
     :param deferrable: wait in the triggerer instead of holding a worker slot
         (default: ``[operators] default_deferrable``).
-    :param max_failures: failed looks in a row (after the hook's own retries) that end a
-        deferred wait.
+    :param max_failures: in a deferred wait, the attempts each look at the job may take
+        (transient failures are retried with backoff up to this count) before the wait ends in error.
 
     The job id is pushed to XCom under ``job_id`` as soon as the job is submitted.
     """

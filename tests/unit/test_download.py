@@ -111,3 +111,32 @@ def test_remote_object_storage_receives_one_complete_upload(hook, mock) -> None:
     result = hook.download_export(7, target)
     assert result["path"].endswith("bucket/exports/out.csv")
     assert target.read_bytes() == CSV
+
+
+def test_the_file_is_asked_for_uncompressed_so_its_size_can_be_checked(hook, mock, tmp_path) -> None:
+    _redirect(mock)
+    hook.download_export(7, tmp_path / "x.csv")
+    assert mock.request_history[1].headers["Accept-Encoding"] == "identity"
+
+
+def test_endless_redirects_end_in_a_transport_error(hook, mock, tmp_path) -> None:
+    from analytics_provider.exceptions import AnalyticsTransportError
+
+    hook.retry_policy = type(hook.retry_policy)(max_attempts=1)
+    mock.get(BASE + "/exports/download", status_code=302, headers={"Location": FILES})
+    mock.get(FILES, status_code=302, headers={"Location": FILES})
+    with pytest.raises(AnalyticsTransportError, match="more than 5 redirects"):
+        hook.download_export(7, tmp_path / "x.csv")
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_remote_folder_spelled_with_a_slash_keeps_the_file_name(hook, mock, monkeypatch) -> None:
+    from upath import UPath
+
+    from analytics_provider.hooks import download
+
+    monkeypatch.setattr(download, "_remote_path", lambda d: UPath(str(d).rstrip("/")) if "://" in str(d) else None)
+    _redirect(mock)
+    result = hook.download_export(7, "memory://bucket/daily/")
+    assert result["path"].endswith("bucket/daily/report.csv")
+    assert UPath("memory://bucket/daily/report.csv").read_bytes() == CSV

@@ -357,3 +357,16 @@ def test_dashboard_link_reads_the_url_the_task_pushed(monkeypatch) -> None:
     assert asked == [DASHBOARD_URL_KEY, DASHBOARD_URL_KEY]
     assert AnalyticsExportWidgetOperator.operator_extra_links[0].name == "Analytics dashboard"
     assert AnalyticsPreloadDashboardOperator.operator_extra_links[0].name == "Analytics dashboard"
+
+
+def test_preload_reads_a_rendered_bust_cache(mock, context) -> None:
+    mock.get(f"{BASE}/dashboards/7", json={"dashboard": {"id": 7, "url": "u"}})
+    mock.post(f"{BASE}/dashboards/7/submit_preload", json={"job": {"id": 11, "status": "created"}})
+    op = AnalyticsPreloadDashboardOperator(task_id="p", dashboard_id=7, bust_cache="{{ params.bust }}",
+                                           wait_for_completion=False)
+    op.bust_cache = "True"  # as rendered
+    op.execute(context)
+    assert mock.last_request.json()["bust_cache"] is True
+    op.bust_cache = "sometimes"
+    with pytest.raises(AnalyticsParameterError, match="bust_cache must be true or false"):
+        op.execute(context)
