@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any
 from urllib.parse import urljoin
@@ -42,6 +42,8 @@ class AnalyticsClientHook(BaseHook):
     default_conn_name = "analytics_default"
     conn_type = "analytics"
     hook_name = "Analytics Service"
+    sleep = staticmethod(time.sleep)  # how the hook waits (retries, quotas, polls); tests swap both
+    clock = staticmethod(time.monotonic)
 
     def __init__(
         self,
@@ -64,7 +66,6 @@ class AnalyticsClientHook(BaseHook):
         self.retry_policy = policy
         self._timeouts = (connect_timeout, timeout)
         self.rate_limit_tracker = RateLimitTracker()
-        self.sleep: Callable[[float], None] = time.sleep
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(analytics_conn_id={self.analytics_conn_id!r})"
@@ -168,7 +169,7 @@ class AnalyticsClientHook(BaseHook):
 
         Raises :class:`AnalyticsJobTimeout` when it is still pending after ``timeout`` seconds.
         """
-        deadline = time.monotonic() + timeout
+        deadline = self.clock() + timeout
         while True:
             state = read_job(self.call("get_job", job_id) or {}, job_id)
             if state.outcome is JobOutcome.FOLLOW and state.existing_job_id is not None:
@@ -177,7 +178,7 @@ class AnalyticsClientHook(BaseHook):
                 continue
             if state.outcome is not JobOutcome.PENDING:
                 return state
-            if time.monotonic() + poll_interval > deadline:
+            if self.clock() + poll_interval > deadline:
                 raise AnalyticsJobTimeout(
                     f"job {job_id} is still {state.status} after {timeout:g} s", job_id=job_id, status=state.status
                 )

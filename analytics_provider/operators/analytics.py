@@ -49,7 +49,9 @@ def check_conditions(conditions: Any) -> list[dict[str, Any]]:
     return check_filter_conditions(conditions or [])
 
 
-class _DashboardLinkMixin(AnalyticsJobOperator):
+class _DashboardJobOperator(AnalyticsJobOperator):
+    """A job operator whose task links to the dashboard it worked on."""
+
     operator_extra_links = (AnalyticsDashboardLink(),)
 
     def push_dashboard_url(self, context: Context, url: str | None) -> None:
@@ -57,7 +59,7 @@ class _DashboardLinkMixin(AnalyticsJobOperator):
             context["ti"].xcom_push(key=DASHBOARD_URL_KEY, value=url)
 
 
-class AnalyticsExportWidgetOperator(_DashboardLinkMixin):
+class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     """Export a dashboard widget's data as csv, xlsx or pdf and download the file.
 
     :param widget_id: the dashboard widget (templated).
@@ -119,7 +121,7 @@ class AnalyticsExportWidgetOperator(_DashboardLinkMixin):
         return {"job_id": job_id, **result}
 
 
-class AnalyticsPreloadDashboardOperator(_DashboardLinkMixin):
+class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
     """Run a dashboard's widgets into the service's cache, so the first viewer waits for nothing.
 
     :param dashboard_id: the dashboard (templated).

@@ -76,7 +76,7 @@ class AnalyticsJobTrigger(BaseTrigger):
                 policy = RetryPolicy(max_attempts=self.max_failures, max_elapsed=remaining)
                 try:
                     job = await client.call("get_job", job_id, retry_policy=policy)
-                except AnalyticsApiError as exc:
+                except (AnalyticsApiError, ValueError) as exc:  # ValueError: an unusable connection
                     if time.time() >= self.end_time:
                         continue  # the deadline ended the retries: a timeout, not an error
                     yield self._event("error", job_id, "", f"could not read job {job_id}: {exc}")

@@ -88,14 +88,13 @@ def test_data_sets_from_aml_cannot_be_deleted(hook: AnalyticsHook) -> None:
                 hook.get_dashboard_widget(w["id"], include_report=True)["query_report"]["id"]
             )
             seen.append(hook.get_data_set(report["data_set_id"]))
-    from_aml = next((s for s in seen if s.get("from_aml")), None)
-    if from_aml is not None:
-        with pytest.raises(exc.InvalidOperationError):
-            hook.delete_data_set(from_aml["id"])
-    plain = next((s for s in seen if not s.get("from_aml")), None)
-    if plain is not None:
-        assert "message" in hook.delete_data_set(plain["id"])
-    assert from_aml is not None or plain is not None
+    from_aml = next(s for s in seen if s.get("from_aml"))
+    plain = next(s for s in seen if not s.get("from_aml"))
+    with pytest.raises(exc.InvalidOperationError):
+        hook.delete_data_set(from_aml["id"])
+    assert "message" in hook.delete_data_set(plain["id"])
+    with pytest.raises(exc.NotFoundError):
+        hook.get_data_set(plain["id"])
 
 
 def test_schedules_and_alerts(hook: AnalyticsHook) -> None:

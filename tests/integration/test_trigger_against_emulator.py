@@ -129,3 +129,10 @@ async def test_many_waits_share_one_session_and_the_key_stays_out_of_events(
     events = await asyncio.gather(*(collect(trigger_for(j["id"])) for j in jobs))
     assert [e[0]["status"] for e in events] == ["success"] * 20
     assert analytics_emulator.api_key not in str(events)
+
+
+async def test_an_unusable_connection_ends_in_an_error_event(monkeypatch) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_BROKEN", '{"conn_type": "analytics", "extra": {"region": "eu"}}')
+    trigger = AnalyticsJobTrigger("broken", 1, 0.05, time.time() + 30)
+    (event,) = await collect(trigger)
+    assert event["status"] == "error" and "has no API key" in event["message"]

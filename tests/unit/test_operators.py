@@ -39,10 +39,19 @@ def context() -> dict[str, Any]:
 
 
 @pytest.fixture(autouse=True)
-def _no_sleep(monkeypatch, conn_env) -> None:
+def fake_time(monkeypatch, conn_env) -> list[float]:
+    """The hook's waits advance a fake clock instead of sleeping; returns the waits taken."""
     from analytics_provider.hooks.client import AnalyticsClientHook
 
-    monkeypatch.setattr(AnalyticsClientHook, "sleep", lambda self, s: None, raising=False)
+    now, waits = [0.0], []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(AnalyticsClientHook, "sleep", staticmethod(sleep))
+    monkeypatch.setattr(AnalyticsClientHook, "clock", staticmethod(lambda: now[0]))
+    return waits
 
 
 def _job(mock, job_id: int, *statuses: str, **extra: Any) -> None:
@@ -142,12 +151,13 @@ def test_execute_complete_refuses_unexpected_events(context, tmp_path, event) ->
         _export(destination=str(tmp_path / "x.csv")).execute_complete(context, event)
 
 
-def test_sync_wait_times_out(mock, context) -> None:
+def test_sync_wait_times_out(mock, context, fake_time) -> None:
     mock.post(f"{BASE}/data_sources/3/bust_exploration_cache", json={"job": {"id": 9, "status": "created"}})
     mock.get(f"{BASE}/jobs/9", json={"job": {"id": 9, "status": "running"}})
     op = AnalyticsBustDataSourceCacheOperator(task_id="bust", data_source_id=3, poll_interval=0.5, timeout=1)
     with pytest.raises(AnalyticsJobTimeout, match="job 9 is still running"):
         op.execute(context)
+    assert fake_time == [0.5, 0.5]  # polls at 0, 0.5 and 1.0 s; a further wait would pass the 1 s timeout
 
 
 def test_sync_wait_follows_already_existed(mock, context) -> None:
