@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import BaseOperatorLink
+from airflow.providers.common.compat.sdk import BaseOperatorLink
 
 if TYPE_CHECKING:
-    from airflow.sdk.types import TaskInstanceKey
+    from airflow.providers.common.compat.sdk import TaskInstanceKey
 
 DASHBOARD_URL_KEY = "dashboard_url"
 
@@ -18,7 +18,7 @@ class AnalyticsDashboardLink(BaseOperatorLink):
     name = "Analytics dashboard"
 
     def get_link(self, operator: Any, *, ti_key: TaskInstanceKey) -> str:
-        from airflow.sdk.execution_time.xcom import XCom
+        from airflow.providers.common.compat.sdk import XCom
 
         url = XCom.get_value(ti_key=ti_key, key=DASHBOARD_URL_KEY)
         return str(url) if url else ""

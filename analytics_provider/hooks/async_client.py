@@ -95,9 +95,9 @@ class AsyncAnalyticsClient:
             cached = shared.settings.get(self.analytics_conn_id)  # another wait may have read it meanwhile
             if cached and time.monotonic() - cached[0] < SETTINGS_TTL:
                 return cached[1]
-            from airflow.sdk import BaseHook
+            from airflow.providers.common.compat.connection import get_async_connection
 
-            conn = await BaseHook.aget_connection(self.analytics_conn_id)
+            conn = await get_async_connection(self.analytics_conn_id)
             settings = ConnectionSettings.from_connection(conn, self.analytics_conn_id)
             shared.settings[self.analytics_conn_id] = (time.monotonic(), settings)
             return settings

@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 
 import requests
 import tenacity
-from airflow.sdk import BaseHook
+from airflow.providers.common.compat.sdk import BaseHook
 
 from analytics_provider import __version__
 from analytics_provider.api.jobs import JobOutcome, JobState, read_job

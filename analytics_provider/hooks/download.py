@@ -80,7 +80,7 @@ def _remote_path(destination: Destination) -> Any | None:
         text = os.fspath(destination)
         if "://" not in text or text.startswith("file://"):
             return None
-        from airflow.sdk import ObjectStoragePath
+        from airflow.providers.common.compat.sdk import ObjectStoragePath
 
         destination = ObjectStoragePath(text)
     protocol = getattr(destination, "protocol", None)

@@ -15,7 +15,7 @@ from analytics_provider.links import DASHBOARD_URL_KEY, AnalyticsDashboardLink
 from analytics_provider.operators.base import AnalyticsJobOperator
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
+    from airflow.providers.common.compat.sdk import Context
 
 LEGACY_OUTPUTS = {"excel": "xlsx"}
 

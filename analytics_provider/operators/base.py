@@ -7,13 +7,12 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from airflow.configuration import conf
-from airflow.sdk import BaseOperator
+from airflow.providers.common.compat.sdk import BaseOperator, conf
 
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
+    from airflow.providers.common.compat.sdk import Context
 
     from analytics_provider.hooks.analytics import AnalyticsHook
 

@@ -7,15 +7,18 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from airflow.configuration import conf
-from airflow.sdk import BaseSensorOperator
-from airflow.sdk.exceptions import AirflowFailException, AirflowSensorTimeout
+from airflow.providers.common.compat.sdk import (
+    AirflowFailException,
+    AirflowSensorTimeout,
+    BaseSensorOperator,
+    conf,
+)
 
 from analytics_provider.api.jobs import JobOutcome, read_job
 from analytics_provider.operators.base import describe_job_failure
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
+    from airflow.providers.common.compat.sdk import Context
 
     from analytics_provider.hooks.analytics import AnalyticsHook
 

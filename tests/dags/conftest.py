@@ -21,17 +21,36 @@ def airflow_db() -> None:
 
 @pytest.fixture(scope="session")
 def example_dag_bag(airflow_db: None) -> Any:
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
-
-    bag = DagBag(dag_folder=str(EXAMPLE_DAGS))
+    bag = _dag_bag_class()(dag_folder=str(EXAMPLE_DAGS))
     assert bag.import_errors == {}
-    sync_bag_to_db(bag, "dags-folder", None)
+    _sync_bag_to_db(bag)
     return bag
+
+
+def _dag_bag_class() -> Any:
+    try:
+        from airflow.dag_processing.dagbag import DagBag  # Airflow 3.2+
+    except ImportError:
+        from airflow.models.dagbag import DagBag
+    return DagBag
+
+
+def _sync_bag_to_db(bag: Any) -> None:
+    """Store the DAGs as the dag processor would (``dag.test()`` reads them back from the DB)."""
+    try:
+        from airflow.dag_processing.dagbag import sync_bag_to_db  # Airflow 3.2+
+    except ImportError:
+        try:
+            from airflow.models.dagbag import sync_bag_to_db  # Airflow 3.1
+        except ImportError:  # Airflow 3.0
+            bag.sync_to_db("dags-folder", None)
+            return
+    sync_bag_to_db(bag, "dags-folder", None)
 
 
 def set_deferrable(dag: Any, deferrable: bool) -> None:
     """Switch every analytics task of a DAG between waiting on the worker and in the triggerer."""
-    from airflow.sdk.definitions.mappedoperator import MappedOperator
+    from airflow.providers.common.compat.sdk import MappedOperator
 
     from analytics_provider.operators.base import AnalyticsJobOperator
 

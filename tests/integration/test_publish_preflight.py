@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from airflow.exceptions import AirflowException
+from airflow.providers.common.compat.sdk import AirflowException
 
 from analytics_provider.operators import AnalyticsPublishAmlProjectOperator
 

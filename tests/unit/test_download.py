@@ -94,7 +94,7 @@ def test_the_key_goes_along_only_to_the_same_origin(hook, mock, tmp_path) -> Non
 
 
 def test_object_storage_destination(hook, mock, tmp_path) -> None:
-    from airflow.sdk import ObjectStoragePath
+    from airflow.providers.common.compat.sdk import ObjectStoragePath
 
     _redirect(mock)
     target = ObjectStoragePath(f"file://{tmp_path}/nested/out.csv")

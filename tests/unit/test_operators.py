@@ -7,8 +7,13 @@ import warnings
 from typing import Any
 
 import pytest
-from airflow.exceptions import AirflowException, AirflowProviderDeprecationWarning
-from airflow.sdk.exceptions import AirflowFailException, AirflowSensorTimeout, TaskDeferred
+from airflow.exceptions import AirflowProviderDeprecationWarning
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    AirflowSensorTimeout,
+    TaskDeferred,
+)
 
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout, AnalyticsParameterError
 from analytics_provider.operators import (
@@ -350,7 +355,7 @@ def test_trigger_serialises_only_plain_values() -> None:
 
 
 def test_dashboard_link_reads_the_url_the_task_pushed(monkeypatch) -> None:
-    from airflow.sdk.execution_time import xcom
+    from airflow.providers.common.compat.sdk import XCom
 
     from analytics_provider.links import DASHBOARD_URL_KEY, AnalyticsDashboardLink
 
@@ -360,7 +365,7 @@ def test_dashboard_link_reads_the_url_the_task_pushed(monkeypatch) -> None:
         asked.append(key)
         return "https://svc/dashboards/7" if ti_key == "with-url" else None
 
-    monkeypatch.setattr(xcom.XCom, "get_value", staticmethod(get_value))
+    monkeypatch.setattr(XCom, "get_value", staticmethod(get_value))
     link = AnalyticsDashboardLink()
     assert link.get_link(None, ti_key="with-url") == "https://svc/dashboards/7"
     assert link.get_link(None, ti_key="without") == ""
