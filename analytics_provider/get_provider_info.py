@@ -1,11 +1,14 @@
 """What Airflow reads about this provider (entry point ``apache_airflow_provider``).
 
-Plain data only: Airflow calls this at start-up in every process, so it imports nothing.
+Plain data only: Airflow calls this at start-up in every process, so it imports nothing but the
+package's version (its one source, also read by the build).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from analytics_provider import __version__
 
 REGIONS = ("apac", "eu", "us")
 DEFAULT_HEADER_NAME = "X-Service-Key"
@@ -17,7 +20,7 @@ def get_provider_info() -> dict[str, Any]:
         "name": "Analytics Service",
         "description": "Drive the analytics service's public API v2: exports, dashboard preloads, "
         "cache busting, AML publishing, schedules, alerts, users and more.",
-        "versions": ["0.1.0"],
+        "versions": [__version__],
         "integrations": [
             {
                 "integration-name": "Analytics Service",

@@ -57,7 +57,7 @@ with DAG(
         task_id="export_widget",
         widget_id="{{ params.widget_id }}",
         output="csv",
-        destination="{{ params.export_dir }}/{{ ds }}/widget-{{ params.widget_id }}.csv",
+        destination="{{ params.export_dir }}/{{ dag_run.run_after | ds }}/widget-{{ params.widget_id }}.csv",
     )
 
     @task

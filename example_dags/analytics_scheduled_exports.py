@@ -19,6 +19,8 @@ from analytics_provider.operators import AnalyticsExportWidgetOperator
 EXPORT_ROOT = "file://" + str(Path(tempfile.gettempdir()) / "analytics-scheduled-exports")
 WIDGETS = [101, 102, 201]
 FORMATS = ["xlsx", "pdf"]
+# The run's day: every Airflow 3 run has run_after; a run triggered by hand has no logical date (ds).
+RUN_DAY = "{{ dag_run.run_after | ds }}"
 
 with DAG(
     dag_id="analytics_scheduled_exports",
@@ -36,7 +38,7 @@ with DAG(
             {
                 "widget_id": widget_id,
                 "output": output,
-                "destination": f"{{{{ params.export_root }}}}/{{{{ ds }}}}/widget-{widget_id}.{output}",
+                "destination": f"{{{{ params.export_root }}}}/{RUN_DAY}/widget-{widget_id}.{output}",
             }
             for widget_id in WIDGETS
             for output in FORMATS

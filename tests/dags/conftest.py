@@ -10,6 +10,19 @@ import pytest
 EXAMPLE_DAGS = Path(__file__).resolve().parents[2] / "example_dags"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def task_log_level() -> None:
+    """Log at INFO, as a task process does: ``dag.test()`` runs tasks in this process, where
+    Airflow 3.0 leaves structlog unconfigured, which prints the task runner's debug lines (each
+    message to the supervisor in full, the values handed to ``mask_secret`` included)."""
+    import logging
+
+    import structlog
+
+    if not structlog.is_configured():
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+
+
 @pytest.fixture(scope="session")
 def airflow_db() -> None:
     from airflow.dag_processing.bundles.manager import DagBundlesManager

@@ -1,0 +1,168 @@
+"""Virtual environments with a pinned Airflow: the supported versions, and installs that show progress.
+
+The one table of what the provider supports (``SUPPORTED``, ``MATRIX``), read by ``make``,
+``scripts/test_matrix.py``, ``scripts/make_constraints.py`` and ``scripts/wheel_smoke.py``.
+Standard library only: it runs before any virtual environment exists.
+
+``python scripts/envs.py VENV --airflow 3.3.2 --extras dev`` creates (or updates) VENV with
+Airflow and the provider (editable) installed with ``constraints/airflow-<version>.txt``,
+printing one line per step with its time; pip's own output goes to ``VENV/install.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CONSTRAINTS = REPO / "constraints"
+
+# Airflow version -> the Pythons its constraints file is generated and checked on.
+SUPPORTED: dict[str, tuple[str, ...]] = {
+    "3.0.6": ("3.11",),
+    "3.1.8": ("3.11",),
+    "3.2.2": ("3.11",),
+    "3.3.2": ("3.10", "3.11", "3.12", "3.13"),
+}
+NEWEST = "3.3.2"
+# (Airflow, Python) cells of ``make test-matrix``: every supported Airflow, and the oldest and
+# newest Python on the newest Airflow. The README's ``make test`` is NEWEST on the default python3.
+MATRIX: tuple[tuple[str, str], ...] = (
+    ("3.0.6", "3.11"),
+    ("3.1.8", "3.11"),
+    ("3.2.2", "3.11"),
+    ("3.3.2", "3.10"),
+    ("3.3.2", "3.13"),
+)
+
+
+def constraints_file(airflow: str) -> Path:
+    return CONSTRAINTS / f"airflow-{airflow}.txt"
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def find_python(version: str) -> Path:
+    """An interpreter for ``3.X``: ``$PYTHON3_X``, a pyenv install, or ``python3.X`` on PATH."""
+    override = os.environ.get("PYTHON" + version.replace(".", "_"))
+    pyenv_root = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    candidates = [override] if override else []
+    candidates += sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python"), reverse=True)
+    candidates += [shutil.which(f"python{version}") or ""]
+    for candidate in filter(None, candidates):
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True, text=True, check=False,
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == version:
+            return Path(candidate)
+    variable = "PYTHON" + version.replace(".", "_")
+    raise SystemExit(f"no Python {version} found: install it (pyenv install {version}) or set {variable}")
+
+
+def python_of(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def run_step(
+    label: str, command: Sequence[str | os.PathLike[str]], log: Path, env: dict[str, str] | None = None
+) -> float:
+    """Run one install step with its output in ``log``; a line now and then while pip works."""
+    say(f"  {label}")
+    start = last = time.monotonic()
+    collected = 0
+    with log.open("a", encoding="utf-8") as out:
+        first_line = out.tell()
+        out.write(f"\n$ {' '.join(map(str, command))}\n")
+        out.flush()
+        proc = subprocess.Popen(
+            [str(c) for c in command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            now = time.monotonic()
+            if line.startswith("Collecting "):
+                collected += 1
+            if line.startswith("Installing collected packages"):
+                say(f"      {collected} packages resolved; installing them ({now - start:.0f}s)")
+                last = now
+            elif now - last >= 15:
+                say(f"      ... {collected} packages resolved so far ({now - start:.0f}s)")
+                last = now
+        code = proc.wait()
+    elapsed = time.monotonic() - start
+    if code != 0:
+        with log.open(encoding="utf-8", errors="replace") as written:
+            written.seek(first_line)
+            tail = written.read().splitlines()[-30:]
+        say("\n".join("      | " + line for line in tail))
+        raise SystemExit(f"{label}: failed with exit status {code} after {elapsed:.0f}s (whole output: {log})")
+    say(f"      done in {elapsed:.1f}s")
+    return elapsed
+
+
+def pip_install(venv: Path, args: Sequence[str | os.PathLike[str]], label: str) -> float:
+    return run_step(
+        label, [python_of(venv), "-m", "pip", "install", "--progress-bar", "off", *args], venv / "install.log"
+    )
+
+
+def ensure_venv(venv: Path, python: Path, airflow: str, extras: str) -> float:
+    """Create or update ``venv`` unless it already holds this exact install; returns the seconds spent."""
+    constraints = constraints_file(airflow)
+    if not constraints.is_file():
+        raise SystemExit(f"{constraints.relative_to(REPO)} is missing: make constraints AIRFLOW={airflow}")
+    stamp = venv / ".installed"
+    key = _install_key(python, airflow, extras, constraints)
+    if stamp.is_file() and stamp.read_text() == key:
+        return 0.0
+    start = time.monotonic()
+    say(f"{venv.relative_to(REPO) if venv.is_relative_to(REPO) else venv}: Airflow {airflow}, {python}")
+    if not python_of(venv).exists():
+        run_step(f"creating the virtual environment ({python})", [python, "-m", "venv", venv], Path(os.devnull))
+    pip_install(venv, ["--upgrade", "pip"], "upgrading pip")
+    pip_install(
+        venv,
+        ["-e", f".[{extras}]", f"apache-airflow=={airflow}", "-c", constraints],
+        f"installing Airflow {airflow} and the provider (editable, [{extras}]) with "
+        f"{constraints.relative_to(REPO)}; pip's output: {venv / 'install.log'}",
+    )
+    stamp.write_text(key)
+    return time.monotonic() - start
+
+
+def _install_key(python: Path, airflow: str, extras: str, constraints: Path) -> str:
+    digest = hashlib.sha256()
+    for part in (str(python), airflow, extras):
+        digest.update(part.encode() + b"\0")
+    for path in (constraints, REPO / "pyproject.toml"):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Create or update a virtual environment: Airflow and the provider.")
+    parser.add_argument("venv", type=Path, help="where (created if missing)")
+    parser.add_argument("--airflow", default=NEWEST, choices=sorted(SUPPORTED), help=f"default {NEWEST}")
+    parser.add_argument("--python", type=Path, default=Path(sys.executable), help="interpreter (default: this one)")
+    parser.add_argument("--extras", default="dev", help="the provider's extras (default dev)")
+    args = parser.parse_args(argv)
+    venv = args.venv if args.venv.is_absolute() else REPO / args.venv
+    spent = ensure_venv(venv, args.python, args.airflow, args.extras)
+    say(f"{args.venv} is ready ({spent:.0f}s)" if spent else f"{args.venv} is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""``make test-matrix``: the whole test suite on every supported Airflow, each in its own venv.
+
+Each cell of ``MATRIX`` (``scripts/envs.py``) gets ``.matrix/airflow-<version>-py<python>``,
+installed with ``constraints/airflow-<version>.txt`` (reused while the constraints and
+``pyproject.toml`` are unchanged), then runs ``pytest`` on the whole suite. Prints one row per
+cell with its result and wall times; exits non-zero if any cell failed, pytest's exit code 5
+(no test ran) included. ``--cell 3.0.6/3.11`` runs only the cells named; pytest's output is in
+``.matrix/logs/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from envs import MATRIX, REPO, ensure_venv, find_python, python_of, say
+
+PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"]
+LOGS = REPO / ".matrix" / "logs"
+SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed|error|errors|skipped|deselected).*?)\s*=*$")
+
+
+@dataclass
+class Result:
+    airflow: str
+    python: str
+    install_s: float = 0.0
+    tests_s: float = 0.0
+    exit_code: int | None = None
+    summary: str = "not run"
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+def run_cell(airflow: str, python_version: str) -> Result:
+    result = Result(airflow, python_version)
+    venv = REPO / ".matrix" / f"airflow-{airflow}-py{python_version}"
+    try:
+        result.install_s = ensure_venv(venv, find_python(python_version), airflow, "dev")
+    except SystemExit as failure:
+        result.summary = f"install failed: {failure}"
+        return result
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = LOGS / f"airflow-{airflow}-py{python_version}.log"
+    say(f"Airflow {airflow}, Python {python_version}: the whole suite (log: {log.relative_to(REPO)})")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    start = time.monotonic()
+    with log.open("w", encoding="utf-8") as out:
+        result.exit_code = subprocess.run(
+            [python_of(venv), *PYTEST], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
+        ).returncode
+    result.tests_s = time.monotonic() - start
+    result.summary = _summary(log.read_text(encoding="utf-8", errors="replace"), result.exit_code)
+    say(f"  {'ok' if result.ok else 'FAILED'}: {result.summary} ({result.tests_s:.0f}s)")
+    return result
+
+
+def _summary(output: str, exit_code: int) -> str:
+    lines = [m.group(1) for m in map(SUMMARY.match, output.splitlines()) if m]
+    text = lines[-1] if lines else "no summary line"
+    if exit_code == 5:
+        return f"no test ran (pytest exit code 5): {text}"
+    return text if exit_code in (0, 1) else f"pytest exit code {exit_code}: {text}"
+
+
+def table(results: Sequence[Result]) -> str:
+    rows = [("Airflow", "Python", "result", "install", "tests", "summary")]
+    rows += [
+        (r.airflow, r.python, "ok" if r.ok else "FAILED", f"{r.install_s:.0f}s", f"{r.tests_s:.0f}s", r.summary)
+        for r in results
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |" for row in rows]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run the whole test suite on every supported Airflow.")
+    parser.add_argument("--cell", action="append", default=[], help="AIRFLOW/PYTHON, e.g. 3.0.6/3.11 (repeatable)")
+    args = parser.parse_args(argv)
+    cells = [cell for cell in MATRIX if not args.cell or "/".join(cell) in args.cell]
+    if not cells:
+        parser.error(f"no such cell; the matrix: {', '.join('/'.join(c) for c in MATRIX)}")
+    start = time.monotonic()
+    results = [run_cell(airflow, python) for airflow, python in cells]
+    say(f"\n{table(results)}\n\ntest-matrix: {time.monotonic() - start:.0f}s in all")
+    failed = [f"{r.airflow}/{r.python}" for r in results if not r.ok]
+    if failed:
+        say(f"FAILED cells: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
