@@ -3,20 +3,23 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 AIRFLOW_VERSION ?= 3.3.2
+CONSTRAINTS := constraints/airflow-$(AIRFLOW_VERSION).txt
 
-.PHONY: demo test lint docs bench check clean
+.PHONY: demo test test-matrix lint docs bench dist wheel-smoke constraints check clean
 
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]" "apache-airflow==$(AIRFLOW_VERSION)"
-	touch $@
+# Airflow and the provider (editable, with the dev and bench extras), held to the constraints file; one line
+# per step with its time (pip's own output: $(VENV)/install.log).
+$(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
+	$(PYTHON) scripts/envs.py $(VENV) --airflow $(AIRFLOW_VERSION) --extras dev,bench
 
 demo: $(VENV)/.installed  ## run the example DAGs through Airflow against the local emulator
 	$(PY) scripts/demo.py
 
-test: $(VENV)/.installed  ## the whole test suite
+test: $(VENV)/.installed  ## the whole test suite, on Airflow $(AIRFLOW_VERSION)
 	$(PY) -m pytest
+
+test-matrix:  ## the whole test suite on every supported Airflow and Python, one venv each (.matrix/)
+	$(PYTHON) scripts/test_matrix.py
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check analytics_provider tests example_dags benchmarks scripts
@@ -26,12 +29,22 @@ docs: $(VENV)/.installed
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
 bench: $(VENV)/.installed  ## benchmarks (not tests): download memory, trigger CPU, shared quota
-	$(PY) -m pip install --quiet -e ".[bench]" "apache-airflow==$(AIRFLOW_VERSION)"
 	$(PY) benchmarks/download_memory.py
 	$(PY) benchmarks/trigger_polling.py
 	$(PY) benchmarks/shared_quota.py
 
+dist: $(VENV)/.installed  ## sdist and wheel into dist/, checked by twine
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(VENV)/bin/twine check --strict dist/*
+
+wheel-smoke: dist  ## install the wheel into a fresh venv outside the checkout and try it there
+	$(PYTHON) scripts/wheel_smoke.py dist/*.whl --airflow $(AIRFLOW_VERSION)
+
+constraints:  ## regenerate constraints/ (AIRFLOW=3.2.2 for one version); needs PyPI
+	$(PYTHON) scripts/make_constraints.py $(AIRFLOW)
+
 check: test lint docs
 
 clean:
-	rm -rf .demo docs/_build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .demo docs/_build .pytest_cache .mypy_cache .ruff_cache dist build

@@ -126,6 +126,7 @@ def ensure_venv(venv: Path, python: Path, airflow: str, extras: str) -> float:
     stamp = venv / ".installed"
     key = _install_key(python, airflow, extras, constraints)
     if stamp.is_file() and stamp.read_text() == key:
+        stamp.touch()  # newer than its inputs again, for make
         return 0.0
     start = time.monotonic()
     say(f"{venv.relative_to(REPO) if venv.is_relative_to(REPO) else venv}: Airflow {airflow}, {python}")

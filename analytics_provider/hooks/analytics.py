@@ -32,6 +32,20 @@ class AnalyticsHook(AnalyticsClientHook):
     :param connect_timeout: connect timeout in seconds (default: the connection's, else 10).
     """
 
+    # The connection form for Airflow 3.0 and 3.1 (later versions read get_provider_info). Airflow
+    # looks for these in this class's own __dict__, hence here and not on AnalyticsClientHook.
+    @classmethod
+    def get_connection_form_widgets(cls) -> dict[str, Any]:
+        from analytics_provider.hooks.connection_form import form_widgets
+
+        return form_widgets()
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        from analytics_provider.hooks.connection_form import field_behaviour
+
+        return field_behaviour()
+
     # -- users ---------------------------------------------------------------------------------
 
     def get_current_user(self) -> Json:

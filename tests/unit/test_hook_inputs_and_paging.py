@@ -146,15 +146,3 @@ def test_provider_form_metadata() -> None:
     assert conn_type["conn-fields"]["region"]["schema"]["enum"] == ["apac", "eu", "us"]
     assert conn_type["ui-field-behaviour"]["relabeling"] == {"password": "API key"}
     assert {"host", "login", "port", "schema"} <= set(conn_type["ui-field-behaviour"]["hidden-fields"])
-
-
-def test_airflow_reads_the_form_metadata() -> None:
-    from airflow.providers_manager import ProvidersManager
-
-    manager = ProvidersManager()
-    assert "airflow-provider-analytics" in manager.providers
-    widgets = manager.connection_form_widgets
-    region = widgets["extra__analytics__region"].field
-    assert region["schema"]["enum"] == ["apac", "eu", "us"]
-    assert manager.field_behaviours["analytics"]["relabeling"] == {"password": "API key"}
-    assert manager.hooks["analytics"].hook_class_name == "analytics_provider.hooks.analytics.AnalyticsHook"
