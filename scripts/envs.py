@@ -98,7 +98,8 @@ def run_step(
                 say(f"      {collected} packages resolved; installing them ({now - start:.0f}s)")
                 last = now
             elif now - last >= 15:
-                say(f"      ... {collected} packages resolved so far ({now - start:.0f}s)")
+                progress = f"{collected} packages resolved so far" if collected else "still running"
+                say(f"      ... {progress} ({now - start:.0f}s)")
                 last = now
         code = proc.wait()
     elapsed = time.monotonic() - start

@@ -12,7 +12,12 @@ from analytics_provider.testing.emulator.app import AnalyticsEmulator
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m analytics_provider.testing.emulator", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m analytics_provider.testing.emulator",
+        description="Run a local emulator of the analytics service's public API v2 until SIGINT or SIGTERM. "
+        "It prints its base address, API key and the AIRFLOW_CONN_ANALYTICS_DEFAULT line that points "
+        "Airflow's analytics_default connection at it.",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="API port (default: a free one)")
     parser.add_argument("--files-port", type=int, default=0, help="port of the files origin (default: a free one)")
