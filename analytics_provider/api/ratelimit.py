@@ -45,7 +45,7 @@ def _seconds_until(value: str, now: float, *, epoch_allowed: bool) -> float | No
         except (TypeError, ValueError, IndexError, OverflowError):
             return None
     else:
-        if not math.isfinite(number):
+        if math.isnan(number):
             return None
         if epoch_allowed and number > _EPOCH_THRESHOLD:
             number -= now
