@@ -38,6 +38,7 @@ class Answer:
     gzip_if_asked: bool = False  # compress when the request accepts gzip (as many file hosts do)
     gzip_always: bool = False  # compress whatever the request asked
     content_length: int | None = None  # a lie about the length, when set
+    delay: float = 0.0  # seconds before the status line (a stalled server)
 
     def payload(self) -> bytes:
         if isinstance(self.body, (dict, list)):
@@ -71,6 +72,8 @@ class HostileServer:
                 headers["Content-Length"] = str(answer.content_length if answer.content_length is not None
                                                  else len(body))
                 try:
+                    if answer.delay:
+                        time.sleep(answer.delay)
                     self.send_response(answer.status)
                     for name, value in headers.items():
                         self.send_header(name, value)

@@ -52,7 +52,7 @@ def test_the_document_allows_a_string_widget_id_for_an_export(hook, server) -> N
 
 
 def test_the_operator_label_names_its_own_parameter() -> None:
-    with pytest.raises(AnalyticsParameterError, match="^widget_id must be a positive integer"):
+    with pytest.raises(AnalyticsParameterError, match=r"^widget_id must be a positive integer"):
         check_path_id("get_dashboard_widget", "id", "abc", label="widget_id")
 
 
