@@ -159,6 +159,8 @@ class TransportOptions:
                 object.__setattr__(self, name, seconds_or_default(value, 0.0, label, "the hook"))
 
     def apply(self, settings: ConnectionSettings) -> ConnectionSettings:
+        if self.connect_timeout is None and self.read_timeout is None:
+            return settings
         return dataclasses.replace(
             settings,
             connect_timeout=self.connect_timeout or settings.connect_timeout,

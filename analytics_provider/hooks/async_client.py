@@ -104,17 +104,17 @@ class AsyncAnalyticsClient:
         """The connection's settings, read once for all the waits of the loop (then every 5 min)."""
         shared = self._require()
         cached = shared.settings.get(self.analytics_conn_id)
-        if cached and time.monotonic() - cached[0] < SETTINGS_TTL:
+        if cached and self.clock() - cached[0] < SETTINGS_TTL:
             return self.options.apply(cached[1])
         async with shared.settings_locks.setdefault(self.analytics_conn_id, asyncio.Lock()):
             cached = shared.settings.get(self.analytics_conn_id)  # another wait may have read it meanwhile
-            if cached and time.monotonic() - cached[0] < SETTINGS_TTL:
+            if cached and self.clock() - cached[0] < SETTINGS_TTL:
                 return self.options.apply(cached[1])
             from airflow.sdk import BaseHook
 
             conn = await BaseHook.aget_connection(self.analytics_conn_id)
             settings = ConnectionSettings.from_connection(conn, self.analytics_conn_id)
-            shared.settings[self.analytics_conn_id] = (time.monotonic(), settings)
+            shared.settings[self.analytics_conn_id] = (self.clock(), settings)
             return self.options.apply(settings)
 
     def budget(self, endpoint: str) -> QuotaBudget:
