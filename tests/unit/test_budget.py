@@ -88,7 +88,7 @@ def test_turns_are_spaced_so_the_quota_lasts_the_frame(clock) -> None:
     async def scenario() -> None:
         budget = budget_on(clock)
         await budget.acquire()
-        budget.answered(headers(10, 9, 9))  # 9 left for 9 s, no reserve below 20: one a second
+        budget.answered(headers(10, 10, 9))  # 10 left for 9 s, one kept in reserve: one a second
         for _ in range(9):
             await budget.acquire()
         assert sum(clock.sleeps) == pytest.approx(8.0)
@@ -101,7 +101,7 @@ def test_a_reserve_of_the_limit_is_never_spent(clock) -> None:
     async def scenario() -> None:
         budget = budget_on(clock)
         await budget.acquire()
-        budget.answered(headers(100, 7, 30))  # reserve 5 of 100: two turns left this frame
+        budget.answered(headers(100, 17, 30))  # a reserve of 15 of 100: two turns left this frame
         await budget.acquire()
         await budget.acquire()
         assert clock.now < 1_030.0
