@@ -15,7 +15,8 @@ The interfaces the waits build on:
   (its ``clock`` attribute, ``time.monotonic`` unless swapped). Each request's connect, read and
   total time is capped by what is left; quota waits and retry backoff never sleep past it; when
   no time is left, or the next wait would pass it, the call raises
-  :class:`~analytics_provider.exceptions.AnalyticsDeadlineExceeded` instead of sleeping.
+  :class:`~analytics_provider.exceptions.AnalyticsDeadlineExceeded` instead of sleeping. A Unix
+  end time (a trigger's) converts as ``client.clock() + (end_time - time.time())``.
 * :func:`is_transient`: the one predicate telling a transient failure (connection refused or
   dropped, timeout, 5xx, 429, an unusable answer) from a final one.
 * ``RetryPolicy(max_attempts=None, max_elapsed=...)``: retry transient failures for a time
