@@ -175,15 +175,15 @@ class CallPlan:
         return left
 
     def quota_wait_allowed(self, delay: float) -> float | None:
-        """Refuse a quota wait that would pass the deadline, or outlast the call's retry time;
-        return the seconds left (None: no deadline)."""
+        """Refuse a quota wait that would pass the deadline (or, without one, outlast the call's
+        retry time); return the seconds left (None: no deadline)."""
         left = self.left()
         if left is not None and delay >= left:
             raise AnalyticsDeadlineExceeded(
                 f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, past the deadline",
                 method=self.op.method, path=self.request.path,
             )
-        if delay > self.policy.max_elapsed:
+        if left is None and delay > self.policy.max_elapsed:  # with a deadline, the deadline rules
             raise RateLimitExceedError(
                 f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, "
                 f"longer than this call may wait ({self.policy.max_elapsed:g} s)",

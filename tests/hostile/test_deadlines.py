@@ -124,3 +124,11 @@ def test_a_create_is_not_resent_after_an_unusable_answer() -> None:
     create = operation("create_data_schedule")
     assert not is_retryable(UnexpectedResponseError("login page", status=200), create)
     assert is_retryable(AnalyticsTransportError("refused", sent=False), create)
+
+
+def test_with_a_deadline_a_quota_wait_may_outlast_the_retry_time(hook, server, waits) -> None:
+    limits = {"RateLimit-Limit": "100", "RateLimit-Remaining": "0", "RateLimit-Reset": "400"}
+    server.answer = always(Answer(200, {"job": {"id": 7, "status": "running"}}, limits))
+    hook.get_job(7)
+    hook.call("get_job", 7, deadline=waits() + 3600)  # 400 s > max_elapsed (300), but inside the deadline
+    assert waits.sleeps == [400.0] and len(server.requests) == 2
