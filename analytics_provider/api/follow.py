@@ -65,7 +65,7 @@ class Sleep:
     pending: bool
 
 
-Action = Union[Read, Sleep]
+Action = Union[Read, Sleep]  # noqa: UP007 (a runtime alias on Python 3.10)
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,8 @@ def test_failed_job_carries_status_and_last_error() -> None:
 
 def test_already_existed_is_followed_with_a_pause() -> None:
     t = FakeTime()
-    result, service = run(t, lambda j, now: job(j, "already_existed", existing_job_id=2) if j == 1 else job(j, "success"))
+    answers = {1: job(1, "already_existed", existing_job_id=2), 2: job(2, "success")}
+    result, service = run(t, lambda j, now: answers[j])
     assert result.status == "success" and result.job_id == 2
     assert [r[0] for r in service.reads] == [1, 2] and t.sleeps == [5.0]
 
@@ -155,7 +156,7 @@ def test_transient_failures_are_outlasted_with_backoff_and_success_resets_the_ou
 def test_an_outage_longer_than_max_outage_ends_in_an_error(failure: Any) -> None:
     t = FakeTime()
     answer = (lambda j, now: {"id": j}) if failure == "no status" else (lambda j, now: failure)
-    result, service = run(t, answer, max_outage=120)
+    result, _ = run(t, answer, max_outage=120)
     assert result.status == "error" and result.job_status == UNREACHABLE
     assert "could not be read for 120 s" in result.message and "max_outage=120 s" in result.message
     assert t.now - 1000 == pytest.approx(120)  # the last look came as the outage ended, not later
@@ -179,7 +180,7 @@ def test_retry_after_is_honoured() -> None:
 
 def test_a_day_long_retry_after_ends_at_the_deadline_with_a_clear_error() -> None:
     t = FakeTime()
-    result, service = run(t, lambda j, now: RateLimitExceedError("spent", status=429, retry_after=86400.0),
+    result, _ = run(t, lambda j, now: RateLimitExceedError("spent", status=429, retry_after=86400.0),
                           interval=0.5, timeout=3)
     assert result.status == "timeout" and "did not finish before the deadline" in result.message
     assert "429" in result.message
@@ -190,7 +191,7 @@ def test_a_day_long_retry_after_ends_at_the_deadline_with_a_clear_error() -> Non
 
 def test_repeated_429_without_retry_after_end_at_the_deadline() -> None:
     t = FakeTime()
-    result, service = run(t, lambda j, now: RateLimitExceedError("slow", status=429), interval=1, timeout=30)
+    result, _ = run(t, lambda j, now: RateLimitExceedError("slow", status=429), interval=1, timeout=30)
     assert result.status == "timeout"
     assert t.now - 1000 == pytest.approx(30)
     assert all(s >= 1 or t.now - 1000 == pytest.approx(30) for s in t.sleeps)
