@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 AIRFLOW_VERSION ?= 3.3.2
 
-.PHONY: demo test lint docs bench check clean
+.PHONY: demo test lint docs bench check clean e2e
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ bench: $(VENV)/.installed  ## benchmarks (not tests): download memory, trigger C
 	$(PY) benchmarks/download_memory.py
 	$(PY) benchmarks/trigger_polling.py
 	$(PY) benchmarks/shared_quota.py
+
+e2e: $(VENV)/.installed  ## the example DAGs on a real Airflow stack, triggerer restarts and a retry (minutes; not in `make test`)
+	$(PY) scripts/e2e.py
 
 check: test lint docs
 

@@ -1,22 +1,43 @@
 """Waiting for a job in the triggerer, without holding a worker.
 
-This module imports at its top everything ``run()`` needs (aiohttp included): the triggerer
-imports it when it loads the trigger, while an import inside ``run()`` would block the event
-loop every trigger of the process shares.
+Nothing here blocks the event loop every trigger of a triggerer shares. The triggerer imports
+a trigger's module on that loop, so this module imports only what is already loaded there
+(``airflow.triggers.base``); the wait's machinery (aiohttp, the async client, the follow loop:
+about half a second of imports) is imported in a worker thread by the first ``run()`` of the
+process (:func:`load_machinery`), while the loop goes on serving the other triggers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
-import aiohttp  # noqa: F401  (loaded here so that the client's first request imports nothing)
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, ONE_LOOK, JobWatch, Read, adrive
-from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+DEFAULT_MAX_OUTAGE = 600.0  # seconds; the value of analytics_provider.api.follow.DEFAULT_MAX_OUTAGE
+
+_machinery: SimpleNamespace | None = None
+
+
+def _import_machinery() -> SimpleNamespace:
+    import aiohttp  # noqa: F401  (the client's first request must import nothing on the loop)
+
+    from analytics_provider.api import follow
+    from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+
+    return SimpleNamespace(follow=follow, client_class=AsyncAnalyticsClient)
+
+
+async def load_machinery() -> SimpleNamespace:
+    """What ``run()`` needs, imported once per process in a thread (never on the event loop)."""
+    global _machinery
+    if _machinery is None:
+        _machinery = await asyncio.to_thread(_import_machinery)
+    return _machinery
 
 
 class AnalyticsJobTrigger(BaseTrigger):
@@ -68,7 +89,9 @@ class AnalyticsJobTrigger(BaseTrigger):
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        watch = JobWatch(
+        machinery = await load_machinery()
+        follow = machinery.follow
+        watch = follow.JobWatch(
             self.job_id,
             poll_interval=self.poll_interval,
             deadline=self.end_time,
@@ -76,11 +99,12 @@ class AnalyticsJobTrigger(BaseTrigger):
             clock=self.clock,
             spread_first_wait=True,
         )
-        async with AsyncAnalyticsClient(self.analytics_conn_id) as client:
+        async with machinery.client_class(self.analytics_conn_id) as client:
 
-            async def read(action: Read) -> Any:
-                deadline = client.clock() + (action.deadline - self.clock())  # onto the transport's clock
-                return await client.call("get_job", action.job_id, retry_policy=ONE_LOOK, deadline=deadline)
+            async def read(action: Any) -> Any:
+                left = action.deadline - self.clock()
+                deadline = None if math.isinf(left) else client.clock() + left  # onto the transport's clock
+                return await client.call("get_job", action.job_id, retry_policy=follow.ONE_LOOK, deadline=deadline)
 
-            result = await adrive(watch, read, self.sleep)
+            result = await follow.adrive(watch, read, self.sleep)
         yield TriggerEvent(result.to_event())
