@@ -8,10 +8,27 @@ Failures of the transport (no answer at all) are :class:`AnalyticsTransportError
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow.exceptions import AirflowException
+
+MAX_TEXT = 2000
+"""Characters of a text taken from an answer (or a library's error) that may reach an error or log."""
+
+
+def bounded(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` cut to ``limit`` characters, the cut noted with the full length."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text)} characters in all]"
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
 
 
 class AnalyticsApiError(AirflowException):
@@ -38,13 +55,14 @@ class AnalyticsApiError(AirflowException):
         retry_after: float | None = None,
     ) -> None:
         self.status = status
-        self.error_type = error_type or type(self).error_type
-        self.message = message
+        self.error_type = bounded(error_type or type(self).error_type, 100)
+        self.message = bounded(str(message))
         self.method = method
         self.path = path
         self.details = dict(details or {})
-        self.record = dict(record or {})
-        self.debug_id = debug_id
+        self.record = {bounded(str(k), 100): [bounded(str(m), 200) for m in list(v)[:20]]
+                       for k, v in list((record or {}).items())[:20]}
+        self.debug_id = bounded(debug_id, 100) if debug_id else None
         self.retry_after = retry_after
         super().__init__(self._text())
 
@@ -56,7 +74,18 @@ class AnalyticsApiError(AirflowException):
             text += " (" + "; ".join(f"{k}: {', '.join(v)}" for k, v in self.record.items()) + ")"
         if self.debug_id and self.debug_id not in self.message:
             text += f" [debug id {self.debug_id}]"
-        return text
+        return bounded(text, 2 * MAX_TEXT)
+
+    def redact(self, secrets: Sequence[str]) -> None:
+        """Replace each of ``secrets`` in the text by ``***`` (an answer may echo what was sent)."""
+        secrets = [s for s in secrets if s]
+        if not secrets or not any(s in self._text() for s in secrets):
+            return
+        self.message = redact(self.message, secrets)
+        self.record = {redact(k, secrets): [redact(m, secrets) for m in v] for k, v in self.record.items()}
+        self.debug_id = redact(self.debug_id, secrets) if self.debug_id else None
+        self.details = {}
+        self.args = (self._text(),)
 
     def __reduce__(self) -> tuple[Any, ...]:  # keeps the fields across pickling (Airflow does it)
         return (_rebuild, (type(self), str(self), self.__dict__.copy()))
@@ -137,8 +166,57 @@ class AnalyticsTransportError(AnalyticsApiError):
         super().__init__(message, **kwargs)
 
 
+    @classmethod
+    def from_exception(
+        cls, exc: BaseException, *, sent: bool, method: str, path: str, secrets: tuple[str, ...] = ()
+    ) -> AnalyticsTransportError:
+        """The error for a transport library's exception; no header value can reach its text.
+
+        An exception about a header (``requests``' ``InvalidHeader``, an encoding error) is
+        described by its type only; any other text has every secret replaced and is bounded.
+        Raise it ``from None``: the library's exception may quote what was sent.
+        """
+        name = type(exc).__name__
+        if isinstance(exc, (ValueError, UnicodeError)) or "header" in name.lower():
+            text = f"{name}: a request could not be sent (an invalid header or URL)"
+        else:
+            detail = redact(str(exc), [*secrets, *(repr(s)[1:-1] for s in secrets if s)])
+            text = f"{name}: {bounded(detail, 500)}"
+        return cls(text, sent=sent, method=method, path=path)
+
+
 class IncompleteDownloadError(AnalyticsTransportError):
     error_type = "IncompleteDownload"
+
+
+class UnexpectedResponseError(AnalyticsTransportError):
+    """A success status whose body is not what the operation answers: empty, not JSON, or
+    without its result (a proxy's login page, a truncated answer). Retried like a transport
+    failure; never read as a result or a job state.
+    """
+
+    error_type = "UnexpectedResponse"
+
+
+class PaginationLoopError(AnalyticsApiError):
+    """A list operation answered a cursor it had answered before: following it would never end."""
+
+    error_type = "PaginationLoop"
+
+
+class AnalyticsDeadlineExceeded(AnalyticsApiError):
+    """The call's deadline came before it could finish; nothing was slept past the deadline.
+
+    ``last_error`` is the failure of the last attempt, when there was one. Never retried.
+    """
+
+    error_type = "DeadlineExceeded"
+
+    def __init__(self, message: str, *, last_error: BaseException | None = None, **kwargs: Any) -> None:
+        self.last_error = last_error
+        if last_error is not None:
+            message = f"{message}; the last attempt failed: {last_error}"
+        super().__init__(message, **kwargs)
 
 
 class AnalyticsJobError(AirflowException):
@@ -193,7 +271,7 @@ def error_from_response(
     cls = ERROR_TYPES.get(error_type or "") or _BY_STATUS.get(status) or AnalyticsApiError
     if cls is AnalyticsApiError and error_type is None:
         error_type = "HTTPError"
-    message = str(error.get("message") or "") or _fallback_message(body, status)
+    message = bounded(str(error.get("message") or "")) or _fallback_message(body, status)
     details = error.get("details") if isinstance(error.get("details"), Mapping) else None
     record = error.get("record") if isinstance(error.get("record"), Mapping) else None
     debug_id = error.get("debug_id")
@@ -226,7 +304,7 @@ def _fallback_message(body: bytes | str | Mapping[str, Any] | None, status: int)
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
     text = body.strip() if isinstance(body, str) else ""
-    return text[:300] if text else f"HTTP {status} with no error body"
+    return bounded(text, 300) if text else f"HTTP {status} with no error body"
 
 
 class AnalyticsParameterError(ValueError):

@@ -74,11 +74,11 @@ def get_provider_info() -> dict[str, Any]:
                     },
                     "timeout": {
                         "label": "Read timeout (seconds)",
-                        "schema": {"type": ["number", "null"], "default": 60, "minimum": 1},
+                        "schema": {"type": ["number", "null"], "default": 60, "minimum": 0.1},
                     },
                     "connect_timeout": {
                         "label": "Connect timeout (seconds)",
-                        "schema": {"type": ["number", "null"], "default": 10, "minimum": 1},
+                        "schema": {"type": ["number", "null"], "default": 10, "minimum": 0.1},
                     },
                 },
                 "ui-field-behaviour": {

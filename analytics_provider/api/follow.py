@@ -16,7 +16,6 @@ sleep or read goes past the deadline.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import random
@@ -25,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from analytics_provider.api.jobs import JobOutcome, JobState, read_job
-from analytics_provider.api.operations import PENDING_JOB_STATUSES, operation
-from analytics_provider.api.retry import RetryPolicy, is_retryable
-from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout
+from analytics_provider.api.operations import PENDING_JOB_STATUSES
+from analytics_provider.api.retry import RetryPolicy, is_transient
+from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsJobError, AnalyticsJobTimeout
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +43,6 @@ EVENT_STATUSES: tuple[WaitStatus, ...] = ("success", "failed", "timeout", "error
 UNREACHABLE = "unreachable"
 """The status reported for a job that could not be read (yet): treated as still pending."""
 
-_GET_JOB = operation("get_job")
 ONE_LOOK = RetryPolicy(max_attempts=1)
 """The retry policy of each read: the wait itself outlasts failures (with ``max_outage``)."""
 
@@ -215,8 +213,13 @@ class JobWatch:
 
     def _on_failure(self, exc: BaseException | None, text: str) -> WaitResult | Sleep:
         now = self.clock()
-        if exc is not None and now >= self.deadline - EPSILON:
-            return self.expired() or WaitResult("timeout", self.job_id, self.status, text, error=exc)
+        if exc is not None and (now >= self.deadline - EPSILON or isinstance(exc, AnalyticsDeadlineExceeded)):
+            # the deadline ended the read, or the read could not end before it (a quota spent past it)
+            if self.last_failure is None:
+                self.last_failure = exc
+            message = (f"job {self.job_id} did not finish before the deadline (still {self.status or 'pending'}; "
+                       f"{text})")
+            return WaitResult("timeout", self.job_id, self.status, message, error=exc)
         if exc is not None and not is_transient(exc):
             return WaitResult("error", self.job_id, self.status, f"could not read job {self.job_id}: {text}", error=exc)
         self.last_failure = exc or ValueError(text)
@@ -312,11 +315,6 @@ async def adrive(
     except StopIteration as stop:
         result: WaitResult = stop.value
         return result
-
-
-def is_transient(exc: BaseException) -> bool:
-    """A failure a wait outlasts: what the retry policy retries, or an answer that is not JSON."""
-    return is_retryable(exc, _GET_JOB) or isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError))
 
 
 def is_pending_status(status: str) -> bool:

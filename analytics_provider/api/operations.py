@@ -43,6 +43,10 @@ class Operation:
     is unwrapped from (None: the whole answer). ``items_key`` marks a list operation and names
     the array of each page. ``creates`` marks a call that must not be re-sent once it may have
     reached the service (a duplicate resource would be a defect).
+
+    A path parameter named ``id`` or ``*_id`` is a positive integer (the document: "Path
+    parameter id is an integer unless stated") unless ``text_params`` names it (the document
+    allows a string there).
     """
 
     name: str
@@ -56,6 +60,7 @@ class Operation:
     starts_job: bool = False
     status: int = 200
     summary: str = ""
+    text_params: tuple[str, ...] = ()
     path_params: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -65,6 +70,10 @@ class Operation:
     def endpoint(self) -> str:
         """The rate-limit bucket of the service: one per method and path template."""
         return f"{self.method} {self.path}"
+
+    def is_integer_param(self, name: str) -> bool:
+        """Whether the path parameter ``name`` takes a positive integer only."""
+        return (name == "id" or name.endswith("_id")) and name not in self.text_params
 
     @property
     def paginated(self) -> bool:
@@ -100,7 +109,8 @@ _OPERATIONS = (
     Operation("get_job_result", "GET", "/jobs/{id}/result"),
     Operation("get_job_logs", "GET", "/jobs/{id}/logs", "job_logs"),
     # Exports
-    Operation("submit_widget_export", "POST", "/dashboard_widgets/{id}/submit_export", "job", starts_job=True),
+    Operation("submit_widget_export", "POST", "/dashboard_widgets/{id}/submit_export", "job", starts_job=True,
+              text_params=("id",)),
     Operation("download_export", "GET", "/exports/download", query=(_q("job_id", int, required=True),)),
     # Dashboards and widgets
     Operation("get_dashboard", "GET", "/dashboards/{id}", "dashboard"),

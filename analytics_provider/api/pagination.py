@@ -1,9 +1,11 @@
-"""Cursor walking: pass ``cursors.next`` back as ``after`` until it is null."""
+"""Cursor walking: pass ``cursors.next`` back as ``after`` until it is null; a cursor seen before ends it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from analytics_provider.exceptions import PaginationLoopError, bounded
 
 FetchPage = Callable[[str | None], Mapping[str, Any]]
 
@@ -16,21 +18,30 @@ class Pages:
     starts again from the first page.
     """
 
-    def __init__(self, fetch: FetchPage, items_key: str, after: str | None = None) -> None:
+    def __init__(self, fetch: FetchPage, items_key: str, after: str | None = None, operation: str = "") -> None:
         self._fetch = fetch
         self._items_key = items_key
+        self._operation = operation
         self._after = after
         self.requests = 0
 
     def pages(self) -> Iterator[Mapping[str, Any]]:
         after = self._after
+        seen = {after}
         while True:
             page = self._fetch(after)
             self.requests += 1
             yield page
-            after = (page.get("cursors") or {}).get("next")
+            cursors = page.get("cursors")
+            after = cursors.get("next") if isinstance(cursors, Mapping) else None
             if not after or not page.get(self._items_key):
                 return
+            if after in seen:
+                raise PaginationLoopError(
+                    f"{self._operation or 'the list'} answered the cursor {bounded(str(after), 100)!r} a second time "
+                    f"(after {self.requests} pages); following it would never end"
+                )
+            seen.add(after)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for page in self.pages():

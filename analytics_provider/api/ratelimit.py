@@ -1,4 +1,4 @@
-"""Reading the service's rate-limit headers, and remembering them per endpoint.
+"""Reading the service's rate-limit headers: every number finite and capped.
 
 Nobody documents the value format of ``RateLimit-Reset`` and ``Retry-After``: both accept
 delta-seconds and an HTTP date, and ``RateLimit-Reset`` also a Unix epoch timestamp.
@@ -6,13 +6,16 @@ delta-seconds and an HTTP date, and ``RateLimit-Reset`` also a Unix epoch timest
 
 from __future__ import annotations
 
-import threading
+import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
 _EPOCH_THRESHOLD = 1_000_000_000  # a larger number is a timestamp, not a delay
+MAX_HEADER_SECONDS = 3600.0
+"""The longest wait a header may ask for; a larger (or infinite) value is read as this."""
+MAX_COUNT = 10**9
 
 
 @dataclass(frozen=True)
@@ -33,20 +36,24 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def _seconds_until(value: str, now: float, *, epoch_allowed: bool) -> float | None:
+    """A delay in seconds, finite and at most :data:`MAX_HEADER_SECONDS`; None when unreadable."""
     try:
         number = float(value)
     except ValueError:
         try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - now)
-        except (TypeError, ValueError, IndexError):
+            number = parsedate_to_datetime(value).timestamp() - now
+        except (TypeError, ValueError, IndexError, OverflowError):
             return None
-    if epoch_allowed and number > _EPOCH_THRESHOLD:
-        return max(0.0, number - now)
-    return max(0.0, number)
+    else:
+        if math.isnan(number):
+            return None
+        if epoch_allowed and number > _EPOCH_THRESHOLD:
+            number -= now
+    return min(max(0.0, number), MAX_HEADER_SECONDS)
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """Seconds a 429 or 503 asked to wait, or None."""
+    """Seconds a 429 or 503 asked to wait (at most :data:`MAX_HEADER_SECONDS`), or None."""
     value = _header(headers, "Retry-After")
     return None if value is None else _seconds_until(value, time.time() if now is None else now, epoch_allowed=True)
 
@@ -57,44 +64,18 @@ def parse_rate_limit(headers: Mapping[str, str], *, now: float) -> RateLimit | N
         return None
     delay = None if reset is None else _seconds_until(reset, now, epoch_allowed=True)
     return RateLimit(
-        limit=_int(limit),
-        remaining=_int(remaining),
+        limit=_count(limit),
+        remaining=_count(remaining),
         reset_at=None if delay is None else now + delay,
     )
 
 
-def _int(value: str | None) -> int | None:
+def _count(value: str | None) -> int | None:
+    """A finite, non-negative count of at most :data:`MAX_COUNT`, or None."""
     try:
-        return None if value is None else int(float(value))
+        number = float(value) if value is not None else math.nan
     except ValueError:
         return None
-
-
-class RateLimitTracker:
-    """The latest ``RateLimit-*`` values per endpoint, and how long to hold back a call.
-
-    Thread-safe: one tracker serves every thread of a hook.
-    """
-
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
-        self._limits: dict[str, RateLimit] = {}
-        self._lock = threading.Lock()
-
-    def record(self, endpoint: str, headers: Mapping[str, str]) -> None:
-        found = parse_rate_limit(headers, now=self._clock())
-        if found is not None:
-            with self._lock:
-                self._limits[endpoint] = found
-
-    def delay(self, endpoint: str) -> float:
-        """Seconds to wait before calling ``endpoint``: until its reset when its quota is spent."""
-        with self._lock:
-            state = self._limits.get(endpoint)
-        if state is None or state.remaining is None or state.remaining > 0 or state.reset_at is None:
-            return 0.0
-        return max(0.0, state.reset_at - self._clock())
-
-    def snapshot(self) -> dict[str, RateLimit]:
-        with self._lock:
-            return dict(self._limits)
+    if not math.isfinite(number):
+        return None
+    return int(min(max(number, 0.0), MAX_COUNT))

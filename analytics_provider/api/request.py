@@ -14,7 +14,15 @@ from urllib.parse import quote
 
 from analytics_provider.api.operations import MAX_PAGE_SIZE, Operation, encode_query_value, operation
 from analytics_provider.api.ratelimit import parse_retry_after
-from analytics_provider.exceptions import AnalyticsParameterError, error_from_response
+from analytics_provider.exceptions import (
+    AnalyticsApiError,
+    AnalyticsParameterError,
+    UnexpectedResponseError,
+    bounded,
+    error_from_response,
+)
+
+EXCERPT = 300  # characters of an unusable answer quoted in its error
 
 
 @dataclass(frozen=True)
@@ -51,16 +59,32 @@ def build_request(
             f"{name} takes {len(op.path_params)} path argument(s) ({', '.join(op.path_params)}), "
             f"got {len(path_args)}"
         )
-    values = {param: _path_value(name, param, arg) for param, arg in zip(op.path_params, path_args, strict=True)}
+    values = {param: check_path_id(op, param, arg) for param, arg in zip(op.path_params, path_args, strict=True)}
     path = op.path.format(**values)
     params = encode_query(op, query or {})
     payload = {op.wrapper: body} if op.wrapper is not None else body
     return ApiRequest(op, path, params, payload)
 
 
-def _path_value(name: str, param: str, value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or value == "":
-        raise AnalyticsParameterError(f"{name}: {param} must be an integer or a non-empty string, got {value!r}")
+def check_path_id(op: Operation | str, param: str, value: Any, label: str | None = None) -> str:
+    """A path parameter as sent (percent-encoded), refused unless it stays one path segment.
+
+    Empty, ``.`` and ``..`` are refused everywhere (a client or proxy would resolve them and
+    send another path); where the operation takes an integer, anything but a positive integer
+    is refused. ``label`` names the parameter in the error (default: the operation's name).
+    """
+    op = operation(op) if isinstance(op, str) else op
+    where = f"{op.name}: {param}" if label is None else label
+    if op.is_integer_param(param):
+        text = str(value).strip() if isinstance(value, str) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return str(value)
+        if text is not None and text.isascii() and text.isdigit() and int(text) > 0:
+            return str(int(text))
+        raise AnalyticsParameterError(f"{where} must be a positive integer, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or str(value).strip() in ("", ".", ".."):
+        raise AnalyticsParameterError(f"{where} must be an integer or a non-empty string other than . and .., "
+                                      f"got {value!r}")
     return quote(str(value), safe="")
 
 
@@ -97,9 +121,29 @@ def _check_value(op: Operation, name: str, kind: type, choices: tuple[str, ...],
 
 
 def parse_response(
-    request: ApiRequest, status: int, headers: Mapping[str, str], body: bytes, *, now: float | None = None
+    request: ApiRequest,
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    now: float | None = None,
+    secrets: Sequence[str] = (),
 ) -> Any:
-    """The unwrapped result of a successful answer, or the matching :mod:`exceptions` error raised."""
+    """The unwrapped result of a successful answer, or the matching :mod:`exceptions` error raised.
+
+    A success whose body is empty, not JSON, or lacks the operation's result raises
+    :class:`UnexpectedResponseError` (so a proxy's page is never read as a result, nor an empty
+    answer as a job state). ``secrets`` never appear in an error's text, even if echoed.
+    """
+    try:
+        return _read_answer(request, status, headers, body, now)
+    except AnalyticsApiError as exc:
+        exc.redact(secrets)
+        raise
+
+
+def _read_answer(request: ApiRequest, status: int, headers: Mapping[str, str], body: bytes, now: float | None) -> Any:
+    op = request.operation
     if not 200 <= status < 300:
         raise error_from_response(
             status,
@@ -108,8 +152,35 @@ def parse_response(
             path=request.path,
             retry_after=parse_retry_after(headers, now=now),
         )
-    data = json.loads(body) if body else {}
-    key = request.operation.result_key
-    if key is None or request.operation.paginated or not isinstance(data, dict):
+    if not body.strip():
+        if status == 204 or op.method == "DELETE":
+            return {}
+        raise _unexpected(request, status, headers, body, "the answer is empty")
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise _unexpected(request, status, headers, body, "the answer is not JSON") from None
+    if op.paginated:
+        if not isinstance(data, dict) or not isinstance(data.get(op.items_key), list):
+            raise _unexpected(request, status, headers, body, f"the answer has no {op.items_key} list")
         return data
-    return data.get(key)
+    key = op.result_key
+    if key is None:
+        return data
+    if not isinstance(data, dict) or key not in data:
+        raise _unexpected(request, status, headers, body, f"the answer has no {key!r}")
+    result = data[key]
+    if key == "job" and not (isinstance(result, dict) and isinstance(result.get("status"), str) and result["status"]):
+        raise _unexpected(request, status, headers, body, "the answer's job has no status")
+    return result
+
+
+def _unexpected(
+    request: ApiRequest, status: int, headers: Mapping[str, str], body: bytes, what: str
+) -> UnexpectedResponseError:
+    kind = str(headers.get("Content-Type") or "no content type").split(";")[0].strip()
+    excerpt = body[: EXCERPT * 4].decode("utf-8", "replace").strip()
+    text = f"{what} ({kind}, {len(body)} bytes)"
+    if excerpt:
+        text += f": {bounded(excerpt, EXCERPT)}"
+    return UnexpectedResponseError(text, status=status, method=request.method, path=request.path)

@@ -1,16 +1,33 @@
-"""The one retry policy, as tenacity pieces both transports compose.
+"""The one retry policy, as tenacity pieces both transports compose, and the call deadline.
 
-Retried: connection errors, timeouts, incomplete downloads, 429, 500, 502, 503, 504 and
-MaintenanceError, with exponential backoff and full jitter, bounded by a count and a total time.
-A 429 or 503 that says ``Retry-After`` is waited out for exactly that long. 400, 401, 403, 404
-and 422 are never retried. A call that creates a resource is re-sent only when the service
-surely did not act on it: the request never left (connect failure), or the answer was 429 or
-503, which refuse the request before any work.
+Retried: connection errors, timeouts, incomplete downloads, unusable answers, 429, 500, 502,
+503, 504 and MaintenanceError, with exponential backoff and full jitter, bounded by a count
+(or not: ``max_attempts=None``) and a total time. A 429 or 503 that says ``Retry-After`` is
+waited out for exactly that long. 400, 401, 403, 404 and 422 are never retried. A call that
+creates a resource is re-sent only when the service surely did not act on it: the request
+never left (connect failure), or the answer was 429 or 503, which refuse the request before
+any work.
+
+The interfaces the waits build on:
+
+* ``call(name, *path_args, query=None, body=None, retry_policy=None, deadline=None)`` of the
+  hook and of the async client. ``deadline`` is an absolute time on the transport's own clock
+  (its ``clock`` attribute, ``time.monotonic`` unless swapped). Each request's connect, read and
+  total time is capped by what is left; quota waits and retry backoff never sleep past it; when
+  no time is left, or the next wait would pass it, the call raises
+  :class:`~analytics_provider.exceptions.AnalyticsDeadlineExceeded` instead of sleeping.
+* :func:`is_transient`: the one predicate telling a transient failure (connection refused or
+  dropped, timeout, 5xx, 429, an unusable answer) from a final one.
+* ``RetryPolicy(max_attempts=None, max_elapsed=...)``: retry transient failures for a time
+  only, ``Retry-After`` honoured (a wait that tolerates an outage of ``max_elapsed`` seconds).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,48 +35,100 @@ from typing import Any
 import tenacity
 
 from analytics_provider.api.operations import Operation
-from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError, MaintenanceError
+from analytics_provider.api.request import ApiRequest
+from analytics_provider.exceptions import (
+    AnalyticsApiError,
+    AnalyticsDeadlineExceeded,
+    AnalyticsParameterError,
+    AnalyticsTransportError,
+    MaintenanceError,
+    RateLimitExceedError,
+)
 
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 NOT_PROCESSED_STATUSES = frozenset({429, 503})
 
+Clock = Callable[[], float]
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how long to retry. ``max_attempts`` counts the first try."""
+    """How often and how long to retry. ``max_attempts`` counts the first try; None: no count,
+    only ``max_elapsed`` (seconds after the first attempt when no further retry starts) ends it.
+    """
 
-    max_attempts: int = 5
+    max_attempts: int | None = 5
     max_elapsed: float = 300.0
     initial_wait: float = 1.0
     max_wait: float = 60.0
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError(f"max_attempts must be at least 1, got {self.max_attempts}")
-        if self.max_elapsed <= 0:
-            raise ValueError(f"max_elapsed must be positive, got {self.max_elapsed}")
+        if self.max_attempts is not None and (
+            isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1
+        ):
+            raise AnalyticsParameterError(f"max_attempts must be an integer of at least 1, got {self.max_attempts!r}")
+        for name in ("max_elapsed", "initial_wait", "max_wait"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                raise AnalyticsParameterError(f"{name} must be a positive number of seconds, got {value!r}")
+
+    def with_overrides(self, max_attempts: int | None = None, max_retry_time: float | None = None) -> RetryPolicy:
+        """This policy with a transport's options applied; zero or negative values are refused by name."""
+        policy = self
+        if max_attempts is not None:
+            if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+                raise AnalyticsParameterError(f"max_attempts must be an integer of at least 1, got {max_attempts!r}")
+            policy = dataclasses.replace(policy, max_attempts=max_attempts)
+        if max_retry_time is not None:
+            if isinstance(max_retry_time, bool) or not isinstance(max_retry_time, (int, float)) or not (
+                0 < max_retry_time < math.inf
+            ):
+                raise AnalyticsParameterError(
+                    f"max_retry_time must be a positive number of seconds, got {max_retry_time!r}"
+                )
+            policy = dataclasses.replace(policy, max_elapsed=float(max_retry_time))
+        return policy
 
     def tenacity_kwargs(self, op: Operation) -> dict[str, Any]:
         """``retry``, ``wait``, ``stop`` and logging for calls of ``op``; add ``sleep`` as needed."""
+        stop: tenacity.stop.stop_base = tenacity.stop_before_delay(self.max_elapsed)
+        if self.max_attempts is not None:
+            stop = stop | tenacity.stop_after_attempt(self.max_attempts)
         return {
             "retry": tenacity.retry_if_exception(lambda exc: is_retryable(exc, op)),
             "wait": WaitRetryAfter(tenacity.wait_random_exponential(multiplier=self.initial_wait, max=self.max_wait)),
-            "stop": tenacity.stop_after_attempt(self.max_attempts) | tenacity.stop_before_delay(self.max_elapsed),
+            "stop": stop,
             "before_sleep": _log_retry,
             "reraise": True,
         }
 
 
-def is_retryable(exc: BaseException, op: Operation) -> bool:
-    if isinstance(exc, AnalyticsTransportError):
-        return not (op.creates and exc.sent)
-    if isinstance(exc, MaintenanceError):
+def is_transient(exc: BaseException) -> bool:
+    """Whether a failure may pass by itself: no answer, a timeout, an unusable answer, 429, 5xx.
+
+    A deadline that passed, a refused parameter and every other answer are final.
+    """
+    if isinstance(exc, AnalyticsDeadlineExceeded):
+        return False
+    if isinstance(exc, (AnalyticsTransportError, MaintenanceError)):
         return True
-    if isinstance(exc, AnalyticsApiError) and exc.status in RETRYABLE_STATUSES:
-        return not op.creates or exc.status in NOT_PROCESSED_STATUSES
-    return False
+    return isinstance(exc, AnalyticsApiError) and exc.status in RETRYABLE_STATUSES
+
+
+def is_retryable(exc: BaseException, op: Operation) -> bool:
+    """Whether a call of ``op`` may be sent again after ``exc``: transient, and never a second
+    create unless the first surely did not reach the service."""
+    if not is_transient(exc):
+        return False
+    if not op.creates:
+        return True
+    if isinstance(exc, AnalyticsTransportError):
+        return not exc.sent
+    return isinstance(exc, MaintenanceError) or (
+        isinstance(exc, AnalyticsApiError) and exc.status in NOT_PROCESSED_STATUSES
+    )
 
 
 class WaitRetryAfter(tenacity.wait.wait_base):
@@ -74,6 +143,82 @@ class WaitRetryAfter(tenacity.wait.wait_base):
         if retry_after is not None:
             return float(retry_after)
         return float(self.fallback(retry_state))
+
+
+class CallPlan:
+    """One call's retries under its policy and deadline; shared by both transports.
+
+    ``left()`` is the time an attempt may take; ``tenacity_kwargs()`` adds a stop before any
+    backoff that would pass the deadline; ``final_error()`` turns the error of a call that the
+    deadline ended into :class:`AnalyticsDeadlineExceeded`.
+    """
+
+    def __init__(self, policy: RetryPolicy, request: ApiRequest, deadline: float | None, clock: Clock) -> None:
+        self.policy = policy
+        self.request = request
+        self.op = request.operation
+        self.what = request.describe()
+        self.deadline = deadline
+        self.clock = clock
+        self.deadline_stopped = False
+
+    def left(self) -> float | None:
+        """Seconds left before the deadline (None: no deadline); raises when none are left."""
+        if self.deadline is None:
+            return None
+        left = self.deadline - self.clock()
+        if left <= 0:
+            raise AnalyticsDeadlineExceeded(
+                "the deadline passed before the request could be sent", method=self.op.method, path=self.request.path
+            )
+        return left
+
+    def quota_wait_allowed(self, delay: float) -> float | None:
+        """Refuse a quota wait that would pass the deadline, or outlast the call's retry time;
+        return the seconds left (None: no deadline)."""
+        left = self.left()
+        if left is not None and delay >= left:
+            raise AnalyticsDeadlineExceeded(
+                f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, past the deadline",
+                method=self.op.method, path=self.request.path,
+            )
+        if delay > self.policy.max_elapsed:
+            raise RateLimitExceedError(
+                f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, "
+                f"longer than this call may wait ({self.policy.max_elapsed:g} s)",
+                status=429,
+                method=self.op.method,
+                path=self.request.path,
+                retry_after=delay,
+            )
+        return left
+
+    def tenacity_kwargs(self) -> dict[str, Any]:
+        kwargs = self.policy.tenacity_kwargs(self.op)
+        if self.deadline is not None:
+            kwargs["stop"] = kwargs["stop"] | self._past_deadline
+        return kwargs
+
+    def _past_deadline(self, retry_state: tenacity.RetryCallState) -> bool:
+        assert self.deadline is not None
+        if self.clock() + retry_state.upcoming_sleep < self.deadline:
+            return False
+        self.deadline_stopped = True
+        return True
+
+    def final_error(self, exc: BaseException) -> BaseException:
+        """The error the call raises: ``exc``, or a deadline error carrying it."""
+        if self.deadline_stopped and not isinstance(exc, AnalyticsDeadlineExceeded) and is_retryable(exc, self.op):
+            return AnalyticsDeadlineExceeded(
+                "the next retry would come after the deadline", last_error=exc,
+                method=self.op.method, path=self.request.path,
+            )
+        return exc
+
+
+def deadline_in(seconds: float, clock: Clock = time.monotonic) -> float:
+    """An absolute deadline ``seconds`` from now on ``clock``."""
+    return clock() + seconds
 
 
 def _log_retry(retry_state: tenacity.RetryCallState) -> None:

@@ -1,11 +1,20 @@
-"""From an Airflow connection to what a transport needs: base address, key, header, timeouts."""
+"""From an Airflow connection to what a transport needs: base address, key, header, timeouts.
+
+Both transports (the hook and the async client of the triggers) read their settings here, apply
+the caller's overrides here (:class:`TransportOptions`) and send the same ``User-Agent``, so a
+rule about the connection holds for both by construction.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from analytics_provider import __version__
 from analytics_provider.get_provider_info import DEFAULT_HEADER_NAME, REGIONS
 
 REGION_BASE_URLS = {
@@ -16,6 +25,9 @@ REGION_BASE_URLS = {
 DEFAULT_REGION = "eu"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 60.0
+MIN_TIMEOUT = 0.1  # seconds; the connection form says the same
+USER_AGENT = f"airflow-provider-analytics/{__version__}"
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP header name (RFC 9110 token)
 
 
 class ConnectionLike(Protocol):
@@ -26,7 +38,15 @@ class ConnectionLike(Protocol):
 
 
 class ConnectionConfigError(ValueError):
-    """The connection's settings cannot work; the text says which field and what is allowed."""
+    """The connection's settings cannot work; the text says which field and what is allowed.
+
+    ``reason`` is the text without the connection id (a connection tested from the UI has a
+    temporary id that means nothing to the user).
+    """
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"{where}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -41,14 +61,16 @@ class ConnectionSettings:
     def from_connection(cls, conn: ConnectionLike, conn_id: str = "") -> ConnectionSettings:
         extra = conn.extra_dejson
         where = f"connection {conn_id!r}" if conn_id else "the connection"
-        if not conn.password:
-            raise ConnectionConfigError(f"{where} has no API key: put the key in its password field")
+        header_name = str(extra.get("header_name") or DEFAULT_HEADER_NAME).strip()
+        if not _TOKEN.match(header_name):
+            raise ConnectionConfigError(where, f"header_name must be an HTTP header name, got {header_name!r}")
         return cls(
             base_url=resolve_base_url(extra.get("region"), extra.get("base_url"), where=where),
-            api_key=conn.password,
-            header_name=str(extra.get("header_name") or DEFAULT_HEADER_NAME),
-            connect_timeout=_positive(extra.get("connect_timeout"), DEFAULT_CONNECT_TIMEOUT, "connect_timeout", where),
-            read_timeout=_positive(extra.get("timeout"), DEFAULT_READ_TIMEOUT, "timeout", where),
+            api_key=check_api_key(conn.password, where),
+            header_name=header_name,
+            connect_timeout=seconds_or_default(extra.get("connect_timeout"), DEFAULT_CONNECT_TIMEOUT,
+                                               "connect_timeout", where),
+            read_timeout=seconds_or_default(extra.get("timeout"), DEFAULT_READ_TIMEOUT, "timeout", where),
         )
 
     def url(self, path: str) -> str:
@@ -59,6 +81,32 @@ class ConnectionSettings:
         ours, theirs = urlsplit(self.base_url), urlsplit(url)
         return (ours.scheme, ours.hostname, ours.port) == (theirs.scheme, theirs.hostname, theirs.port)
 
+    def auth_headers(self, url: str) -> dict[str, str]:
+        """The key's header for a request to ``url``; none for any other host."""
+        return {self.header_name: self.api_key} if self.is_same_origin(url) else {}
+
+    def timeouts(self, left: float | None = None) -> tuple[float, float]:
+        """``(connect, read)`` seconds, each capped by ``left`` (the time left before a deadline)."""
+        if left is None:
+            return self.connect_timeout, self.read_timeout
+        left = max(left, 0.001)
+        return min(self.connect_timeout, left), min(self.read_timeout, left)
+
+
+def check_api_key(value: str | None, where: str) -> str:
+    """The key without surrounding whitespace; refused (never echoed) when empty or not sendable."""
+    key = (value or "").strip()
+    if not key:
+        raise ConnectionConfigError(where, "has no API key: put the key in its password field")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
+        raise ConnectionConfigError(
+            where, "password (the API key) contains control characters (a line break or tab inside it?); "
+            "paste the key again"
+        )
+    if not key.isascii():
+        raise ConnectionConfigError(where, "password (the API key) contains characters outside ASCII; paste it again")
+    return key
+
 
 def resolve_base_url(region: str | None, base_url: str | None, *, where: str = "the connection") -> str:
     """The base address: the override when given (it must end in ``/api/v2``), else the region's."""
@@ -67,27 +115,54 @@ def resolve_base_url(region: str | None, base_url: str | None, *, where: str = "
         parts = urlsplit(url)
         if parts.path.endswith("/api/v1"):
             raise ConnectionConfigError(
-                f"{where}: base_url {url!r} is an API v1 address; v1 stopped working on 20 November 2023. "
-                "Use the /api/v2 address of your region."
+                where,
+                f"base_url {url!r} is an API v1 address; v1 stopped working on 20 November 2023. "
+                "Use the /api/v2 address of your region.",
             )
         if parts.scheme not in ("http", "https") or not parts.hostname or not parts.path.endswith("/api/v2"):
-            raise ConnectionConfigError(
-                f"{where}: base_url must be an http(s) address ending in /api/v2, got {url!r}"
-            )
+            raise ConnectionConfigError(where, f"base_url must be an http(s) address ending in /api/v2, got {url!r}")
         return url
     region = str(region or DEFAULT_REGION).strip().lower()
     if region not in REGION_BASE_URLS:
-        raise ConnectionConfigError(f"{where}: region must be one of {', '.join(REGIONS)}; got {region!r}")
+        raise ConnectionConfigError(where, f"region must be one of {', '.join(REGIONS)}; got {region!r}")
     return REGION_BASE_URLS[region]
 
 
-def _positive(value: Any, default: float, name: str, where: str) -> float:
-    if value in (None, ""):
+def seconds_or_default(value: Any, default: float, name: str, where: str, minimum: float = MIN_TIMEOUT) -> float:
+    """A duration setting: ``default`` when unset, else a finite number of at least ``minimum``."""
+    if value is None or value == "":
         return default
     try:
         number = float(value)
     except (TypeError, ValueError):
-        number = 0.0
-    if number <= 0:
-        raise ConnectionConfigError(f"{where}: {name} must be a positive number of seconds, got {value!r}")
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number) or number < minimum:
+        raise ConnectionConfigError(where, f"{name} must be a number of seconds of at least {minimum:g}, got {value!r}")
     return number
+
+
+@dataclass(frozen=True)
+class TransportOptions:
+    """What a caller may override per hook or client: timeouts (the connection's otherwise).
+
+    Checked here once for both transports: zero, negative or non-numeric values are refused
+    by name, never replaced by a default.
+    """
+
+    connect_timeout: float | None = None
+    read_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, label in (("connect_timeout", "connect_timeout"), ("read_timeout", "timeout")):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, seconds_or_default(value, 0.0, label, "the hook"))
+
+    def apply(self, settings: ConnectionSettings) -> ConnectionSettings:
+        if self.connect_timeout is None and self.read_timeout is None:
+            return settings
+        return dataclasses.replace(
+            settings,
+            connect_timeout=self.connect_timeout or settings.connect_timeout,
+            read_timeout=self.read_timeout or settings.read_timeout,
+        )

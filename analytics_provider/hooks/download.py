@@ -2,20 +2,22 @@
 
 The bytes go to a temporary file first (beside a local destination, so the final ``os.replace``
 is atomic; on local disk for an object store, which then receives one complete upload). Only a
-complete file, whose size matches ``Content-Length``, reaches the destination.
+complete file, whose size matches ``Content-Length``, reaches the destination. A local file gets
+the mode a plain ``open(path, "w")`` would give (``0666`` less the umask), or ``file_mode``.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from analytics_provider.exceptions import IncompleteDownloadError
+from analytics_provider.exceptions import AnalyticsParameterError, IncompleteDownloadError
 
 CHUNK_SIZE = 1024 * 1024
 LOCAL_PROTOCOLS = ("file", "local")
@@ -32,6 +34,41 @@ def filename_from_disposition(value: str | None) -> str | None:
     return name or None
 
 
+def check_destination(destination: Destination) -> None:
+    """Refuse, before any job is submitted, a destination the download could not write.
+
+    A local destination's folder must exist or be creatable, and accept a new file (tried
+    with a probe file, which is removed); an object-storage URL must parse. Errors name
+    ``destination``.
+    """
+    if destination is None or (isinstance(destination, str) and not destination.strip()):
+        raise AnalyticsParameterError("destination is required: a local path, a folder ending in / or a URL")
+    if not isinstance(destination, (str, os.PathLike)) and not hasattr(destination, "protocol"):
+        raise AnalyticsParameterError(
+            f"destination must be a path, a URL or an ObjectStoragePath, got {type(destination).__name__}"
+        )
+    try:
+        remote = _remote_path(destination)
+    except Exception as exc:
+        raise AnalyticsParameterError(f"destination {str(destination)!r} is not a usable URL: {exc}") from None
+    if remote is not None:
+        return
+    local = _local_path(destination, None)  # a folder destination gives folder/export here
+    folder = local.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = _create_scratch(str(folder))
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise AnalyticsParameterError(
+            f"destination {os.fspath(local)!r}: the folder {str(folder)!r} cannot be written "
+            f"({exc.strerror or type(exc).__name__})"
+        ) from None
+    if local.is_dir():
+        raise AnalyticsParameterError(f"destination {os.fspath(local)!r} is a folder; end it with / to write inside it")
+
+
 def save_stream(
     chunks: Iterable[bytes],
     destination: Destination,
@@ -39,31 +76,48 @@ def save_stream(
     expected_bytes: int | None,
     suggested_name: str | None,
     what: str,
+    arrived: Callable[[], int] | None = None,
+    file_mode: int | None = None,
 ) -> tuple[str, int]:
     """Write ``chunks`` to ``destination``; return the final location and the byte count.
 
     A destination that is a folder (an existing one, or a path ending in ``/``) receives the
-    file under ``suggested_name``.
+    file under ``suggested_name``. ``arrived`` counts the bytes that came over the wire (they
+    differ from those written when the host compressed the file anyway); that count is checked
+    against ``expected_bytes``.
     """
     wants_folder = os.fspath(destination).endswith("/") if isinstance(destination, (str, os.PathLike)) else False
     remote = _remote_path(destination)
     local = None if remote is not None else _local_path(destination, suggested_name)
     scratch_dir = str(local.parent) if local is not None else None
-    if local is not None:
-        local.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".analytics-download-", suffix=".part", dir=scratch_dir)
+    try:
+        if local is not None:
+            local.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = _create_scratch(scratch_dir)
+    except OSError as exc:
+        raise AnalyticsParameterError(
+            f"destination {str(local or destination)!r} cannot be written ({exc.strerror or type(exc).__name__})"
+        ) from None
     try:
         size = 0
         with os.fdopen(fd, "wb") as tmp:
             for chunk in chunks:
                 tmp.write(chunk)
                 size += len(chunk)
-        if expected_bytes is not None and size != expected_bytes:
+            if file_mode is not None:
+                os.fchmod(tmp.fileno(), file_mode)
+        received = arrived() if arrived is not None else size
+        if expected_bytes is not None and received != expected_bytes:
             raise IncompleteDownloadError(
-                f"{what}: received {size} of {expected_bytes} bytes", method="GET", path="/exports/download"
+                f"{what}: received {received} of {expected_bytes} bytes", method="GET", path="/exports/download"
             )
         if local is not None:
-            os.replace(tmp_name, local)
+            try:
+                os.replace(tmp_name, local)
+            except OSError as exc:
+                raise AnalyticsParameterError(
+                    f"destination {str(local)!r} cannot be written ({exc.strerror or type(exc).__name__})"
+                ) from None
             return str(local), size
         target = _remote_target(remote, suggested_name, wants_folder)
         with open(tmp_name, "rb") as src, target.open("wb") as dst:
@@ -72,6 +126,18 @@ def save_stream(
     finally:
         if os.path.exists(tmp_name):
             os.unlink(tmp_name)
+
+
+def _create_scratch(folder: str | None) -> tuple[int, str]:
+    """A new hidden file, created as a plain write would create it (mode ``0666`` less the umask)."""
+    folder = folder or tempfile.gettempdir()
+    for _ in range(100):
+        name = os.path.join(folder, f".analytics-download-{secrets.token_hex(8)}.part")
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free scratch name in {folder}")
 
 
 def _remote_path(destination: Destination) -> Any | None:

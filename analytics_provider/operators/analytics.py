@@ -10,8 +10,15 @@ from airflow.exceptions import AirflowProviderDeprecationWarning
 
 from analytics_provider.api.filters import check_filter_conditions
 from analytics_provider.api.operations import EXPORT_OUTPUTS
+from analytics_provider.api.request import check_path_id
 from analytics_provider.exceptions import AnalyticsParameterError
-from analytics_provider.links import DASHBOARD_URL_KEY, AnalyticsDashboardLink
+from analytics_provider.links import (
+    AnalyticsDashboardLink,
+    dashboard_url,
+    forget_dashboard_link,
+    push_dashboard_link,
+    widget_dashboard_url,
+)
 from analytics_provider.operators.base import AnalyticsJobOperator
 
 if TYPE_CHECKING:
@@ -54,10 +61,6 @@ class _DashboardJobOperator(AnalyticsJobOperator):
 
     operator_extra_links = (AnalyticsDashboardLink(),)
 
-    def push_dashboard_url(self, context: Context, url: str | None) -> None:
-        if url:
-            context["ti"].xcom_push(key=DASHBOARD_URL_KEY, value=url)
-
 
 class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     """Export a dashboard widget's data as csv, xlsx or pdf and download the file.
@@ -69,9 +72,11 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         ``output`` names a task's XComArg in Airflow).
     :param dashboard_filter_conditions: ``[{"dynamic_filter_id": int, "condition":
         {"operator": ..., "values": [...]}}]`` (templated).
+    :param file_mode: the local file's permission bits (default: what a plain write gives,
+        ``0666`` less the worker's umask), for example ``0o640``.
 
     Returns ``{"job_id", "path", "bytes", "content_type"}``. The file appears at the
-    destination only when complete.
+    destination only when complete; the destination is checked before the job is submitted.
     """
 
     template_fields: Sequence[str] = (
@@ -90,11 +95,13 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         destination: Any,
         output: str = "csv",
         dashboard_filter_conditions: list[dict[str, Any]] | None = None,
+        file_mode: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.widget_id = widget_id
         self.destination = destination
+        self.file_mode = file_mode
         self.export_format = output  # ``output`` is taken: BaseOperator.output is the task's XComArg
         self.dashboard_filter_conditions = dashboard_filter_conditions
         if not is_templated(output):
@@ -105,18 +112,21 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     def check_inputs(self) -> None:
         self.export_format = normalize_output(self.export_format)
         self.dashboard_filter_conditions = check_conditions(self.dashboard_filter_conditions)
-        if not self.destination:
-            raise AnalyticsParameterError(f"{self.task_id}: destination is required")
-        if self.widget_id in (None, ""):
-            raise AnalyticsParameterError(f"{self.task_id}: widget_id is required")
+        from analytics_provider.hooks.download import check_destination
+
+        forget_dashboard_link(self)
+        check_path_id("get_dashboard_widget", "id", self.widget_id, label=f"{self.task_id}: widget_id")
+        try:
+            check_destination(self.destination)
+        except AnalyticsParameterError as exc:
+            raise AnalyticsParameterError(f"{self.task_id}: {exc}") from None
 
     def submit(self, context: Context) -> dict[str, Any]:
-        widget = self.hook.get_dashboard_widget(self.widget_id, include_dashboard=True)
-        self.push_dashboard_url(context, (widget.get("dashboard") or {}).get("url"))
+        push_dashboard_link(self, context, lambda: widget_dashboard_url(self.hook, self.widget_id))
         return self.hook.submit_widget_export(self.widget_id, self.export_format, self.dashboard_filter_conditions)
 
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
-        result = self.hook.download_export(job_id, self.destination)
+        result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
         self.log.info("Downloaded %s bytes (%s) to %s", result["bytes"], result["content_type"], result["path"])
         return {"job_id": job_id, **result}
 
@@ -154,6 +164,8 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
             check_conditions(dashboard_filter_conditions)
 
     def check_inputs(self) -> None:
+        forget_dashboard_link(self)
+        check_path_id("get_dashboard", "id", self.dashboard_id, label=f"{self.task_id}: dashboard_id")
         self.dashboard_filter_conditions = check_conditions(self.dashboard_filter_conditions)
         if isinstance(self.bust_cache, str) and self.bust_cache.strip().lower() in ("true", "false"):
             self.bust_cache = self.bust_cache.strip().lower() == "true"  # rendered from a template
@@ -161,7 +173,7 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
             raise AnalyticsParameterError(f"{self.task_id}: bust_cache must be true or false, got {self.bust_cache!r}")
 
     def submit(self, context: Context) -> dict[str, Any]:
-        self.push_dashboard_url(context, self.hook.get_dashboard(self.dashboard_id).get("url"))
+        push_dashboard_link(self, context, lambda: dashboard_url(self.hook, self.dashboard_id))
         return self.hook.preload_dashboard(self.dashboard_id, self.dashboard_filter_conditions, self.bust_cache)
 
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:

@@ -130,4 +130,7 @@ class AnalyticsJobSensor(BaseSensorOperator):
             raise AirflowFailException(
                 describe_job_failure(self.hook, result.job_id, result.job_status, result.last_error_log)
             )
-        raise AirflowFailException(f"waiting for job {result.job_id} failed: {result.message}")
+        # the job could not be waited on (an outage past max_outage, a refused read): Airflow's retries may help
+        raise AnalyticsJobError(
+            f"waiting for job {result.job_id} failed: {result.message}", job_id=result.job_id, status="unknown"
+        ) from result.error

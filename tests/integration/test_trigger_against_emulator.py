@@ -122,7 +122,7 @@ async def test_an_outage_longer_than_max_outage_ends_the_wait_with_an_error(
     (event,) = await collect(trigger_for(job["id"], interval=1, max_outage=120, timeout=3600))
     assert event["status"] == "error" and "could not be read for 120 s" in event["message"]
     assert "500" in event["message"]
-    assert clock.elapsed == pytest.approx(120)
+    assert 120 <= clock.elapsed <= 121
     assert len(polls(analytics_emulator)) < 20  # backoff, not a poll per second
 
 

@@ -17,6 +17,21 @@ def conn_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW_CONN_ANALYTICS_DEFAULT", json.dumps(conn))
 
 
+class FakeTime:
+    """A clock that moves only when something sleeps on it; the sleeps are recorded."""
+
+    def __init__(self, sleeps: list[float]) -> None:
+        self.now = 1_000.0
+        self.sleeps = sleeps
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
 @pytest.fixture
 def sleeps() -> list[float]:
     return []
@@ -25,7 +40,9 @@ def sleeps() -> list[float]:
 @pytest.fixture
 def hook(conn_env: None, sleeps: list[float]) -> AnalyticsHook:
     hook = AnalyticsHook()
-    hook.sleep = sleeps.append  # retries and quota waits are recorded, not slept
+    fake = FakeTime(sleeps)
+    hook.sleep = fake.sleep  # retries and quota waits are recorded, not slept
+    hook.clock = fake
     return hook
 
 

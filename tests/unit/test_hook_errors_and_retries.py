@@ -93,10 +93,10 @@ def test_maintenance_is_recognised_by_type_whatever_the_status(hook, mock, sleep
         BASE + "/jobs/1",
         [
             {"status_code": 409, "json": {"type": "MaintenanceError", "message": "upgrading"}},
-            {"json": {"job": {"id": 1}}},
+            {"json": {"job": {"id": 1, "status": "running"}}},
         ],
     )
-    assert hook.get_job(1) == {"id": 1}
+    assert hook.get_job(1)["id"] == 1
     assert len(sleeps) == 1
 
 
@@ -230,22 +230,23 @@ def test_job_submissions_are_retried(hook, mock) -> None:
 
 
 def test_transport_errors_are_wrapped_and_retried(hook, mock, sleeps) -> None:
-    mock.get(BASE + "/jobs/2", [{"exc": requests.ReadTimeout("slow")}, {"json": {"job": {"id": 2}}}])
-    assert hook.get_job(2) == {"id": 2}
+    answers = [{"exc": requests.ReadTimeout("slow")}, {"json": {"job": {"id": 2, "status": "running"}}}]
+    mock.get(BASE + "/jobs/2", answers)
+    assert hook.get_job(2)["id"] == 2
     assert len(sleeps) == 1
 
 
 def test_spent_quota_is_waited_out_instead_of_collecting_a_429(hook, mock, sleeps) -> None:
     mock.get(
         BASE + "/jobs/1",
-        json={"job": {"id": 1}},
+        json={"job": {"id": 1, "status": "running"}},
         headers={"RateLimit-Limit": "120", "RateLimit-Remaining": "0", "RateLimit-Reset": "7"},
     )
     hook.get_job(1)
     assert sleeps == []
     limits = hook.rate_limits["GET /jobs/{id}"]
     assert (limits.limit, limits.remaining) == (120, 0)
-    mock.get(BASE + "/jobs/2", json={"job": {"id": 2}})
+    mock.get(BASE + "/jobs/2", json={"job": {"id": 2, "status": "running"}})
     hook.get_job(2)  # same endpoint: waits for the reset first
     assert len(sleeps) == 1 and 6 <= sleeps[0] <= 7
     mock.get(BASE + "/users/me", json={"user": {}})
@@ -258,7 +259,7 @@ def test_rate_limit_reset_as_epoch(hook, mock) -> None:
 
     mock.get(
         BASE + "/jobs/1",
-        json={"job": {}},
+        json={"job": {"status": "running"}},
         headers={"RateLimit-Limit": "20", "RateLimit-Remaining": "3", "RateLimit-Reset": str(int(time.time()) + 50)},
     )
     hook.get_job(1)

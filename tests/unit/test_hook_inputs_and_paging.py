@@ -37,7 +37,7 @@ from .conftest import BASE
         ),
         (lambda h: h.invite_users("a@x.io", "admin"), "emails must be a non-empty list"),
         (lambda h: h.invite_users(["a@x.io"], "owner"), "role must be one of user, explorer"),
-        (lambda h: h.get_dashboard(None), "id must be an integer or a non-empty string"),
+        (lambda h: h.get_dashboard(None), "get_dashboard: id must be a positive integer"),
         (lambda h: h.upsert_user_attribute_entries([{"values": ["x"]}]), "entry 0 names no attribute"),
         (lambda h: h.call("get_job"), r"get_job takes 1 path argument\(s\) \(id\), got 0"),
         (lambda h: h.call("list_users", query={"colour": "red"}), "list_users has no option colour"),

@@ -35,7 +35,8 @@ def case(
 
 CASES = [
     case("get_current_user", lambda h: h.get_current_user(), "GET", "/users/me", answer={"user": USER}, expected=USER),
-    case("get_job", lambda h: h.get_job(7), "GET", "/jobs/7", answer={"job": {"id": 7}}, expected={"id": 7}),
+    case("get_job", lambda h: h.get_job(7), "GET", "/jobs/7", answer={"job": {"id": 7, "status": "running"}},
+         expected={"id": 7, "status": "running"}),
     case(
         "get_job_result",
         lambda h: h.get_job_result(7),

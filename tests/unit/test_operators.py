@@ -201,7 +201,7 @@ def test_sync_wait_ends_when_the_outage_outlasts_max_outage(mock, context, fake_
     op = AnalyticsBustDataSourceCacheOperator(task_id="bust", data_source_id=3, poll_interval=1, max_outage=30)
     with pytest.raises(AnalyticsJobError, match=r"job 9 could not be read for 30 s .*max_outage=30 s"):
         op.execute(context)
-    assert sum(fake_time) == pytest.approx(30)
+    assert 30 <= sum(fake_time) <= 31  # the last look comes as the outage reaches 30 s (within one interval)
 
 
 def test_no_wait_returns_at_submission(mock, context) -> None:
@@ -375,7 +375,7 @@ def test_deferrable_sensor_resumes_on_each_event(mock, context) -> None:
         sensor.execute_complete(
             context, {"status": "failed", "job_id": 12, "job_status": "failure", "last_error_log": "bad"}
         )
-    with pytest.raises(AirflowFailException, match="waiting for job 12 failed: x"):
+    with pytest.raises(AnalyticsJobError, match="waiting for job 12 failed: x"):
         sensor.execute_complete(context, {"status": "error", "job_id": 12, "message": "x"})
 
 
@@ -397,8 +397,9 @@ def test_sensor_outlasts_failed_pokes_until_max_outage(mock, context, fake_time)
     for _ in range(6):
         assert sensor.poke(context) is False
         now[0] += 10
-    with pytest.raises(AirflowFailException, match="could not be read for 60 s"):
+    with pytest.raises(AnalyticsJobError, match="could not be read for 60 s") as raised:
         sensor.poke(context)
+    assert not isinstance(raised.value, AirflowFailException)  # Airflow's retries may still help
 
 
 def test_trigger_serialises_only_plain_values() -> None:

@@ -1,0 +1,125 @@
+"""A small scripted HTTP server on 127.0.0.1, for the hook's and the async client's worst days.
+
+Each test sets ``server.answer`` (a function from the recorded request to an :class:`Answer`)
+and reads ``server.requests`` (what arrived on the wire: method, raw path, headers, body).
+Answers can trickle, be gzip-encoded, lie about their length, or redirect to a second server.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str  # as sent, query included
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def route(self) -> str:
+        return self.path.split("?", 1)[0]
+
+
+@dataclass
+class Answer:
+    status: int = 200
+    body: bytes | str | dict[str, Any] | list[Any] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    trickle: float | None = None  # seconds between single bytes of the body
+    gzip_if_asked: bool = False  # compress when the request accepts gzip (as many file hosts do)
+    gzip_always: bool = False  # compress whatever the request asked
+    content_length: int | None = None  # a lie about the length, when set
+    delay: float = 0.0  # seconds before the status line (a stalled server)
+
+    def payload(self) -> bytes:
+        if isinstance(self.body, (dict, list)):
+            return json.dumps(self.body).encode()
+        return self.body.encode() if isinstance(self.body, str) else self.body
+
+
+class HostileServer:
+    def __init__(self) -> None:
+        self.requests: list[Seen] = []
+        self.answer: Callable[[Seen], Answer] = lambda seen: Answer(404, {"message": "nothing here"})
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                seen = Seen(self.command, self.path, dict(self.headers.items()), self.rfile.read(length))
+                outer.requests.append(seen)
+                answer = outer.answer(seen)
+                body = answer.payload()
+                headers = {"Content-Type": "application/json", **answer.headers}
+                accepts = seen.headers.get("Accept-Encoding", "")
+                if answer.gzip_always or (answer.gzip_if_asked and "gzip" in accepts):
+                    body = gzip.compress(body)
+                    headers["Content-Encoding"] = "gzip"
+                headers["Content-Length"] = str(answer.content_length if answer.content_length is not None
+                                                 else len(body))
+                try:
+                    if answer.delay:
+                        time.sleep(answer.delay)
+                    self.send_response(answer.status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    if answer.trickle is None:
+                        self.wfile.write(body)
+                    else:
+                        for i in range(len(body)):
+                            self.wfile.write(body[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(answer.trickle)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                if answer.content_length is not None and answer.content_length != len(body):
+                    self.close_connection = True
+
+            do_GET = do_POST = do_PUT = do_DELETE = _handle
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.base_url = self.origin + "/api/v2"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+
+    def __enter__(self) -> HostileServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def routes(self) -> list[str]:
+        return [f"{r.method} {r.route}" for r in self.requests]
+
+
+def always(answer: Answer) -> Callable[[Seen], Answer]:
+    return lambda seen: answer
+
+
+def in_turn(*answers: Answer) -> Callable[[Seen], Answer]:
+    """The answers one after the other; the last one again and again."""
+    queue = list(answers)
+
+    def next_answer(seen: Seen) -> Answer:
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    return next_answer

@@ -1,0 +1,126 @@
+"""Issue 7, the transport's side of "waits that hold their deadline": no request, quota wait or
+backoff of a call goes past its ``deadline``; a trickling or stalled server included. The tests
+about real time use the real clock (they are about time itself); the others record the waits.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from analytics_provider.api.operations import operation
+from analytics_provider.api.retry import RetryPolicy, is_retryable, is_transient
+from analytics_provider.exceptions import (
+    AnalyticsDeadlineExceeded,
+    AnalyticsParameterError,
+    AnalyticsTransportError,
+    IncompleteDownloadError,
+    InternalServiceError,
+    MaintenanceError,
+    NotFoundError,
+    PaginationLoopError,
+    RateLimitExceedError,
+    UnexpectedResponseError,
+)
+from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+from hostile.server import Answer, always, in_turn
+
+RUNNING = Answer(200, {"job": {"id": 7, "status": "running"}})
+TRICKLE = Answer(200, {"job": {"id": 7, "status": "running", "padding": "x" * 200}}, trickle=0.1)
+STALL = Answer(200, {"job": {"id": 7, "status": "running"}}, delay=5.0)
+DOWN = Answer(503, {"type": "MaintenanceError", "message": "upgrading"})
+
+
+@pytest.mark.parametrize("answer", [TRICKLE, STALL], ids=["trickle", "stall"])
+def test_a_slow_answer_cannot_hold_a_call_past_its_deadline(connect, server, answer) -> None:
+    server.answer = always(answer)
+    hook = AnalyticsHook()
+    started = time.monotonic()
+    with pytest.raises(AnalyticsDeadlineExceeded):
+        hook.call("get_job", 7, deadline=started + 1.0)
+    assert time.monotonic() - started < 1.6
+
+
+@pytest.mark.parametrize("answer", [TRICKLE, STALL], ids=["trickle", "stall"])
+async def test_the_async_client_holds_the_same_deadline(connect, server, answer) -> None:
+    server.answer = always(answer)
+    async with AsyncAnalyticsClient("analytics_default") as client:
+        started = time.monotonic()
+        with pytest.raises(AnalyticsDeadlineExceeded):
+            await client.call("get_job", 7, deadline=started + 1.0)
+        assert time.monotonic() - started < 1.6
+
+
+def test_backoff_never_sleeps_past_the_deadline(hook, server, waits) -> None:
+    server.answer = always(DOWN)
+    deadline = waits() + 20
+    with pytest.raises(AnalyticsDeadlineExceeded) as raised:
+        hook.call("get_job", 7, deadline=deadline, retry_policy=RetryPolicy(max_attempts=None, max_elapsed=600))
+    assert waits() <= deadline and sum(waits.sleeps) <= 20
+    assert isinstance(raised.value.last_error, MaintenanceError)
+    assert "upgrading" in str(raised.value)
+
+
+def test_a_retry_after_past_the_deadline_is_not_slept(hook, server, waits) -> None:
+    server.answer = always(Answer(503, {"message": "back soon"}, {"Retry-After": "30"}))
+    with pytest.raises(AnalyticsDeadlineExceeded, match="the next retry would come after the deadline"):
+        hook.call("get_job", 7, deadline=waits() + 10)
+    assert waits.sleeps == [] and len(server.requests) == 1
+
+
+async def test_the_async_client_backs_off_within_the_deadline(server, connect, fake_async_time) -> None:
+    server.answer = always(Answer(503, {"message": "back soon"}, {"Retry-After": "4"}))
+    deadline = fake_async_time() + 10
+    async with AsyncAnalyticsClient("analytics_default") as client:
+        with pytest.raises(AnalyticsDeadlineExceeded):
+            await client.call("get_job", 7, deadline=deadline, retry_policy=RetryPolicy(max_attempts=None))
+    assert fake_async_time.sleeps == [4.0, 4.0] and len(server.requests) == 3
+
+
+def test_no_time_left_raises_without_a_request(hook, server, waits) -> None:
+    with pytest.raises(AnalyticsDeadlineExceeded, match="before the request could be sent"):
+        hook.call("get_job", 7, deadline=waits() - 1)
+    assert server.requests == []
+
+
+def test_an_unbounded_count_retries_an_outage_for_a_time(hook, server, waits) -> None:
+    server.answer = in_turn(*([DOWN] * 30), RUNNING)
+    policy = RetryPolicy(max_attempts=None, max_elapsed=3600, max_wait=5)
+    assert hook.call("get_job", 7, retry_policy=policy)["status"] == "running"
+    assert len(server.requests) == 31 and all(s <= 5 for s in waits.sleeps)
+
+
+async def test_the_async_client_takes_the_same_unbounded_policy(server, connect, fake_async_time) -> None:
+    server.answer = in_turn(*([DOWN] * 12), RUNNING)
+    async with AsyncAnalyticsClient("analytics_default") as client:
+        job = await client.call("get_job", 7, retry_policy=RetryPolicy(max_attempts=None, max_elapsed=3600))
+    assert job["status"] == "running" and len(server.requests) == 13
+
+
+@pytest.mark.parametrize(
+    ("error", "transient"),
+    [
+        (AnalyticsTransportError("refused", sent=False), True),
+        (AnalyticsTransportError("dropped"), True),
+        (IncompleteDownloadError("short"), True),
+        (UnexpectedResponseError("login page", status=200), True),
+        (RateLimitExceedError("slow", status=429), True),
+        (InternalServiceError("oops", status=500), True),
+        (MaintenanceError("upgrading", status=409), True),
+        (NotFoundError("gone", status=404), False),
+        (PaginationLoopError("loop"), False),
+        (AnalyticsDeadlineExceeded("late"), False),
+        (AnalyticsParameterError("bad"), False),
+    ],
+)
+def test_one_predicate_tells_transient_from_final(error, transient) -> None:
+    assert is_transient(error) is transient
+    assert is_retryable(error, operation("get_job")) is transient
+
+
+def test_a_create_is_not_resent_after_an_unusable_answer() -> None:
+    create = operation("create_data_schedule")
+    assert not is_retryable(UnexpectedResponseError("login page", status=200), create)
+    assert is_retryable(AnalyticsTransportError("refused", sent=False), create)

@@ -1,0 +1,88 @@
+"""Issue 8, cases 7 and 9 (settings): no silent default for a bad value, form and code agree, and
+a connection error names the field, not a temporary connection id."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from analytics_provider.api.retry import RetryPolicy
+from analytics_provider.api.settings import MIN_TIMEOUT, ConnectionConfigError
+from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsParameterError, AnalyticsTransportError
+from analytics_provider.get_provider_info import get_provider_info
+from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+from hostile.server import Answer, always
+
+RUNNING = Answer(200, {"job": {"id": 7, "status": "running"}})
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("max_attempts", 0), ("max_attempts", -1), ("max_attempts", 2.5), ("max_retry_time", 0),
+     ("max_retry_time", -3), ("timeout", 0), ("timeout", -1), ("connect_timeout", 0), ("timeout", float("inf"))],
+)
+def test_the_hook_refuses_a_bad_option_by_name(connect, server, option, value) -> None:
+    label = "timeout" if option == "timeout" else option
+    with pytest.raises(ValueError, match=label):
+        AnalyticsHook(**{option: value})
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(("option", "value"), [("timeout", 0), ("connect_timeout", -2)])
+def test_the_async_client_refuses_the_same_options(option, value) -> None:
+    with pytest.raises(ValueError, match=option):
+        AsyncAnalyticsClient("analytics_default", **{option: value})
+
+
+@pytest.mark.parametrize("field", ["max_elapsed", "initial_wait", "max_wait"])
+def test_retry_durations_must_be_positive(field) -> None:
+    with pytest.raises(AnalyticsParameterError, match=field):
+        RetryPolicy(**{field: 0})
+
+
+@pytest.mark.parametrize(("extra", "value"), [("timeout", 0), ("timeout", "0"), ("connect_timeout", -1),
+                                              ("timeout", MIN_TIMEOUT / 2), ("timeout", "soon")])
+def test_a_connection_timeout_below_the_forms_minimum_is_refused(connect, server, extra, value) -> None:
+    connect(**{extra: value})
+    with pytest.raises(ConnectionConfigError, match=f"{extra} must be a number of seconds of at least"):
+        AnalyticsHook().get_job(1)
+    assert server.requests == []
+
+
+def test_the_form_and_the_code_agree_on_the_minimum() -> None:
+    fields = get_provider_info()["connection-types"][0]["conn-fields"]
+    assert fields["timeout"]["schema"]["minimum"] == MIN_TIMEOUT
+    assert fields["connect_timeout"]["schema"]["minimum"] == MIN_TIMEOUT
+
+
+def test_a_short_read_timeout_is_applied_not_replaced(connect, server) -> None:
+    server.answer = always(Answer(200, {"job": {"id": 7, "status": "running"}}, delay=2.0))
+    hook = AnalyticsHook(timeout=0.3, max_attempts=1)
+    started = time.monotonic()
+    with pytest.raises(AnalyticsTransportError, match="ReadTimeout"):
+        hook.get_job(7)
+    assert time.monotonic() - started < 1.5
+
+
+def test_a_connection_tested_from_the_ui_names_the_field_not_its_temporary_id(connect, server) -> None:
+    connect(conn_id="rMS6ndwM", region="mars", base_url="")
+    ok, message = AnalyticsHook("rMS6ndwM").test_connection()
+    assert not ok and message == "region must be one of apac, eu, us; got 'mars'"
+    assert "rMS6ndwM" not in message
+
+
+def test_an_error_at_run_time_still_names_the_connection(connect) -> None:
+    connect(conn_id="reporting", region="mars", base_url="")
+    with pytest.raises(ConnectionConfigError, match="connection 'reporting': region must be one of"):
+        AnalyticsHook("reporting").get_current_user()
+
+
+def test_a_deadline_shorter_than_the_timeouts_wins(connect, server) -> None:
+    server.answer = always(Answer(200, {"job": {"id": 7, "status": "running"}}, delay=3.0))
+    hook = AnalyticsHook()
+    started = time.monotonic()
+    with pytest.raises(AnalyticsDeadlineExceeded):
+        hook.call("get_job", 7, deadline=time.monotonic() + 0.5)
+    assert time.monotonic() - started < 1.5
