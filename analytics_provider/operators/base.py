@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.configuration import conf
 from airflow.exceptions import AirflowProviderDeprecationWarning
-from airflow.providers.common.compat.sdk import BaseOperator, ResumableJobMixin
+from airflow.providers.common.compat.sdk import BaseOperator
 
 from analytics_provider.api.follow import (
     DEFAULT_MAX_OUTAGE,
@@ -21,6 +21,7 @@ from analytics_provider.api.follow import (
     is_pending_status,
 )
 from analytics_provider.exceptions import AnalyticsJobError
+from analytics_provider.operators.resumable import ResumableJobMixin
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from airflow.providers.common.compat.sdk import ResumableJobMixin
 
 from analytics_provider.operators.base import AnalyticsJobOperator
+from analytics_provider.operators.resumable import ResumableJobMixin
 from analytics_provider.testing.fake_clock import FakeClock
 
 from .conftest import set_deferrable
@@ -30,11 +30,23 @@ MODES = pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "def
 
 @pytest.fixture(scope="module")
 def durable_bag(airflow_db: None) -> Any:
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+    try:
+        from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db  # Airflow 3.2+
+    except ImportError:  # 3.0 and 3.1
+        from airflow.models.dagbag import DagBag
 
+        sync_bag_to_db = None
     bag = DagBag(dag_folder=str(DAG_FILE))
     assert bag.import_errors == {}
-    sync_bag_to_db(bag, "dags-folder", None)
+    if sync_bag_to_db is not None:
+        sync_bag_to_db(bag, "dags-folder", None)
+    else:
+        try:
+            from airflow.models.dagbag import sync_bag_to_db as sync  # 3.1
+
+            sync(bag, "dags-folder", None)
+        except ImportError:  # 3.0
+            bag.sync_to_db("dags-folder", None)
     return bag
 
 

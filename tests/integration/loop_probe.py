@@ -15,7 +15,11 @@ import sys
 import time
 
 import airflow.jobs.triggerer_job_runner  # noqa: F401  (what a triggerer process has loaded)
-from airflow._shared.module_loading import import_string
+
+try:
+    from airflow._shared.module_loading import import_string
+except ImportError:  # Airflow before 3.2
+    from airflow.utils.module_loading import import_string
 
 SLOW = 0.05  # a loaded 2-core test machine; the triggerer itself warns at 0.2
 slow: list[str] = []

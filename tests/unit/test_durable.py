@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from airflow.providers.common.compat.sdk import ResumableJobMixin
 from airflow.sdk.exceptions import TaskDeferred
 
 from analytics_provider.exceptions import AnalyticsJobError
@@ -21,6 +20,7 @@ from analytics_provider.operators import (
     AnalyticsPublishAmlProjectOperator,
 )
 from analytics_provider.operators.base import AnalyticsJobOperator
+from analytics_provider.operators.resumable import ResumableJobMixin
 
 from .conftest import BASE
 from .test_operators import FakeTI, _job, _mock_export_submit
@@ -201,3 +201,31 @@ def test_not_waiting_keeps_the_id_and_a_later_try_does_not_submit_again(mock) ->
     again = bust(wait_for_completion=False).execute(context_with(store))
     assert again["job_id"] == 9
     assert submits(mock) == (1 if RESUMES else 2)
+
+
+def test_with_an_older_common_compat_the_operators_still_run_submitting_on_every_try() -> None:
+    """common-compat before 1.23 (Airflow 3.0 to 3.2 constraints) has no ResumableJobMixin."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent('''
+        import sys, types
+        import airflow.providers.common.compat.sdk as real
+        old = types.ModuleType(real.__name__)
+        old.BaseOperator = real.BaseOperator  # what an older common-compat has, without the mixin
+        sys.modules[real.__name__] = old
+        from analytics_provider.operators import AnalyticsBustDataSourceCacheOperator as Bust
+        calls = []
+        class Counted(Bust):
+            def submit_job(self, context): calls.append("submit"); return 1
+            def poll_until_complete(self, job_id, context): calls.append("poll")
+            def get_job_result(self, job_id, context): calls.append("result"); return {"job_id": job_id}
+        op = Counted(task_id="b", data_source_id=1, durable=True)
+        assert op.durable is False, op.durable
+        assert op.execute({"ti": None, "task_state_store": {"analytics_job_id": 7}}) == {"job_id": 1}
+        assert calls == ["submit", "poll", "result"], calls
+        print("ok")
+    ''')
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.strip().endswith("ok"), done.stderr[-2000:]
