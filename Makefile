@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 AIRFLOW_VERSION ?= 3.3.2
 CONSTRAINTS := constraints/airflow-$(AIRFLOW_VERSION).txt
 
-.PHONY: demo test test-matrix lint docs bench dist wheel-smoke constraints check clean
+.PHONY: demo test test-matrix lint docs bench dist wheel-smoke constraints check clean e2e
 
 # Airflow and the provider (editable, with the dev and bench extras), held to the constraints file; one line
 # per step with its time (pip's own output: $(VENV)/install.log).
@@ -43,6 +43,9 @@ wheel-smoke: dist  ## install the wheel into a fresh venv outside the checkout a
 
 constraints:  ## regenerate constraints/ (AIRFLOW=3.2.2 for one version); needs PyPI
 	$(PYTHON) scripts/make_constraints.py $(AIRFLOW)
+
+e2e: $(VENV)/.installed  ## the example DAGs on a real Airflow stack, triggerer restarts and a retry (minutes; not in `make test`)
+	$(PY) scripts/e2e.py
 
 check: test lint docs
 

@@ -181,7 +181,7 @@ class QuotaBudget:
         """
         sleep = sleep or self._sleep or asyncio.sleep
         left = check(0.0) if check is not None else None
-        if left is None:
+        if left is None or not self._lock.locked():  # uncontended: no timer, no task (once per poll)
             await self._lock.acquire()
         else:
             try:

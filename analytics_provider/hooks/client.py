@@ -7,6 +7,7 @@ on top of :meth:`AnalyticsClientHook.call`.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -19,7 +20,8 @@ import tenacity
 from airflow.providers.common.compat.sdk import BaseHook
 
 from analytics_provider.api.budget import SyncQuota
-from analytics_provider.api.jobs import JobOutcome, JobState, read_job
+from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, ONE_LOOK, JobWatch, Read, drive, final_state
+from analytics_provider.api.jobs import JobState
 from analytics_provider.api.operations import operation
 from analytics_provider.api.pagination import Pages
 from analytics_provider.api.ratelimit import RateLimit, parse_retry_after
@@ -29,7 +31,6 @@ from analytics_provider.api.settings import USER_AGENT, ConnectionConfigError, C
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,
-    AnalyticsJobTimeout,
     AnalyticsTransportError,
     IncompleteDownloadError,
     error_from_response,
@@ -273,32 +274,30 @@ class AnalyticsClientHook(BaseHook):
 
     # -- jobs ----------------------------------------------------------------------------------
 
-    def wait_for_job(self, job_id: int, *, poll_interval: float = 5.0, timeout: float = 3600.0) -> JobState:
-        """Poll a job until it is final and return its state; follows ``already_existed``.
+    def wait_for_job(
+        self,
+        job_id: int,
+        *,
+        poll_interval: float = 5.0,
+        timeout: float = 3600.0,
+        max_outage: float = DEFAULT_MAX_OUTAGE,
+    ) -> JobState:
+        """Poll a job until it is final and return its state (:mod:`~analytics_provider.api.follow`).
 
-        Raises :class:`AnalyticsJobTimeout` when it is still pending after ``timeout`` seconds.
+        Follows ``already_existed``; outlasts transient failures for ``max_outage`` seconds.
+        Raises :class:`AnalyticsJobTimeout` when it is still pending after ``timeout`` seconds
+        (no read or sleep goes past that), :class:`AnalyticsJobError` when it cannot be waited on.
         """
-        deadline = self.clock() + timeout
-        state: JobState | None = None
-        while True:
-            try:
-                state = read_job(self.call("get_job", job_id, deadline=deadline), job_id)
-            except AnalyticsDeadlineExceeded as exc:
-                status = state.status if state is not None else "unknown"
-                raise AnalyticsJobTimeout(
-                    f"job {job_id} is still {status} after {timeout:g} s ({exc})", job_id=job_id, status=status
-                ) from exc
-            if state.outcome is JobOutcome.FOLLOW and state.existing_job_id is not None:
-                log.info("Job %s already existed; following job %s", job_id, state.existing_job_id)
-                job_id = state.existing_job_id
-                continue
-            if state.outcome is not JobOutcome.PENDING:
-                return state
-            if self.clock() + poll_interval > deadline:
-                raise AnalyticsJobTimeout(
-                    f"job {job_id} is still {state.status} after {timeout:g} s", job_id=job_id, status=state.status
-                )
-            self.sleep(poll_interval)
+        watch = JobWatch(job_id, poll_interval=poll_interval, deadline=self.clock() + timeout,
+                         max_outage=max_outage, clock=self.clock)
+        result = drive(watch, self.look_at_job, self.sleep)
+        assert result is not None
+        return final_state(result)
+
+    def look_at_job(self, read: Read) -> Any:
+        """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline."""
+        deadline = None if math.isinf(read.deadline) else read.deadline
+        return self.call("get_job", read.job_id, retry_policy=ONE_LOOK, deadline=deadline)
 
     # -- downloads -----------------------------------------------------------------------------
 

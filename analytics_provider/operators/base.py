@@ -1,25 +1,34 @@
-"""What every job operator shares: submit on the worker, then wait there or in the triggerer."""
+"""What every job operator shares: submit on the worker, wait there or in the triggerer, resume on retry."""
 
 from __future__ import annotations
 
-import time
+import warnings
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from airflow.exceptions import AirflowProviderDeprecationWarning
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
-from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout
+from analytics_provider.api.follow import (
+    DEFAULT_MAX_OUTAGE,
+    UNREACHABLE,
+    JobWatch,
+    WaitResult,
+    drive,
+    final_state,
+    is_pending_status,
+)
+from analytics_provider.exceptions import AnalyticsJobError
+from analytics_provider.operators.resumable import ResumableJobMixin
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
     from analytics_provider.hooks.analytics import AnalyticsHook
 
-EVENT_STATUSES = ("success", "failed", "timeout", "error")
 
-
-class AnalyticsJobOperator(BaseOperator):
+class AnalyticsJobOperator(ResumableJobMixin, BaseOperator):
     """Base of the operators that start a job of the service and wait for it.
 
     :param analytics_conn_id: the ``analytics`` connection (templated).
@@ -28,14 +37,21 @@ class AnalyticsJobOperator(BaseOperator):
     :param timeout: seconds to wait for the job before failing the task.
     :param deferrable: wait in the triggerer instead of holding a worker slot
         (default: ``[operators] default_deferrable``).
-    :param max_failures: in a deferred wait, the attempts each look at the job may take
-        (transient failures are retried with backoff up to this count) before the wait ends in error.
+    :param max_outage: seconds of failures in a row (service unreachable, timeouts, 5xx, 429) a
+        wait outlasts before it ends in an error; backoff and ``Retry-After`` are honoured meanwhile.
+    :param max_failures: deprecated and ignored; an outage is measured in time (``max_outage``).
+    :param durable: on Airflow 3.3 and later (default True), the job id is kept in the task state
+        store before any wait, and a later try of the task picks that job up instead of submitting
+        another: a pending job is waited on again, a succeeded one goes straight to its result, a
+        failed or cancelled one is submitted anew. Before 3.3 every try submits.
 
-    The job id is pushed to XCom under ``job_id`` as soon as the job is submitted.
+    The job id (of the job that does the work: ``already_existed`` is resolved) is pushed to XCom
+    under ``job_id`` before any wait.
     """
 
     template_fields: Sequence[str] = ("analytics_conn_id",)
     ui_color = "#dfeefc"
+    external_id_key = "analytics_job_id"
 
     def __init__(
         self,
@@ -45,7 +61,8 @@ class AnalyticsJobOperator(BaseOperator):
         poll_interval: float = 5.0,
         timeout: float = 3600.0,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
-        max_failures: int = 5,
+        max_outage: float = DEFAULT_MAX_OUTAGE,
+        max_failures: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -53,14 +70,22 @@ class AnalyticsJobOperator(BaseOperator):
             raise ValueError(f"{self.task_id}: poll_interval must be a positive number of seconds")
         if timeout <= 0:
             raise ValueError(f"{self.task_id}: timeout must be a positive number of seconds")
-        if max_failures < 1:
-            raise ValueError(f"{self.task_id}: max_failures must be at least 1")
+        if max_outage < 0:
+            raise ValueError(f"{self.task_id}: max_outage must be a number of seconds, 0 or more")
+        if max_failures is not None:
+            warnings.warn(
+                "max_failures is deprecated and ignored: a wait now outlasts failures for max_outage seconds",
+                AirflowProviderDeprecationWarning,
+                stacklevel=2,
+            )
         self.analytics_conn_id = analytics_conn_id
         self.wait_for_completion = wait_for_completion
         self.poll_interval = poll_interval
         self.timeout = timeout
         self.deferrable = deferrable
-        self.max_failures = max_failures
+        self.max_outage = max_outage
+        self._results: dict[int, Any] = {}
+        self._submitted_status = ""
 
     @cached_property
     def hook(self) -> AnalyticsHook:
@@ -78,7 +103,7 @@ class AnalyticsJobOperator(BaseOperator):
         raise NotImplementedError
 
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
-        """The task's return value once the job succeeded."""
+        """The task's return value once the job succeeded (also on a later try, after a failure here)."""
         return {"job_id": job_id, "status": "success"}
 
     def on_failure(self, context: Context, job_id: int, status: str, last_error_log: str | None) -> NoReturn:
@@ -91,15 +116,56 @@ class AnalyticsJobOperator(BaseOperator):
 
     # -- the flow ---------------------------------------------------------------------------------
 
-    def execute(self, context: Context) -> dict[str, Any]:
+    def execute(self, context: Context) -> Any:
         self.check_inputs()
+        return self.execute_resumable(context)
+
+    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
+        """Resume after the trigger: check its event, then finish as a waiting task would."""
+        state = final_state(WaitResult.from_event(event))
+        return self._finish(context, state.job_id, state.status, state.last_error_log)
+
+    # -- ResumableJobMixin: how the flow reaches the service ------------------------------------
+
+    def submit_job(self, context: Context) -> int:
+        """Submit, and return the id to keep: the existing job's when the service says ``already_existed``."""
         job = self.submit(context)
         job_id = int(job["id"])
+        self._submitted_status = str(job.get("status") or "")
+        existing = job.get("existing_job_id")
+        if self._submitted_status == "already_existed" and existing is not None:
+            self.log.info("Job %s already existed: an identical job %s is pending; following it", job_id, existing)
+            job_id = int(existing)
+        else:
+            self.log.info("Submitted job %s (status %s)", job_id, self._submitted_status)
         context["ti"].xcom_push(key="job_id", value=job_id)
-        self.log.info("Submitted job %s (status %s)", job_id, job.get("status"))
+        return job_id
+
+    def get_job_status(self, external_id: Any, context: Context) -> str:
+        """The status of the job an earlier try kept (:data:`UNREACHABLE` while it cannot be read)."""
+        job_id = int(external_id)
+        context["ti"].xcom_push(key="job_id", value=job_id)
+        watch = JobWatch(job_id, poll_interval=self.poll_interval, max_outage=self.max_outage, clock=self.hook.clock)
+        result = drive(watch, self.hook.look_at_job, sleep=None)  # one look: stops at the first pause
+        if result is None:
+            return watch.status or UNREACHABLE  # pending, followed, or unreachable: wait on it again
+        if result.status == "error":
+            self.log.warning("Job %s kept by an earlier try cannot be read: %s", job_id, result.message)
+            return "unreadable"
+        return result.job_status
+
+    def is_job_active(self, status: str) -> bool:
+        return is_pending_status(status)
+
+    def is_job_succeeded(self, status: str) -> bool:
+        return status == "success"
+
+    def poll_until_complete(self, external_id: Any, context: Context) -> Any:
+        """Wait for the job (or defer the wait) and return the task's result."""
+        job_id = int(external_id)
         if not self.wait_for_completion:
-            return {"job_id": job_id, "status": job.get("status")}
-        if self.deferrable:
+            result: Any = {"job_id": job_id, "status": self._submitted_status or "pending"}
+        elif self.deferrable:
             from analytics_provider.triggers.analytics import AnalyticsJobTrigger
 
             self.defer(
@@ -107,32 +173,30 @@ class AnalyticsJobOperator(BaseOperator):
                     analytics_conn_id=self.analytics_conn_id,
                     job_id=job_id,
                     poll_interval=self.poll_interval,
-                    end_time=time.time() + self.timeout,
-                    max_failures=self.max_failures,
+                    end_time=AnalyticsJobTrigger.clock() + self.timeout,
+                    max_outage=self.max_outage,
                 ),
                 method_name="execute_complete",
             )
-        state = self.hook.wait_for_job(job_id, poll_interval=self.poll_interval, timeout=self.timeout)
-        return self._finish(context, state.job_id, state.status, state.last_error_log)
+        else:
+            state = self.hook.wait_for_job(
+                job_id, poll_interval=self.poll_interval, timeout=self.timeout, max_outage=self.max_outage
+            )
+            result = self._finish(context, state.job_id, state.status, state.last_error_log)
+        self._results[job_id] = result
+        return result
 
-    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Resume after the trigger: check its event, then finish as a waiting task would."""
-        if not isinstance(event, dict) or event.get("status") not in EVENT_STATUSES or "job_id" not in event:
-            raise AnalyticsJobError(
-                f"unexpected event from the trigger: {event!r}", job_id=-1, status="unknown"
-            )
-        job_id = int(event["job_id"])
-        if event["status"] == "timeout":
-            raise AnalyticsJobTimeout(
-                f"job {job_id} did not finish within {self.timeout:g} s", job_id=job_id, status="timeout"
-            )
-        if event["status"] == "error":
-            raise AnalyticsJobError(
-                f"waiting for job {job_id} failed: {event.get('message')}", job_id=job_id, status="unknown"
-            )
-        return self._finish(context, job_id, str(event.get("job_status")), event.get("last_error_log"))
+    def get_job_result(self, external_id: Any, context: Context) -> Any:
+        """The result the wait produced, or, for a job that succeeded on an earlier try, its result now."""
+        job_id = int(external_id)
+        if job_id in self._results:
+            return self._results.pop(job_id)
+        if not self.wait_for_completion:
+            return {"job_id": job_id, "status": "success"}
+        self.log.info("Job %s succeeded on an earlier try; finishing without submitting again", job_id)
+        return self.on_success(context, job_id)
 
-    def _finish(self, context: Context, job_id: int, status: str, last_error_log: str | None) -> dict[str, Any]:
+    def _finish(self, context: Context, job_id: int, status: str, last_error_log: str | None) -> Any:
         if status != "success":
             self.on_failure(context, job_id, status, last_error_log)
         self.log.info("Job %s succeeded", job_id)

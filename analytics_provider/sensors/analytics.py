@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import time
+import warnings
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from airflow.exceptions import AirflowProviderDeprecationWarning
 from airflow.providers.common.compat.sdk import (
     AirflowFailException,
     AirflowSensorTimeout,
@@ -14,7 +15,8 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from analytics_provider.api.jobs import JobOutcome, read_job
+from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, JobWatch, WaitResult, drive
+from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.operators.base import describe_job_failure
 
 if TYPE_CHECKING:
@@ -28,11 +30,15 @@ class AnalyticsJobSensor(BaseSensorOperator):
 
     ``poke_interval``, ``timeout``, ``mode="reschedule"`` and ``soft_fail`` behave as for any
     sensor; with ``deferrable=True`` the wait runs in the triggerer. A job that the service
-    reports as ``already_existed`` is followed to the job doing the work.
+    reports as ``already_existed`` is followed to the job doing the work, one hop per poke. A
+    poke that cannot read the job (service unreachable, 5xx, 429) reports "not yet" until such
+    failures have lasted ``max_outage`` seconds (counted within one poke-mode run, and by the
+    trigger when deferred).
 
     :param job_id: the job (templated), for example ``{{ ti.xcom_pull(task_ids='export', key='job_id') }}``.
     :param analytics_conn_id: the ``analytics`` connection (templated).
-    :param max_failures: failed looks in a row that end a deferred wait.
+    :param max_outage: seconds of failures in a row tolerated before the sensor fails.
+    :param max_failures: deprecated and ignored (see ``max_outage``).
     """
 
     template_fields: Sequence[str] = ("job_id", "analytics_conn_id")
@@ -44,14 +50,24 @@ class AnalyticsJobSensor(BaseSensorOperator):
         job_id: int | str,
         analytics_conn_id: str = "analytics_default",
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
-        max_failures: int = 5,
+        max_outage: float = DEFAULT_MAX_OUTAGE,
+        max_failures: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if max_outage < 0:
+            raise ValueError(f"{self.task_id}: max_outage must be a number of seconds, 0 or more")
+        if max_failures is not None:
+            warnings.warn(
+                "max_failures is deprecated and ignored: a wait now outlasts failures for max_outage seconds",
+                AirflowProviderDeprecationWarning,
+                stacklevel=2,
+            )
         self.job_id = job_id
         self.analytics_conn_id = analytics_conn_id
         self.deferrable = deferrable
-        self.max_failures = max_failures
+        self.max_outage = max_outage
+        self._watch: JobWatch | None = None
 
     @cached_property
     def hook(self) -> AnalyticsHook:
@@ -65,20 +81,22 @@ class AnalyticsJobSensor(BaseSensorOperator):
         except (TypeError, ValueError):
             raise AirflowFailException(f"{self.task_id}: job_id must be an integer, got {self.job_id!r}") from None
 
+    @property
+    def watch(self) -> JobWatch:
+        """What the pokes have learnt so far (the job followed, the outage): kept between pokes."""
+        if self._watch is None:
+            self._watch = JobWatch(
+                self._job_id(), poll_interval=self.poke_interval, max_outage=self.max_outage, clock=self.hook.clock
+            )
+        return self._watch
+
     def poke(self, context: Context) -> bool:
-        job_id = self._job_id()
-        while True:
-            state = read_job(self.hook.get_job(job_id) or {}, job_id)
-            if state.outcome is JobOutcome.FOLLOW and state.existing_job_id is not None:
-                job_id = state.existing_job_id
-                continue
-            break
-        if state.outcome is JobOutcome.PENDING:
-            self.log.info("Job %s is %s", job_id, state.status)
+        result = drive(self.watch, self.hook.look_at_job, sleep=None)  # one look, up to the first pause
+        if result is None:
+            self.log.info("Job %s is %s", self.watch.job_id, self.watch.status)
             return False
-        if state.outcome is JobOutcome.SUCCESS:
-            return True
-        raise AirflowFailException(describe_job_failure(self.hook, job_id, state.status, state.last_error_log))
+        self._raise_unless_success(result)
+        return True
 
     def execute(self, context: Context) -> Any:
         if not self.deferrable:
@@ -90,23 +108,32 @@ class AnalyticsJobSensor(BaseSensorOperator):
         self.defer(
             trigger=AnalyticsJobTrigger(
                 analytics_conn_id=self.analytics_conn_id,
-                job_id=self._job_id(),
+                job_id=self.watch.job_id,
                 poll_interval=self.poke_interval,
-                end_time=time.time() + self.timeout,
-                max_failures=self.max_failures,
+                end_time=AnalyticsJobTrigger.clock() + self.timeout,
+                max_outage=self.max_outage,
             ),
             method_name="execute_complete",
         )
 
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> None:
-        status = event.get("status") if isinstance(event, dict) else None
-        if status == "success":
-            self.log.info("Job %s succeeded", event["job_id"])  # type: ignore[index]
+        try:
+            result = WaitResult.from_event(event)
+        except AnalyticsJobError as exc:
+            raise AirflowFailException(str(exc)) from None
+        self._raise_unless_success(result)
+
+    def _raise_unless_success(self, result: WaitResult) -> None:
+        if result.status == "success":
+            self.log.info("Job %s succeeded", result.job_id)
             return
-        if status == "timeout":
-            raise AirflowSensorTimeout(f"job {event['job_id']} did not finish within {self.timeout:g} s")  # type: ignore[index]
-        if status == "failed":
-            assert event is not None
-            job_id, job_status = int(event["job_id"]), str(event.get("job_status"))
-            raise AirflowFailException(describe_job_failure(self.hook, job_id, job_status, event.get("last_error_log")))
-        raise AirflowFailException(f"waiting for the job failed: {event!r}")
+        if result.status == "timeout":
+            raise AirflowSensorTimeout(result.message or f"job {result.job_id} did not finish in {self.timeout:g} s")
+        if result.status == "failed":
+            raise AirflowFailException(
+                describe_job_failure(self.hook, result.job_id, result.job_status, result.last_error_log)
+            )
+        # the job could not be waited on (an outage past max_outage, a refused read): Airflow's retries may help
+        raise AnalyticsJobError(
+            f"waiting for job {result.job_id} failed: {result.message}", job_id=result.job_id, status="unknown"
+        ) from result.error

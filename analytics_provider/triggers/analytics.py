@@ -1,39 +1,64 @@
-"""Waiting for a job in the triggerer, without holding a worker."""
+"""Waiting for a job in the triggerer, without holding a worker.
+
+Nothing here blocks the event loop every trigger of a triggerer shares. The triggerer imports
+a trigger's module on that loop, so this module imports only what is already loaded there
+(``airflow.triggers.base``); the wait's machinery (aiohttp, the async client, the follow loop:
+about half a second of imports) is imported in a worker thread by the first ``run()`` of the
+process (:func:`load_machinery`), while the loop goes on serving the other triggers.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import random
+import math
 import time
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from analytics_provider.api.jobs import JobOutcome, read_job
-from analytics_provider.api.retry import RetryPolicy
-from analytics_provider.exceptions import AnalyticsApiError
+DEFAULT_MAX_OUTAGE = 600.0  # seconds; the value of analytics_provider.api.follow.DEFAULT_MAX_OUTAGE
 
-DEFAULT_MAX_FAILURES = 5
+_machinery: SimpleNamespace | None = None
+
+
+def _import_machinery() -> SimpleNamespace:
+    import aiohttp  # noqa: F401  (the client's first request must import nothing on the loop)
+
+    from analytics_provider.api import follow
+    from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+
+    return SimpleNamespace(follow=follow, client_class=AsyncAnalyticsClient)
+
+
+async def load_machinery() -> SimpleNamespace:
+    """What ``run()`` needs, imported once per process in a thread (never on the event loop)."""
+    global _machinery
+    if _machinery is None:
+        _machinery = await asyncio.to_thread(_import_machinery)
+    return _machinery
 
 
 class AnalyticsJobTrigger(BaseTrigger):
     """Poll a job until it ends, then yield exactly one event.
 
-    The first poll is immediate; the second comes after a random half to whole interval (so
-    that hundreds of waits started at once do not poll in lock-step), the rest every interval.
+    The event is :meth:`WaitResult.to_event <analytics_provider.api.follow.WaitResult.to_event>`:
+    ``{"status": "success" | "failed" | "timeout" | "error", "job_id", "job_status", "message",
+    "last_error_log"}``; ``job_id`` is the job finally waited on (``already_existed`` is followed).
+    The rules of the wait (outages, follows, the deadline) are those of
+    :mod:`analytics_provider.api.follow`. The first look is immediate, the second comes after a
+    random half to whole interval, so that waits started together do not poll in lock-step.
 
-    The event is ``{"status": "success" | "failed" | "timeout" | "error", "job_id", "job_status",
-    "last_error_log", "message"}``. ``job_id`` is the job finally waited on: when the service
-    answers ``already_existed`` the trigger follows ``existing_job_id``.
-
-    A transient failure (connection error, timeout, 5xx, 429) is logged and waited out with
-    backoff, honouring ``Retry-After``; only ``max_failures`` failures in a row, or the
-    deadline, end the wait. The serialised form holds no secret: the key is read from the
-    connection when the trigger runs.
+    The serialised form holds no secret: the key is read from the connection when the trigger runs.
 
     :param end_time: the deadline, as a Unix time (absolute, so a restarted trigger keeps it).
+    :param max_outage: seconds of failures in a row (service unreachable, 5xx, 429) the wait outlasts.
+    :param max_failures: accepted from triggers serialised by earlier versions, and ignored.
     """
+
+    clock = staticmethod(time.time)  # Unix time, the clock of ``end_time``; tests swap both
+    sleep = staticmethod(asyncio.sleep)
 
     def __init__(
         self,
@@ -41,14 +66,15 @@ class AnalyticsJobTrigger(BaseTrigger):
         job_id: int,
         poll_interval: float,
         end_time: float,
-        max_failures: int = DEFAULT_MAX_FAILURES,
+        max_outage: float = DEFAULT_MAX_OUTAGE,
+        max_failures: int | None = None,
     ) -> None:
         super().__init__()
         self.analytics_conn_id = analytics_conn_id
         self.job_id = int(job_id)
         self.poll_interval = float(poll_interval)
         self.end_time = float(end_time)
-        self.max_failures = int(max_failures)
+        self.max_outage = float(max_outage)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -58,59 +84,27 @@ class AnalyticsJobTrigger(BaseTrigger):
                 "job_id": self.job_id,
                 "poll_interval": self.poll_interval,
                 "end_time": self.end_time,
-                "max_failures": self.max_failures,
+                "max_outage": self.max_outage,
             },
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        from analytics_provider.hooks.async_client import AsyncAnalyticsClient
-
-        job_id = self.job_id
-        first_sleep = True
-        async with AsyncAnalyticsClient(self.analytics_conn_id) as client:
-            while True:
-                remaining = self.end_time - time.time()
-                if remaining <= 0:
-                    yield self._event("timeout", job_id, "", f"job {job_id} did not finish before the deadline")
-                    return
-                policy = RetryPolicy(max_attempts=self.max_failures, max_elapsed=remaining)
-                try:
-                    job = await client.call("get_job", job_id, retry_policy=policy)
-                except (AnalyticsApiError, ValueError) as exc:  # ValueError: an unusable connection
-                    if time.time() >= self.end_time:
-                        continue  # the deadline ended the retries: a timeout, not an error
-                    yield self._event("error", job_id, "", f"could not read job {job_id}: {exc}")
-                    return
-                state = read_job(job or {}, job_id)
-                if state.outcome is JobOutcome.FOLLOW:
-                    self.log.info("Job %s already existed; following job %s", job_id, state.existing_job_id)
-                    job_id = int(state.existing_job_id or job_id)
-                    continue
-                if state.outcome is JobOutcome.SUCCESS:
-                    yield self._event("success", job_id, state.status, f"job {job_id} succeeded")
-                    return
-                if state.outcome is JobOutcome.FAILED:
-                    yield self._event(
-                        "failed", job_id, state.status, f"job {job_id} ended {state.status}", state.last_error_log
-                    )
-                    return
-                self.log.debug("Job %s is %s", job_id, state.status)
-                interval = self.poll_interval
-                if first_sleep:  # waits started together spread out once, instead of polling in lock-step
-                    interval *= random.uniform(0.5, 1.0)
-                    first_sleep = False
-                await asyncio.sleep(min(interval, max(0.0, self.end_time - time.time())))
-
-    @staticmethod
-    def _event(
-        status: str, job_id: int, job_status: str, message: str, last_error_log: str | None = None
-    ) -> TriggerEvent:
-        return TriggerEvent(
-            {
-                "status": status,
-                "job_id": job_id,
-                "job_status": job_status,
-                "message": message,
-                "last_error_log": last_error_log,
-            }
+        machinery = await load_machinery()
+        follow = machinery.follow
+        watch = follow.JobWatch(
+            self.job_id,
+            poll_interval=self.poll_interval,
+            deadline=self.end_time,
+            max_outage=self.max_outage,
+            clock=self.clock,
+            spread_first_wait=True,
         )
+        async with machinery.client_class(self.analytics_conn_id) as client:
+
+            async def read(action: Any) -> Any:
+                left = action.deadline - self.clock()
+                deadline = None if math.isinf(left) else client.clock() + left  # onto the transport's clock
+                return await client.call("get_job", action.job_id, retry_policy=follow.ONE_LOOK, deadline=deadline)
+
+            result = await follow.adrive(watch, read, self.sleep)
+        yield TriggerEvent(result.to_event())

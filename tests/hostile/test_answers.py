@@ -10,8 +10,8 @@ import pytest
 
 from analytics_provider.exceptions import (
     MAX_TEXT,
-    AnalyticsApiError,
     AnalyticsDeadlineExceeded,
+    AnalyticsJobError,
     InternalServiceError,
     PaginationLoopError,
     RateLimitExceedError,
@@ -31,11 +31,12 @@ LOGIN_PAGE = Answer(200, "<html><body>Please sign in to the proxy</body></html>"
 @pytest.mark.parametrize("unusable", [Answer(200, b""), LOGIN_PAGE, Answer(200, {"job": {}}), Answer(200, [1])])
 def test_an_unusable_answer_is_a_typed_error_never_a_job_state(hook, server, unusable) -> None:
     server.answer = always(unusable)
-    with pytest.raises(UnexpectedResponseError) as raised:
-        hook.wait_for_job(7, poll_interval=1, timeout=60)
-    assert isinstance(raised.value, AnalyticsApiError)
+    with pytest.raises(AnalyticsJobError) as raised:  # the wait outlasted it for max_outage, then gave up
+        hook.wait_for_job(7, poll_interval=1, timeout=600, max_outage=30)
+    assert isinstance(raised.value.__cause__, UnexpectedResponseError)
     assert "200 UnexpectedResponse on GET /jobs/7" in str(raised.value)
-    assert len(server.requests) == 5  # retried as a transient failure
+    assert "could not be read for 30 s" in str(raised.value)
+    assert len(server.requests) > 1  # retried as a transient failure
 
 
 def test_an_unusable_answer_is_retried_and_the_wait_goes_on(hook, server) -> None:
@@ -61,13 +62,17 @@ async def test_the_async_client_reads_the_same_answers_the_same_way(server, conn
 
 
 def test_the_sensor_leaves_an_unusable_answer_to_airflow_retries(server, connect) -> None:
+    from airflow.sdk.exceptions import AirflowFailException
+
     from analytics_provider.sensors.analytics import AnalyticsJobSensor
 
     server.answer = always(Answer(200, b""))
-    sensor = AnalyticsJobSensor(task_id="wait", job_id=7)
-    sensor.hook.sleep = lambda seconds: None
-    with pytest.raises(UnexpectedResponseError):  # an AnalyticsApiError, not AirflowFailException
+    assert AnalyticsJobSensor(task_id="wait", job_id=7).poke({}) is False  # transient: not yet
+    sensor = AnalyticsJobSensor(task_id="wait", job_id=7, max_outage=0)
+    with pytest.raises(AnalyticsJobError) as raised:  # an AirflowException, not AirflowFailException
         sensor.poke({})
+    assert not isinstance(raised.value, AirflowFailException)
+    assert isinstance(raised.value.__cause__, UnexpectedResponseError)
 
 
 # -- case 4: unbounded texts and numbers ---------------------------------------------------------------

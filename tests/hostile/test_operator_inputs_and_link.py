@@ -19,6 +19,7 @@ CSV = b"a,b\n1,2\n"
 class FakeTI:
     def __init__(self) -> None:
         self.xcom: dict[str, Any] = {}
+        self.stats_tags: dict[str, str] = {}  # read by Airflow's ResumableJobMixin (3.3)
 
     def xcom_push(self, key: str, value: Any) -> None:
         self.xcom[key] = value

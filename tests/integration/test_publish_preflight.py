@@ -17,6 +17,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "aml" / "corpus"
 class FakeTI:
     def __init__(self) -> None:
         self.xcom: dict[str, Any] = {}
+        self.stats_tags: dict[str, str] = {}  # read by Airflow's ResumableJobMixin (3.3)
 
     def xcom_push(self, key: str, value: Any) -> None:
         self.xcom[key] = value

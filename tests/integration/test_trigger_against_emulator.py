@@ -1,4 +1,8 @@
-"""AnalyticsJobTrigger against the emulator: every way a wait can end, and a restart."""
+"""AnalyticsJobTrigger against the emulator: every way a wait can end, and a restart.
+
+Waits run on a fake clock (``analytics_provider.testing.fake_clock``) unless the test is about
+real time itself (a restart mid-wait, a job the emulator finishes by its own clock).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 import pytest
 
 from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.testing.fake_clock import FakeClock
 from analytics_provider.triggers import AnalyticsJobTrigger
 
 
@@ -22,25 +27,40 @@ def widget_id(hook: AnalyticsHook) -> str:
     return hook.get_dashboard(next(iter(hook.list_dashboards()))["id"])["widgets"][0]["id"]
 
 
+@pytest.fixture
+def clock(monkeypatch) -> FakeClock:
+    return FakeClock().install(monkeypatch)
+
+
 async def collect(trigger: AnalyticsJobTrigger) -> list[dict[str, Any]]:
     return [event.payload async for event in trigger.run()]
 
 
 def trigger_for(job_id: int, *, timeout: float = 30, interval: float = 0.05, **kwargs: Any) -> AnalyticsJobTrigger:
-    return AnalyticsJobTrigger("analytics_default", job_id, interval, time.time() + timeout, **kwargs)
+    return AnalyticsJobTrigger("analytics_default", job_id, interval, AnalyticsJobTrigger.clock() + timeout, **kwargs)
 
 
 def polls(emulator) -> list[Any]:
     return [r for r in emulator.requests if r.origin == "api" and r.operation == "get_job"]
 
 
-async def test_success(hook, widget_id) -> None:
+def finish(emulator, job_id: int) -> None:
+    """The emulator's job ends now (its status is read from its own clock)."""
+    with emulator.world.lock:
+        job = emulator.world.jobs.jobs[job_id]
+        job.duration = time.time() - job.created
+
+
+async def test_success(hook, widget_id, analytics_emulator, clock) -> None:
+    analytics_emulator.job_duration = 0
     job = hook.submit_widget_export(widget_id, "csv")
     (event,) = await collect(trigger_for(job["id"]))
     assert event["status"] == "success" and event["job_id"] == job["id"] and event["job_status"] == "success"
+    assert clock.sleeps == []
 
 
-async def test_failure_carries_status_and_last_error(hook, widget_id, analytics_emulator) -> None:
+async def test_failure_carries_status_and_last_error(hook, widget_id, analytics_emulator, clock) -> None:
+    analytics_emulator.job_duration = 0
     analytics_emulator.fail_next_job("submit_widget_export", last_error_log="Query timed out after 300s")
     job = hook.submit_widget_export(widget_id, "pdf")
     (event,) = await collect(trigger_for(job["id"]))
@@ -49,51 +69,90 @@ async def test_failure_carries_status_and_last_error(hook, widget_id, analytics_
     assert event["last_error_log"] == "Query timed out after 300s"
 
 
-async def test_transient_errors_then_success(hook, widget_id, analytics_emulator) -> None:
+async def test_a_pending_job_is_polled_every_interval_until_it_ends(hook, widget_id, analytics_emulator, clock):
+    analytics_emulator.job_duration = 3600
+    job = hook.submit_widget_export(widget_id, "csv")
+    clock.at(20, lambda: finish(analytics_emulator, job["id"]))
+    (event,) = await collect(trigger_for(job["id"], interval=5))
+    assert event["status"] == "success"
+    assert 2.5 <= clock.sleeps[0] <= 5 and clock.sleeps[1:] == [5.0] * (len(clock.sleeps) - 1)
+    assert 20 <= clock.elapsed <= 25
+
+
+async def test_transient_errors_then_success(hook, widget_id, analytics_emulator, clock) -> None:
+    analytics_emulator.job_duration = 0
     job = hook.submit_widget_export(widget_id, "csv")
     analytics_emulator.inject("get_job", status=503, times=1)
-    analytics_emulator.inject("get_job", drop=True, times=1)
+    analytics_emulator.inject("get_job", status=502, times=1)
+    (event,) = await collect(trigger_for(job["id"], interval=1))
+    assert event["status"] == "success"
+    assert [r.status for r in polls(analytics_emulator)] == [503, 502, 200]
+    assert len(clock.sleeps) == 2 and all(s >= 1 for s in clock.sleeps)
+
+
+async def test_429_with_retry_after_is_honoured(hook, widget_id, analytics_emulator, clock) -> None:
+    analytics_emulator.job_duration = 0
+    job = hook.submit_widget_export(widget_id, "csv")
+    analytics_emulator.inject("get_job", status=429, retry_after=1)  # the shared quota also holds 1 s (real)
     (event,) = await collect(trigger_for(job["id"]))
     assert event["status"] == "success"
+    assert clock.sleeps == [1.0]
+    assert [r.status for r in polls(analytics_emulator)] == [429, 200]
+
+
+async def test_a_sixty_second_outage_mid_wait_is_outlasted(hook, widget_id, analytics_emulator, clock) -> None:
+    analytics_emulator.job_duration = 3600
+    job = hook.submit_widget_export(widget_id, "csv")
+    clock.at(10, lambda: analytics_emulator.inject("get_job", status=503, times=10_000))
+    clock.at(70, analytics_emulator.faults.clear)
+    clock.at(75, lambda: finish(analytics_emulator, job["id"]))
+    (event,) = await collect(trigger_for(job["id"], interval=2, timeout=3600))
+    assert event["status"] == "success" and event["job_id"] == job["id"]
     statuses = [r.status for r in polls(analytics_emulator)]
-    assert statuses[0] == 503 and 200 in statuses
+    assert statuses[0] == 200 and 503 in statuses and statuses[-1] == 200
+    assert [r.operation for r in analytics_emulator.requests].count("submit_widget_export") == 1
 
 
-async def test_429_with_retry_after_is_honoured(hook, widget_id, analytics_emulator) -> None:
+async def test_an_outage_longer_than_max_outage_ends_the_wait_with_an_error(
+    hook, widget_id, analytics_emulator, clock
+) -> None:
+    analytics_emulator.job_duration = 3600
     job = hook.submit_widget_export(widget_id, "csv")
-    analytics_emulator.inject("get_job", status=429, retry_after=1)
-    started = time.monotonic()
-    (event,) = await collect(trigger_for(job["id"]))
-    assert event["status"] == "success"
-    first, second = polls(analytics_emulator)[:2]
-    assert first.status == 429
-    assert second.time - first.time >= 0.95
-    assert time.monotonic() - started >= 1
+    analytics_emulator.inject("get_job", status=500, times=10_000)
+    (event,) = await collect(trigger_for(job["id"], interval=1, max_outage=120, timeout=3600))
+    assert event["status"] == "error" and "could not be read for 120 s" in event["message"]
+    assert "500" in event["message"]
+    assert 120 <= clock.elapsed <= 121
+    assert len(polls(analytics_emulator)) < 20  # backoff, not a poll per second
 
 
-async def test_consecutive_failures_end_the_wait_with_an_error(hook, widget_id, analytics_emulator) -> None:
+async def test_deadline(analytics_emulator, hook, widget_id, clock) -> None:
+    analytics_emulator.job_duration = 3600
     job = hook.submit_widget_export(widget_id, "csv")
-    analytics_emulator.inject("get_job", status=500, times=10)
-    (event,) = await collect(trigger_for(job["id"], max_failures=2))
-    assert event["status"] == "error" and "500" in event["message"]
-    assert len(polls(analytics_emulator)) == 2
+    (event,) = await collect(trigger_for(job["id"], timeout=10, interval=3))
+    assert event["status"] == "timeout" and event["job_id"] == job["id"] and "still" in event["message"]
+    assert clock.elapsed == pytest.approx(10)
 
 
-async def test_deadline(analytics_emulator, analytics_connection, hook, widget_id) -> None:
-    analytics_emulator.job_duration = 30
-    job = hook.submit_widget_export(widget_id, "csv")
-    started = time.monotonic()
-    (event,) = await collect(trigger_for(job["id"], timeout=0.5, interval=0.1))
-    assert event["status"] == "timeout" and event["job_id"] == job["id"]
-    assert time.monotonic() - started < 5
-
-
-async def test_already_existed_is_followed(hook, widget_id) -> None:
+async def test_already_existed_is_followed(hook, widget_id, analytics_emulator, clock) -> None:
+    analytics_emulator.job_duration = 3600
     first = hook.submit_widget_export(widget_id, "xlsx")
     second = hook.submit_widget_export(widget_id, "xlsx")  # identical: the service de-duplicates
     assert second["status"] == "already_existed" and second["id"] != first["id"]
-    (event,) = await collect(trigger_for(second["id"]))
+    clock.at(1, lambda: finish(analytics_emulator, first["id"]))
+    (event,) = await collect(trigger_for(second["id"], interval=2))
     assert event["status"] == "success" and event["job_id"] == first["id"]
+
+
+async def test_a_job_that_follows_itself_ends_in_an_error_without_spinning(
+    hook, widget_id, analytics_emulator, clock
+) -> None:
+    job = hook.submit_widget_export(widget_id, "csv")
+    with analytics_emulator.world.lock:
+        analytics_emulator.world.jobs.jobs[job["id"]].existing_job_id = job["id"]
+    (event,) = await collect(trigger_for(job["id"], interval=0.5, timeout=2))
+    assert event["status"] == "error" and "loops" in event["message"]
+    assert len(polls(analytics_emulator)) == 1
 
 
 async def test_serialize_round_trip_through_airflow_survives_a_restart(hook, widget_id, analytics_emulator) -> None:
@@ -107,7 +166,8 @@ async def test_serialize_round_trip_through_airflow_survives_a_restart(hook, wid
     assert analytics_emulator.api_key not in str(stored)
 
     first_run = asyncio.ensure_future(collect(original))  # the triggerer dies mid-wait...
-    await asyncio.sleep(0.3)
+    while not polls(analytics_emulator):
+        await asyncio.sleep(0.01)
     first_run.cancel()
     restored = AnalyticsJobTrigger(**BaseSerialization.deserialize(stored))  # ...and a new one takes over
     assert restored.serialize() == (classpath, kwargs)
@@ -131,7 +191,7 @@ async def test_many_waits_share_one_session_and_the_key_stays_out_of_events(
     assert analytics_emulator.api_key not in str(events)
 
 
-async def test_an_unusable_connection_ends_in_an_error_event(monkeypatch) -> None:
+async def test_an_unusable_connection_ends_in_an_error_event(monkeypatch, clock) -> None:
     monkeypatch.setenv("AIRFLOW_CONN_BROKEN", '{"conn_type": "analytics", "extra": {"region": "eu"}}')
     trigger = AnalyticsJobTrigger("broken", 1, 0.05, time.time() + 30)
     (event,) = await collect(trigger)

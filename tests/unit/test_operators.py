@@ -33,6 +33,7 @@ from .conftest import BASE, KEY
 class FakeTI:
     def __init__(self) -> None:
         self.xcom: dict[str, Any] = {}
+        self.stats_tags: dict[str, str] = {}
 
     def xcom_push(self, key: str, value: Any) -> None:
         self.xcom[key] = value
@@ -40,7 +41,7 @@ class FakeTI:
 
 @pytest.fixture
 def context() -> dict[str, Any]:
-    return {"ti": FakeTI()}
+    return {"ti": FakeTI()}  # no task_state_store: the mixin submits fresh (see test_durable.py for resuming)
 
 
 @pytest.fixture(autouse=True)
@@ -160,9 +161,9 @@ def test_sync_wait_times_out(mock, context, fake_time) -> None:
     mock.post(f"{BASE}/data_sources/3/bust_exploration_cache", json={"job": {"id": 9, "status": "created"}})
     mock.get(f"{BASE}/jobs/9", json={"job": {"id": 9, "status": "running"}})
     op = AnalyticsBustDataSourceCacheOperator(task_id="bust", data_source_id=3, poll_interval=0.5, timeout=1)
-    with pytest.raises(AnalyticsJobTimeout, match="job 9 is still running"):
+    with pytest.raises(AnalyticsJobTimeout, match=r"job 9 did not finish before the deadline \(still running\)"):
         op.execute(context)
-    assert fake_time == [0.5, 0.5]  # polls at 0, 0.5 and 1.0 s; a further wait would pass the 1 s timeout
+    assert fake_time == [0.5, 0.5]  # polls at 0 and 0.5 s; the wait ends at the 1 s deadline, no later
 
 
 def test_sync_wait_follows_already_existed(mock, context) -> None:
@@ -172,6 +173,40 @@ def test_sync_wait_follows_already_existed(mock, context) -> None:
     op = AnalyticsExecuteDataScheduleOperator(task_id="send", data_schedule_id=4, poll_interval=0.01)
     assert op.execute(context) == {"job_id": 8, "status": "success", "data_schedule_id": 4}
     assert context["ti"].xcom["job_id"] == 10
+
+
+def test_an_already_existed_answer_to_the_submit_is_kept_and_followed_at_once(mock, context) -> None:
+    mock.post(
+        f"{BASE}/data_schedules/4/submit_execute",
+        json={"job": {"id": 10, "status": "already_existed", "existing_job_id": 8}},
+    )
+    _job(mock, 8, "success")
+    op = AnalyticsExecuteDataScheduleOperator(task_id="send", data_schedule_id=4, poll_interval=0.01)
+    assert op.execute(context) == {"job_id": 8, "status": "success", "data_schedule_id": 4}
+    assert context["ti"].xcom["job_id"] == 8
+    assert not any(r.url.endswith("/jobs/10") for r in mock.request_history)
+
+
+def test_sync_wait_outlasts_an_outage_shorter_than_max_outage(mock, context, fake_time) -> None:
+    mock.post(f"{BASE}/data_sources/3/bust_exploration_cache", json={"job": {"id": 9, "status": "created"}})
+    mock.get(
+        f"{BASE}/jobs/9",
+        [{"status_code": 503, "json": {"type": "MaintenanceError", "message": "down"}}] * 12
+        + [{"json": {"job": {"id": 9, "status": "success"}}}],
+    )
+    op = AnalyticsBustDataSourceCacheOperator(task_id="bust", data_source_id=3, poll_interval=1, max_outage=600)
+    assert op.execute(context)["job_id"] == 9
+    assert sum(fake_time) > 60  # well past the old five quick attempts
+    assert all(wait >= 1 for wait in fake_time)
+
+
+def test_sync_wait_ends_when_the_outage_outlasts_max_outage(mock, context, fake_time) -> None:
+    mock.post(f"{BASE}/data_sources/3/bust_exploration_cache", json={"job": {"id": 9, "status": "created"}})
+    mock.get(f"{BASE}/jobs/9", status_code=502, text="bad gateway")
+    op = AnalyticsBustDataSourceCacheOperator(task_id="bust", data_source_id=3, poll_interval=1, max_outage=30)
+    with pytest.raises(AnalyticsJobError, match=r"job 9 could not be read for 30 s .*max_outage=30 s"):
+        op.execute(context)
+    assert 30 <= sum(fake_time) <= 31  # the last look comes as the outage reaches 30 s (within one interval)
 
 
 def test_no_wait_returns_at_submission(mock, context) -> None:
@@ -225,10 +260,17 @@ def test_excel_is_accepted_as_xlsx_with_a_deprecation_warning(tmp_path) -> None:
     assert any(issubclass(w.category, AirflowProviderDeprecationWarning) for w in caught)
 
 
-@pytest.mark.parametrize("bad", [{"poll_interval": 0}, {"timeout": -1}, {"max_failures": 0}])
+@pytest.mark.parametrize("bad", [{"poll_interval": 0}, {"timeout": -1}, {"max_outage": -1}])
 def test_wait_settings_are_checked(bad) -> None:
     with pytest.raises(ValueError):
         AnalyticsBustDataSourceCacheOperator(task_id="b", data_source_id=1, **bad)
+
+
+def test_max_failures_is_deprecated_in_favour_of_max_outage() -> None:
+    with pytest.warns(AirflowProviderDeprecationWarning, match="max_outage"):
+        AnalyticsBustDataSourceCacheOperator(task_id="b", data_source_id=1, max_failures=3)
+    with pytest.warns(AirflowProviderDeprecationWarning, match="max_outage"):
+        AnalyticsJobSensor(task_id="s", job_id=1, max_failures=3)
 
 
 # -- publish -------------------------------------------------------------------------------------
@@ -311,6 +353,7 @@ def test_sensor_pokes_follow_and_fail(mock, context) -> None:
     _job(mock, 12, "running", "already_existed", existing_job_id=13)
     _job(mock, 13, "success")
     assert sensor.poke(context) is False
+    assert sensor.poke(context) is False  # followed to 13, which the next poke reads
     assert sensor.poke(context) is True
     mock.get(f"{BASE}/jobs/14", json={"job": {"id": 14, "status": "cancelled"}})
     mock.get(f"{BASE}/jobs/14/logs", json={"job_logs": []})
@@ -337,8 +380,31 @@ def test_deferrable_sensor_resumes_on_each_event(mock, context) -> None:
         sensor.execute_complete(
             context, {"status": "failed", "job_id": 12, "job_status": "failure", "last_error_log": "bad"}
         )
-    with pytest.raises(AirflowFailException, match="waiting for the job failed"):
+    with pytest.raises(AnalyticsJobError, match="waiting for job 12 failed: x"):
         sensor.execute_complete(context, {"status": "error", "job_id": 12, "message": "x"})
+
+
+@pytest.mark.parametrize(
+    "event", [None, {}, {"status": "success"}, {"job_id": 3}, "success", {"status": "x", "job_id": 1}]
+)
+def test_sensor_and_operators_refuse_a_malformed_event_alike(context, tmp_path, event) -> None:
+    with pytest.raises(AirflowFailException, match="unexpected event from the trigger"):
+        AnalyticsJobSensor(task_id="wait", job_id=12).execute_complete(context, event)
+    with pytest.raises(AnalyticsJobError, match="unexpected event from the trigger"):
+        _export(destination=str(tmp_path / "x.csv")).execute_complete(context, event)
+
+
+def test_sensor_outlasts_failed_pokes_until_max_outage(mock, context, fake_time) -> None:
+    mock.get(f"{BASE}/jobs/12", status_code=503, json={"type": "MaintenanceError", "message": "down"})
+    now = [0.0]
+    sensor = AnalyticsJobSensor(task_id="wait", job_id=12, poke_interval=10, max_outage=60)
+    sensor.hook.clock = lambda: now[0]
+    for _ in range(6):
+        assert sensor.poke(context) is False
+        now[0] += 10
+    with pytest.raises(AnalyticsJobError, match="could not be read for 60 s") as raised:
+        sensor.poke(context)
+    assert not isinstance(raised.value, AirflowFailException)  # Airflow's retries may still help
 
 
 def test_trigger_serialises_only_plain_values() -> None:
@@ -349,9 +415,12 @@ def test_trigger_serialises_only_plain_values() -> None:
         "job_id": 5,
         "poll_interval": 2.0,
         "end_time": 1_900_000_000.0,
-        "max_failures": 5,
+        "max_outage": 600.0,
     }
     assert type(trigger)(**kwargs).serialize() == (classpath, kwargs)
+    old = {**kwargs, "max_failures": 5}  # stored by an earlier version before an upgrade
+    old.pop("max_outage")
+    assert type(trigger)(**old).serialize() == (classpath, kwargs)
 
 
 def test_dashboard_link_reads_the_url_the_task_pushed(monkeypatch) -> None:

@@ -1,0 +1,337 @@
+"""Following a job until it ends: the one loop every wait runs (hook, sensor, trigger), without I/O.
+
+:func:`follow_job` is a generator: it yields :class:`Read` (look at a job, with the absolute
+deadline the request must end by) and :class:`Sleep` (wait this long), receives each read's
+answer (the Job, or the exception it raised) and returns a :class:`WaitResult`. The drivers
+(:func:`drive` and :func:`adrive`) only do the I/O. :class:`JobWatch` holds what a wait has
+learnt (the job it now follows, the outage it is in), so a sensor can carry it across pokes.
+
+Rules: a pending job is read again after ``poll_interval``; ``already_existed`` is followed to
+``existing_job_id``, at most ``MAX_FOLLOWS`` times and never back to a job already seen; a
+transient failure (no answer, timeout, 5xx, 429, an answer that is not a Job) is tried again
+with backoff (``Retry-After`` honoured) until failures in a row have lasted ``max_outage``
+seconds; anything else ends the wait. Every iteration sleeps at least the interval, and no
+sleep or read goes past the deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+from analytics_provider.api.jobs import JobOutcome, JobState, read_job
+from analytics_provider.api.operations import PENDING_JOB_STATUSES
+from analytics_provider.api.retry import RetryPolicy, is_transient
+from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsJobError, AnalyticsJobTimeout
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_OUTAGE = 600.0
+"""Seconds of failures in a row a wait tolerates before it ends in an error."""
+MAX_FOLLOWS = 10
+"""``already_existed`` hops a wait follows before it calls the chain a loop."""
+MAX_BACKOFF = 60.0
+"""The longest pause between two tries during an outage (unless the interval or Retry-After is longer)."""
+EPSILON = 0.001
+
+WaitStatus = Literal["success", "failed", "timeout", "error"]
+EVENT_STATUSES: tuple[WaitStatus, ...] = ("success", "failed", "timeout", "error")
+UNREACHABLE = "unreachable"
+"""The status reported for a job that could not be read (yet): treated as still pending."""
+
+ONE_LOOK = RetryPolicy(max_attempts=1)
+"""The retry policy of each read: the wait itself outlasts failures (with ``max_outage``)."""
+
+
+@dataclass(frozen=True)
+class Read:
+    """Look at ``job_id``; the request must be over by ``deadline`` (on the watch's clock, ``inf``: none)."""
+
+    job_id: int
+    deadline: float
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Wait ``seconds``; ``pending`` when the job is known to be pending (a sensor's poke ends here)."""
+
+    seconds: float
+    pending: bool
+
+
+Action = Union[Read, Sleep]  # noqa: UP007 (a runtime alias on Python 3.10)
+
+
+@dataclass(frozen=True)
+class WaitResult:
+    """How a wait ended: the one vocabulary of the hook, the sensor, the trigger's events and the operators.
+
+    ``job_id`` is the job finally waited on (after following ``already_existed``).
+    """
+
+    status: WaitStatus
+    job_id: int
+    job_status: str = ""
+    message: str = ""
+    last_error_log: str | None = None
+    error: BaseException | None = field(default=None, compare=False)  # the cause; never in an event
+
+    def to_event(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "job_id": self.job_id,
+            "job_status": self.job_status,
+            "message": self.message,
+            "last_error_log": self.last_error_log,
+        }
+
+    @classmethod
+    def from_event(cls, event: Any) -> WaitResult:
+        """Read a trigger's event; anything else is a clear :class:`AnalyticsJobError`."""
+        if (
+            not isinstance(event, Mapping)
+            or event.get("status") not in EVENT_STATUSES
+            or isinstance(event.get("job_id"), bool)
+            or not isinstance(event.get("job_id"), (int, str))
+            or not str(event.get("job_id")).isdigit()
+        ):
+            raise AnalyticsJobError(
+                f"unexpected event from the trigger: {event!r} (expected a mapping with 'status' one of "
+                f"{', '.join(EVENT_STATUSES)} and an integer 'job_id')",
+                job_id=-1,
+                status="unknown",
+            )
+        last_error = event.get("last_error_log")
+        return cls(
+            event["status"],
+            int(event["job_id"]),
+            str(event.get("job_status") or ""),
+            str(event.get("message") or ""),
+            str(last_error) if last_error is not None else None,
+        )
+
+    @property
+    def state(self) -> JobState:
+        """The final job state of a ``success`` or ``failed`` result."""
+        outcome = JobOutcome.SUCCESS if self.status == "success" else JobOutcome.FAILED
+        return JobState(outcome, self.job_status, self.job_id, None, self.last_error_log)
+
+
+class JobWatch:
+    """What one wait knows: the job it follows, its deadline, and the outage it may be in.
+
+    :param clock: the clock ``deadline`` is on (the hook's monotonic clock, or Unix time in a trigger).
+    :param deadline: absolute time on ``clock`` after which the wait ends in ``timeout`` (``inf``: none).
+    :param spread_first_wait: make the first pending wait a random half to whole interval, so that
+        many waits started together do not poll in lock-step.
+    """
+
+    def __init__(
+        self,
+        job_id: int,
+        *,
+        poll_interval: float,
+        deadline: float = math.inf,
+        max_outage: float = DEFAULT_MAX_OUTAGE,
+        clock: Callable[[], float],
+        spread_first_wait: bool = False,
+        rng: random.Random | None = None,
+    ) -> None:
+        if poll_interval <= 0:
+            raise ValueError(f"poll_interval must be a positive number of seconds, got {poll_interval!r}")
+        if max_outage < 0:
+            raise ValueError(f"max_outage must be a number of seconds (0 or more), got {max_outage!r}")
+        self.job_id = int(job_id)
+        self.poll_interval = float(poll_interval)
+        self.deadline = float(deadline)
+        self.max_outage = float(max_outage)
+        self.clock = clock
+        self.chain = [self.job_id]
+        self.status = ""  # the last status seen, UNREACHABLE during an outage
+        self.outage_since: float | None = None
+        self.failures = 0
+        self.last_failure: BaseException | None = None
+        self._spread = spread_first_wait
+        self._rng = rng or random.Random()
+
+    # -- decisions ---------------------------------------------------------------------------------
+
+    def expired(self) -> WaitResult | None:
+        """The ``timeout`` result once the deadline has come."""
+        if self.clock() < self.deadline - EPSILON:
+            return None
+        if self.outage_since is not None:
+            message = (
+                f"job {self.job_id} did not finish before the deadline (it could not be read: "
+                f"{self.failures} failed looks in a row; last: {self.last_failure})"
+            )
+        else:
+            message = f"job {self.job_id} did not finish before the deadline (still {self.status or 'pending'})"
+        return WaitResult("timeout", self.job_id, self.status, message, error=self.last_failure)
+
+    def on_answer(self, answer: Any) -> WaitResult | Sleep:
+        """Decide after a read: a final result, or how long to sleep before the next read."""
+        if isinstance(answer, BaseException):
+            return self._on_failure(answer, str(answer))
+        if not isinstance(answer, Mapping) or not answer.get("status"):
+            return self._on_failure(None, f"unusable answer for job {self.job_id}: {answer!r:.200}")
+        self.outage_since, self.failures, self.last_failure = None, 0, None
+        state = read_job(answer, self.job_id)
+        self.status = state.status
+        if state.outcome is JobOutcome.SUCCESS:
+            return WaitResult("success", self.job_id, state.status, f"job {self.job_id} succeeded")
+        if state.outcome is JobOutcome.FAILED:
+            return WaitResult(
+                "failed", self.job_id, state.status, f"job {self.job_id} ended {state.status}", state.last_error_log
+            )
+        if state.outcome is JobOutcome.FOLLOW:
+            return self._follow(int(state.existing_job_id or 0))
+        wait = self.poll_interval
+        if self._spread:
+            self._spread = False
+            wait *= self._rng.uniform(0.5, 1.0)
+        return Sleep(self._until_deadline(wait), pending=True)
+
+    def _follow(self, existing: int) -> WaitResult | Sleep:
+        if existing in self.chain or len(self.chain) > MAX_FOLLOWS:
+            chain = " -> ".join(str(j) for j in [*self.chain, existing])
+            reason = "loops" if existing in self.chain else f"is longer than {MAX_FOLLOWS} hops"
+            return WaitResult(
+                "error",
+                self.job_id,
+                self.status,
+                f"job {self.chain[0]} cannot be followed: its already_existed chain {reason} ({chain})",
+            )
+        log.info("Job %s already existed; following job %s", self.job_id, existing)
+        self.chain.append(existing)
+        self.job_id = existing
+        return Sleep(self._until_deadline(self.poll_interval), pending=True)
+
+    def _on_failure(self, exc: BaseException | None, text: str) -> WaitResult | Sleep:
+        now = self.clock()
+        if exc is not None and (now >= self.deadline - EPSILON or isinstance(exc, AnalyticsDeadlineExceeded)):
+            # the deadline ended the read, or the read could not end before it (a quota spent past it)
+            if self.last_failure is None:
+                self.last_failure = exc
+            message = (f"job {self.job_id} did not finish before the deadline (still {self.status or 'pending'}; "
+                       f"{text})")
+            return WaitResult("timeout", self.job_id, self.status, message, error=exc)
+        if exc is not None and not is_transient(exc):
+            return WaitResult("error", self.job_id, self.status, f"could not read job {self.job_id}: {text}", error=exc)
+        self.last_failure = exc or ValueError(text)
+        self.failures += 1
+        self.status = UNREACHABLE
+        if self.outage_since is None:
+            self.outage_since = now
+        lasted = now - self.outage_since
+        if lasted >= self.max_outage:
+            return WaitResult(
+                "error",
+                self.job_id,
+                UNREACHABLE,
+                f"job {self.job_id} could not be read for {lasted:.0f} s ({self.failures} failed looks in a row, "
+                f"max_outage={self.max_outage:g} s); last: {text}",
+                error=self.last_failure,
+            )
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            wait = max(float(retry_after), self.poll_interval)
+        else:
+            ceiling = max(self.poll_interval, min(MAX_BACKOFF, self.poll_interval * 2 ** (self.failures - 1)))
+            wait = max(self.poll_interval, self._rng.uniform(ceiling / 2, ceiling))
+        outage_left = self.outage_since + self.max_outage - now  # the last look comes as the outage ends
+        wait = self._until_deadline(min(wait, max(outage_left, self.poll_interval)))
+        log.warning(
+            "Could not read job %s (%s); looking again in %.1f s (failing for %.0f s of max_outage %g s)",
+            self.job_id, text, wait, lasted, self.max_outage,
+        )
+        return Sleep(wait, pending=False)
+
+    def _until_deadline(self, wait: float) -> float:
+        return max(0.0, min(wait, self.deadline - self.clock()))
+
+
+def follow_job(watch: JobWatch) -> Generator[Action, Any, WaitResult]:
+    """The job-following loop: read, decide, sleep; returns how the wait ended."""
+    while True:
+        if (timeout := watch.expired()) is not None:
+            return timeout
+        answer = yield Read(watch.job_id, watch.deadline)
+        decision = watch.on_answer(answer)
+        if isinstance(decision, WaitResult):
+            return decision
+        yield decision
+
+
+def drive(
+    watch: JobWatch,
+    read: Callable[[Read], Any],
+    sleep: Callable[[float], None] | None,
+) -> WaitResult | None:
+    """Run :func:`follow_job` with blocking I/O. Without ``sleep`` it stops at the first pause (None)."""
+    steps = follow_job(watch)
+    try:
+        action = next(steps)
+        while True:
+            if isinstance(action, Sleep):
+                if sleep is None:
+                    return None
+                sleep(action.seconds)
+                action = steps.send(None)
+                continue
+            try:
+                answer = read(action)
+            except Exception as exc:
+                answer = exc
+            action = steps.send(answer)
+    except StopIteration as stop:
+        result: WaitResult = stop.value
+        return result
+
+
+async def adrive(
+    watch: JobWatch,
+    read: Callable[[Read], Awaitable[Any]],
+    sleep: Callable[[float], Awaitable[Any]],
+) -> WaitResult:
+    """Run :func:`follow_job` with async I/O."""
+    steps = follow_job(watch)
+    try:
+        action = next(steps)
+        while True:
+            if isinstance(action, Sleep):
+                await sleep(action.seconds)
+                action = steps.send(None)
+                continue
+            try:
+                answer = await read(action)
+            except Exception as exc:
+                answer = exc
+            action = steps.send(answer)
+    except StopIteration as stop:
+        result: WaitResult = stop.value
+        return result
+
+
+def is_pending_status(status: str) -> bool:
+    """Whether a job status (or :data:`UNREACHABLE`) means the job may still be running."""
+    return status in PENDING_JOB_STATUSES or status in ("already_existed", UNREACHABLE)
+
+
+def final_state(result: WaitResult) -> JobState:
+    """The job's final state (success or failed), or the wait's end raised as an error."""
+    if result.status in ("success", "failed"):
+        return result.state
+    if result.status == "timeout":
+        raise AnalyticsJobTimeout(
+            result.message or f"job {result.job_id} did not finish before the deadline",
+            job_id=result.job_id,
+            status=result.job_status or "timeout",
+        ) from result.error
+    raise AnalyticsJobError(
+        f"waiting for job {result.job_id} failed: {result.message}", job_id=result.job_id, status="unknown"
+    ) from result.error

@@ -1,0 +1,165 @@
+"""Durable execution through Airflow itself (``dag.test()``), counting the jobs on the emulator.
+
+On Airflow 3.3 and later a retried export picks up the job its first try submitted; before 3.3
+(the ``common.compat`` stand-in) every try submits, and these tests assert that instead. Waits
+run on a fake clock, so minute-long outages take no real time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analytics_provider.operators.base import AnalyticsJobOperator
+from analytics_provider.operators.resumable import ResumableJobMixin
+from analytics_provider.testing.fake_clock import FakeClock
+
+from .conftest import set_deferrable
+
+DAG_FILE = Path(__file__).resolve().parent / "durable_dags" / "durable_export.py"
+RESUMES = ResumableJobMixin.__module__.startswith("airflow.sdk")
+WIDGET = 101
+SIZE = 300_000
+
+MODES = pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "deferred"])
+
+
+@pytest.fixture(scope="module")
+def durable_bag(airflow_db: None) -> Any:
+    try:
+        from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db  # Airflow 3.2+
+    except ImportError:  # 3.0 and 3.1
+        from airflow.models.dagbag import DagBag
+
+        sync_bag_to_db = None
+    bag = DagBag(dag_folder=str(DAG_FILE))
+    assert bag.import_errors == {}
+    if sync_bag_to_db is not None:
+        sync_bag_to_db(bag, "dags-folder", None)
+    else:
+        try:
+            from airflow.models.dagbag import sync_bag_to_db as sync  # 3.1
+
+            sync(bag, "dags-folder", None)
+        except ImportError:  # 3.0
+            bag.sync_to_db("dags-folder", None)
+    return bag
+
+
+@pytest.fixture
+def clock(monkeypatch) -> FakeClock:
+    return FakeClock().install(monkeypatch)
+
+
+@pytest.fixture
+def emulator(analytics_emulator, analytics_connection) -> Any:
+    analytics_emulator.set_export_size(WIDGET, SIZE)
+    return analytics_emulator
+
+
+def run(bag: Any, tmp_path: Path, deferrable: bool, **task_settings: Any) -> tuple[Any, Path]:
+    dag = bag.get_dag("durable_export")
+    set_deferrable(dag, deferrable)
+    for name, value in task_settings.items():
+        setattr(dag.task_dict["export"], name, value)
+    destination = tmp_path / "export.csv"
+    return dag.test(run_conf={"destination": str(destination)}), destination
+
+
+def submits(emulator: Any) -> int:
+    return [r.operation for r in emulator.requests].count("submit_widget_export")
+
+
+def export_ti(dag_run: Any) -> Any:
+    (ti,) = [ti for ti in dag_run.get_task_instances() if ti.task_id == "export"]
+    return ti
+
+
+def finish_latest_job(emulator: Any) -> None:
+    """The newest job ends now (the emulator reads job statuses from its own clock)."""
+    with emulator.world.lock:
+        job = max(emulator.world.jobs.jobs.values(), key=lambda j: j.id)
+        job.duration = time.time() - job.created
+
+
+def stored_job_id(dag_run: Any) -> Any:
+    """The job id in the task state store (Airflow 3.3+), read from the metadata database."""
+    from airflow.models.task_state_store import TaskStateStoreModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.query(TaskStateStoreModel).filter_by(dag_run_id=dag_run.id, task_id="export").all()
+        values = {row.key: row.value for row in rows}
+    raw = values[AnalyticsJobOperator.external_id_key]
+    return json.loads(raw) if isinstance(raw, str) else raw
+
+
+@MODES
+def test_a_retry_after_the_job_succeeded_downloads_again_without_a_new_job(durable_bag, emulator, tmp_path,
+                                                                          deferrable) -> None:
+    emulator.inject("download_export", status=403)  # the first try's download is refused, the second's is not
+    dag_run, destination = run(durable_bag, tmp_path, deferrable)
+    assert dag_run.state == "success"
+    assert export_ti(dag_run).try_number == 2
+    assert destination.stat().st_size == SIZE
+    assert not list(tmp_path.glob(".*"))  # no partial file left beside it
+    if RESUMES:
+        assert submits(emulator) == 1
+        (job,) = emulator.jobs
+        assert stored_job_id(dag_run) == job.id
+    else:
+        assert submits(emulator) == 2  # before 3.3 every try submits, and nothing else breaks
+
+
+@MODES
+def test_a_job_still_running_when_the_first_try_fails_is_reconnected(durable_bag, emulator, tmp_path, clock,
+                                                                    deferrable) -> None:
+    emulator.job_duration = 3600
+    emulator.inject("get_job", status=503, times=100_000)  # an outage longer than max_outage ends try 1
+    clock.at(45, emulator.faults.clear)
+    clock.at(60, lambda: finish_latest_job(emulator))
+    dag_run, destination = run(durable_bag, tmp_path, deferrable, max_outage=30)
+    assert dag_run.state == "success"
+    assert export_ti(dag_run).try_number == 2
+    assert destination.stat().st_size == SIZE
+    get_job = [r.status for r in emulator.requests if r.operation == "get_job"]
+    assert 503 in get_job and get_job[-1] == 200
+    if RESUMES:
+        assert submits(emulator) == 1
+        assert stored_job_id(dag_run) == emulator.jobs[0].id
+    else:  # try 2 submits again; the service answers already_existed, which is followed
+        assert submits(emulator) == 2
+        assert emulator.jobs[1].existing_job_id == emulator.jobs[0].id
+
+
+@MODES
+def test_a_failed_job_is_submitted_anew(durable_bag, emulator, tmp_path, deferrable) -> None:
+    emulator.fail_next_job("submit_widget_export", last_error_log="warehouse unreachable")
+    dag_run, destination = run(durable_bag, tmp_path, deferrable)
+    assert dag_run.state == "success"
+    assert submits(emulator) == 2
+    first, second = emulator.jobs
+    assert first.status == "failure" and second.status == "success"
+    assert destination.stat().st_size == SIZE
+    if RESUMES:
+        assert stored_job_id(dag_run) == second.id
+
+
+@MODES
+def test_a_sixty_second_outage_mid_wait_is_outlasted(durable_bag, emulator, tmp_path, clock, deferrable) -> None:
+    emulator.job_duration = 3600
+    clock.at(10, lambda: emulator.inject("get_job", status=503, times=100_000))
+    clock.at(70, emulator.faults.clear)
+    clock.at(80, lambda: finish_latest_job(emulator))
+    dag_run, destination = run(durable_bag, tmp_path, deferrable, max_outage=600)
+    assert dag_run.state == "success"
+    assert export_ti(dag_run).try_number == 1
+    assert submits(emulator) == 1
+    assert destination.stat().st_size == SIZE
+    assert clock.elapsed >= 80
+    outage = [r for r in emulator.requests if r.operation == "get_job" and r.status == 503]
+    assert outage and outage[-1].time - outage[0].time < 30  # real time: the minute was the fake clock's

@@ -1,0 +1,283 @@
+"""The one job-following loop (api/follow.py), driven with a fake clock: every way a wait ends, and its bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from analytics_provider.api.follow import (
+    MAX_BACKOFF,
+    MAX_FOLLOWS,
+    UNREACHABLE,
+    JobWatch,
+    Read,
+    WaitResult,
+    adrive,
+    drive,
+    final_state,
+)
+from analytics_provider.exceptions import (
+    AnalyticsDeadlineExceeded,
+    AnalyticsJobError,
+    AnalyticsJobTimeout,
+    AnalyticsTransportError,
+    InternalServiceError,
+    MaintenanceError,
+    PermissionDeniedError,
+    RateLimitExceedError,
+    UnexpectedResponseError,
+)
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        assert seconds >= 0
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+class Service:
+    """Answers reads from a function of (job id, time); records every read."""
+
+    def __init__(self, time: FakeTime, answer: Callable[[int, float], Any]) -> None:
+        self.time = time
+        self.answer = answer
+        self.reads: list[tuple[int, float, float]] = []  # job id, time, deadline
+
+    def read(self, action: Read) -> Any:
+        self.reads.append((action.job_id, self.time.now, action.deadline))
+        result = self.answer(action.job_id, self.time.now)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+
+def job(job_id: int, status: str, **extra: Any) -> dict[str, Any]:
+    return {"id": job_id, "status": status, **extra}
+
+
+def watch_for(time: FakeTime, job_id: int = 1, *, interval: float = 5.0, timeout: float = 3600.0,
+              max_outage: float = 600.0) -> JobWatch:
+    return JobWatch(job_id, poll_interval=interval, deadline=time.now + timeout, max_outage=max_outage,
+                    clock=time.clock, rng=random.Random(7))
+
+
+def run(time: FakeTime, answer: Callable[[int, float], Any], **kwargs: Any) -> tuple[WaitResult, Service]:
+    service = Service(time, answer)
+    result = drive(watch_for(time, **kwargs), service.read, time.sleep)
+    assert result is not None
+    return result, service
+
+
+def test_pending_then_success_sleeps_the_interval_between_looks() -> None:
+    t = FakeTime()
+    result, service = run(t, lambda j, now: job(j, "running" if now < 1012 else "success"))
+    assert result.status == "success" and result.job_id == 1 and result.job_status == "success"
+    assert t.sleeps == [5.0, 5.0, 5.0]
+    assert len(service.reads) == 4
+
+
+def test_failed_job_carries_status_and_last_error() -> None:
+    t = FakeTime()
+    result, _ = run(t, lambda j, now: job(j, "failure", last_error_log="boom"))
+    assert (result.status, result.job_status, result.last_error_log) == ("failed", "failure", "boom")
+    assert final_state(result).last_error_log == "boom"
+
+
+def test_already_existed_is_followed_with_a_pause() -> None:
+    t = FakeTime()
+    answers = {1: job(1, "already_existed", existing_job_id=2), 2: job(2, "success")}
+    result, service = run(t, lambda j, now: answers[j])
+    assert result.status == "success" and result.job_id == 2
+    assert [r[0] for r in service.reads] == [1, 2] and t.sleeps == [5.0]
+
+
+def test_a_job_that_follows_itself_is_an_error_at_once_never_a_spin() -> None:
+    t = FakeTime()
+    result, service = run(t, lambda j, now: job(j, "already_existed", existing_job_id=j))
+    assert result.status == "error" and "loops (1 -> 1)" in result.message
+    assert len(service.reads) == 1
+
+
+def test_a_loop_of_two_jobs_is_an_error_after_one_hop() -> None:
+    t = FakeTime()
+    result, service = run(t, lambda j, now: job(j, "already_existed", existing_job_id=3 - j))
+    assert result.status == "error" and "loops (1 -> 2 -> 1)" in result.message
+    assert len(service.reads) == 2 and t.sleeps == [5.0]
+
+
+def test_an_endless_chain_ends_after_the_bounded_number_of_hops() -> None:
+    t = FakeTime()
+    result, service = run(t, lambda j, now: job(j, "already_existed", existing_job_id=j + 1))
+    assert result.status == "error" and f"longer than {MAX_FOLLOWS} hops" in result.message
+    assert len(service.reads) == MAX_FOLLOWS + 1
+    assert all(s == 5.0 for s in t.sleeps)
+
+
+def test_transient_failures_are_outlasted_with_backoff_and_success_resets_the_outage() -> None:
+    t = FakeTime()
+
+    def answer(j: int, now: float) -> Any:
+        if now < 1300:  # a 5-minute outage, then the job is done
+            return AnalyticsTransportError("connection refused")
+        return job(j, "success")
+
+    result, service = run(t, answer)
+    assert result.status == "success"
+    assert all(5.0 <= s <= MAX_BACKOFF for s in t.sleeps)
+    assert max(t.sleeps) > 20  # it backed off
+    assert len(service.reads) < 20
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        AnalyticsTransportError("dropped"),
+        InternalServiceError("oops", status=500),
+        MaintenanceError("later", status=503),
+        RateLimitExceedError("slow down", status=429),
+        UnexpectedResponseError("200 with an HTML login page"),
+        "no status",
+        ["not", "a", "job"],
+    ],
+    ids=["dropped", "500", "503", "429", "html", "no-status", "list"],
+)
+def test_an_outage_longer_than_max_outage_ends_in_an_error(failure: Any) -> None:
+    t = FakeTime()
+    answer = (lambda j, now: {"id": j}) if failure == "no status" else (lambda j, now: failure)
+    result, _ = run(t, answer, max_outage=120)
+    assert result.status == "error" and result.job_status == UNREACHABLE
+    assert "could not be read for 120 s" in result.message and "max_outage=120 s" in result.message
+    assert 120 <= t.now - 1000 <= 125  # the last look came as the outage ended (within one interval)
+    with pytest.raises(AnalyticsJobError, match="waiting for job 1 failed: job 1 could not be read"):
+        final_state(result)
+
+
+def test_a_permanent_error_ends_the_wait_at_once() -> None:
+    t = FakeTime()
+    result, service = run(t, lambda j, now: PermissionDeniedError("no", status=403))
+    assert result.status == "error" and "403" in result.message and isinstance(result.error, PermissionDeniedError)
+    assert len(service.reads) == 1 and t.sleeps == []
+
+
+def test_retry_after_is_honoured() -> None:
+    t = FakeTime()
+    answers = iter([RateLimitExceedError("slow", status=429, retry_after=42.0), job(1, "success")])
+    result, _ = run(t, lambda j, now: next(answers))
+    assert result.status == "success" and t.sleeps == [42.0]
+
+
+def test_a_day_long_retry_after_ends_at_the_deadline_with_a_clear_error() -> None:
+    t = FakeTime()
+    result, _ = run(t, lambda j, now: RateLimitExceedError("spent", status=429, retry_after=86400.0),
+                          interval=0.5, timeout=3)
+    assert result.status == "timeout" and "did not finish before the deadline" in result.message
+    assert "429" in result.message
+    assert t.now - 1000 == pytest.approx(3)  # not a second later
+    with pytest.raises(AnalyticsJobTimeout):
+        final_state(result)
+
+
+def test_repeated_429_without_retry_after_end_at_the_deadline() -> None:
+    t = FakeTime()
+    result, _ = run(t, lambda j, now: RateLimitExceedError("slow", status=429), interval=1, timeout=30)
+    assert result.status == "timeout"
+    assert t.now - 1000 == pytest.approx(30)
+    assert all(s >= 1 or t.now - 1000 == pytest.approx(30) for s in t.sleeps)
+
+
+def test_no_sleep_goes_past_the_deadline_and_every_read_carries_it() -> None:
+    t = FakeTime()
+    result, service = run(t, lambda j, now: job(j, "running"), interval=0.7, timeout=2)
+    assert result.status == "timeout" and "still running" in result.message
+    assert sum(t.sleeps) == pytest.approx(2) and t.sleeps[-1] == pytest.approx(0.6)
+    assert {deadline for _, _, deadline in service.reads} == {1002.0}
+
+
+def test_a_read_the_transport_ends_for_its_deadline_is_a_timeout_at_once() -> None:
+    t = FakeTime()
+    spent = AnalyticsDeadlineExceeded("the quota of GET /jobs/{id} is spent for 86399.0 s more, past the deadline")
+    result, service = run(t, lambda j, now: spent, timeout=5)
+    assert result.status == "timeout" and "spent for 86399.0 s more" in result.message
+    assert len(service.reads) == 1 and t.sleeps == []  # it cannot finish in time: no pointless waiting
+
+
+def test_a_read_failing_at_the_deadline_is_a_timeout_not_an_error() -> None:
+    t = FakeTime()
+
+    def answer(j: int, now: float) -> Any:
+        t.now += 10  # the read itself used up the time left (the transport's deadline ended it)
+        return AnalyticsTransportError("deadline exceeded")
+
+    result, _ = run(t, answer, timeout=5)
+    assert result.status == "timeout"
+
+
+def test_the_first_wait_can_be_spread_over_half_to_one_interval() -> None:
+    t = FakeTime()
+    spread = JobWatch(1, poll_interval=10, clock=t.clock, spread_first_wait=True, rng=random.Random(1))
+    waits = [spread.on_answer(job(1, "running")).seconds for _ in range(3)]  # type: ignore[union-attr]
+    assert 5 <= waits[0] <= 10 and waits[1:] == [10, 10]
+
+
+def test_without_sleep_the_drive_stops_at_the_first_pause_and_keeps_what_it_learnt() -> None:
+    t = FakeTime()
+    watch = watch_for(t)
+    answers = {1: job(1, "already_existed", existing_job_id=2), 2: job(2, "running")}
+    service = Service(t, lambda j, now: answers[j])
+    assert drive(watch, service.read, sleep=None) is None and watch.job_id == 2 and watch.status == "already_existed"
+    assert drive(watch, service.read, sleep=None) is None and watch.status == "running"
+    answers[2] = job(2, "success")
+    assert drive(watch, service.read, sleep=None) == WaitResult("success", 2, "success", "job 2 succeeded")
+    assert [r[0] for r in service.reads] == [1, 2, 2]
+
+
+def test_the_async_drive_runs_the_same_loop() -> None:
+    t = FakeTime()
+    service = Service(t, lambda j, now: job(j, "running" if now < 1010 else "success"))
+
+    async def read(action: Read) -> Any:
+        return service.read(action)
+
+    async def sleep(seconds: float) -> None:
+        t.sleep(seconds)
+
+    result = asyncio.run(adrive(watch_for(t), read, sleep))
+    assert result.status == "success" and t.sleeps == [5.0, 5.0]
+
+
+@pytest.mark.parametrize(
+    "event",
+    [None, {}, "success", {"status": "weird", "job_id": 1}, {"status": "success"}, {"status": "success", "job_id": "x"},
+     {"status": "success", "job_id": True}, {"status": "failed", "job_id": None}],
+)
+def test_a_malformed_event_is_a_clear_error(event: Any) -> None:
+    with pytest.raises(AnalyticsJobError, match="unexpected event from the trigger"):
+        WaitResult.from_event(event)
+
+
+def test_events_round_trip() -> None:
+    result = WaitResult("failed", 4, "failure", "job 4 ended failure", "bad")
+    assert WaitResult.from_event(json.loads(json.dumps(result.to_event()))) == result
+    assert WaitResult.from_event({"status": "success", "job_id": "7"}).job_id == 7
+
+
+def test_watch_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="poll_interval"):
+        JobWatch(1, poll_interval=0, clock=lambda: 0.0)
+    with pytest.raises(ValueError, match="max_outage"):
+        JobWatch(1, poll_interval=1, max_outage=-1, clock=lambda: 0.0)
+    assert JobWatch(1, poll_interval=1, clock=lambda: 0.0).deadline == math.inf
