@@ -34,6 +34,8 @@ GITLAB_EVENTS = ("Merge Request Hook", "Push Hook", "System Hook")
 MAX_MANIFEST_FILES = 5
 MAX_MANIFEST_BYTES = 200 * 1024 * 1024
 """The upload limits of ``upload_dbt_manifests``: files per request, bytes per file."""
+MANIFEST_FIELD = "files"
+"""The form field of each manifest (repeated once per file, as the vendor's schema names it)."""
 
 PENDING_JOB_STATUSES = frozenset({"created", "queued", "running"})
 """A job in any other status is final; only ``success`` is success."""

@@ -1,4 +1,4 @@
-"""Data-set queries (the vendor's ``Query`` schema): checked before sending, and by the emulator."""
+"""Data-set queries (the vendor's ``Query`` schema): what is wrong with one, for the hook and the emulator."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from analytics_provider.api.filters import condition_problems
-from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.api.conditions import condition_problems
 
 AGGREGATIONS = (
     "sum", "avg", "max", "min", "running sum", "running avg", "running max", "running min", "count",
@@ -80,12 +79,3 @@ def query_problems(query: Any) -> Problems:
     if "bust_cache" in query and not isinstance(query["bust_cache"], bool):
         problems.append(("bust_cache", "must be true or false"))
     return problems
-
-
-def check_data_set_query(query: Mapping[str, Any]) -> dict[str, Any]:
-    """The query as a dict, or :class:`AnalyticsParameterError` naming the first wrong part."""
-    problems = query_problems(query)
-    if problems:
-        field, message = problems[0]
-        raise AnalyticsParameterError(f"query.{field} {message}" if field != "query" else f"query {message}")
-    return dict(query)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
-from analytics_provider.api.filters import FilterConditions, check_filter_conditions
+from analytics_provider.api.filters import FilterConditions, check_data_set_query, check_filter_conditions
 from analytics_provider.api.operations import (
     DASHBOARD_CATEGORIES,
     EXPORT_OUTPUTS,
@@ -25,7 +25,6 @@ from analytics_provider.api.operations import (
     USER_ROLES,
 )
 from analytics_provider.api.pagination import Pages
-from analytics_provider.api.queries import check_data_set_query
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks.client import AnalyticsClientHook
 

@@ -13,16 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-from analytics_provider.api.operations import MAX_MANIFEST_BYTES, MAX_MANIFEST_FILES
+from analytics_provider.api.operations import MANIFEST_FIELD, MAX_MANIFEST_BYTES, MAX_MANIFEST_FILES
 from analytics_provider.api.request import ApiRequest, build_request, parse_response
 from analytics_provider.exceptions import AnalyticsParameterError
 
 if TYPE_CHECKING:
     from analytics_provider.hooks.client import AnalyticsClientHook
-
-MANIFEST_FIELD = "files"
-"""The form field of each manifest (repeated once per file, as the vendor's schema names it)."""
-
 
 @dataclass(frozen=True)
 class ManifestFile:
@@ -71,7 +67,7 @@ def _manifest(index: int, item: Any) -> ManifestFile:
 
         def rewound() -> _Borrowed:
             stream.seek(start)  # a retry (only before anything was sent) reads from the start again
-            return _Borrowed(stream)
+            return _Borrowed(stream, size)
 
         return ManifestFile(name, size, rewound)
     raise AnalyticsParameterError(
@@ -80,10 +76,18 @@ def _manifest(index: int, item: Any) -> ManifestFile:
 
 
 class _Borrowed:
-    """The caller's file object, which the upload reads but does not close."""
+    """The caller's file object, which the upload reads but does not close.
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    ``len`` is the bytes still to send, which the encoder reads to know when the part ends.
+    """
+
+    def __init__(self, stream: IO[bytes], size: int) -> None:
         self._stream = stream
+        self._end = stream.tell() + size
+
+    @property
+    def len(self) -> int:
+        return max(0, self._end - self._stream.tell())
 
     def read(self, size: int = -1) -> bytes:
         return self._stream.read(size)

@@ -21,6 +21,8 @@ class Incoming:
     headers: Mapping[str, str]  # names in lower case
     body: bytes
     client: str = ""
+    stream: Any = None
+    """A multipart body, spooled to a temporary file (``body`` is then empty)."""
 
 
 @dataclass
