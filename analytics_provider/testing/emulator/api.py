@@ -82,6 +82,7 @@ class ApiService:
         if fault is not None:
             injected = self._fault(fault, verdict)
             if injected is not None:
+                injected.injected = True
                 return injected
         outcome = self._serve(op, params, key, verdict, request)
         outcome.truncate = fault is not None and fault.truncate

@@ -37,6 +37,7 @@ class Outcome:
     file: Path | None = None
     drop: bool = False
     truncate: bool = False
+    injected: bool = False  # an injected fault's answer, not the emulated service's
 
 
 def json_outcome(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Outcome:

@@ -60,7 +60,7 @@ def update_user_attribute(call: Call) -> Json:
     if attribute["is_system_attribute"]:
         raise record_error({"base": [f"System attribute {attribute['name']} cannot be changed"]})
     merged = {**attribute, **call.body}
-    _check_attribute(call.state, merged, attribute["id"])
+    _check_attribute(call.state, {"description": None, **call.body}, attribute["id"])  # a whole attribute
     attribute.update(_attribute_fields(merged))
     return {"user_attribute": dict(attribute)}
 

@@ -100,8 +100,8 @@ def get_shareable_link(call: Call) -> Json:
 @handles("update_shareable_link")
 def update_shareable_link(call: Call) -> Json:
     link = call.find("ShareableLink")
+    _check_link(call.state, call.body)  # a whole link (the vendor's schema requires resource_type and id)
     merged = {**copy.deepcopy(link), **copy.deepcopy(call.body), "id": link["id"]}
-    _check_link(call.state, merged)
     link.update(merged)
     return {"shareable_link": _link_json(link)}
 

@@ -209,8 +209,9 @@ def get_data_schedule(call: Call) -> Json:
 
 
 def _update(call: Call, item: Json) -> Json:
-    merged = {**copy.deepcopy(item), **copy.deepcopy(call.body), "id": item["id"], "owner_id": item["owner_id"]}
-    return merged
+    """The updated record: the body is a whole schedule or alert (the vendor's schema requires it)."""
+    return {**copy.deepcopy(call.body), "id": item["id"], "owner_id": item["owner_id"],
+            **({"created_at": item["created_at"]} if "created_at" in item else {})}
 
 
 @handles("update_data_schedule")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from analytics_provider.api.operations import USER_ROLES
-from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, record_error
+from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, invalid_parameter, record_error
 from analytics_provider.testing.emulator.handlers import Call, handles, public
 from analytics_provider.testing.emulator.pagination import page
 from analytics_provider.testing.emulator.permissions import is_admin
@@ -113,9 +113,12 @@ def delete_user(call: Call) -> Json:
 @handles("invite_users")
 def invite_users(call: Call) -> Json:
     body = call.body
+    if body.get("role") not in USER_ROLES:  # a wrong structure (400): the 422 of this call is for e-mails
+        raise invalid_parameter(f"role must be one of {', '.join(USER_ROLES)}; got {body.get('role')!r}")
+    emails = body.get("emails")
+    if not isinstance(emails, list) or not emails or not all(isinstance(e, str) for e in emails):
+        raise invalid_parameter("param is missing or the value is empty: emails (an array of e-mail addresses)")
     record = Record()
-    emails = record.require(body, "emails", list)
-    record.choice(body, "role", USER_ROLES)
     _check_groups(call.state, record, body.get("group_ids"))
     record.check()
     used = {u["email"].lower() for u in call.state.users.values()}
@@ -176,7 +179,7 @@ def create_group(call: Call) -> Json:
 def list_groups(call: Call) -> Json:
     groups = sorted(call.state.groups.values(), key=lambda g: g["id"], reverse=call.query.get("sort") == "id_desc")
     items, cursors = page(groups, call.query)
-    answer: Json = {"groups": [group_json(call.state, g) for g in items], "cursors": cursors}
+    answer: Json = {"groups": [group_json(call.state, g) for g in items], "users": {}, "cursors": cursors}
     if call.query.get("include_users"):
         members = {uid for g in answer["groups"] for uid in g["user_ids"]}
         answer["users"] = {str(uid): user_json(call.state.users[uid]) for uid in sorted(members)}
@@ -191,7 +194,8 @@ def get_group(call: Call) -> Json:
 @handles("update_group")
 def update_group(call: Call) -> Json:
     group = call.find("Group")
-    group["name"] = _group_name(call, group["id"])
+    if "name" in call.body:  # the vendor's update takes an optional name
+        group["name"] = _group_name(call, group["id"])
     return {"group": group_json(call.state, group)}
 
 
