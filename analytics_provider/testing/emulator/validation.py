@@ -106,9 +106,16 @@ class Record:
 
     def __init__(self) -> None:
         self.errors: dict[str, list[str]] = {}
+        self.rules: list[str] = []
+        self.unruled = False
 
-    def add(self, field: str, message: str) -> None:
+    def add(self, field: str, message: str, rule: str | None = None) -> None:
+        """One problem; ``rule`` names the business rule it breaks (else the vendor's schema refuses it too)."""
         self.errors.setdefault(field, []).append(message)
+        if rule is None:
+            self.unruled = True
+        else:
+            self.rules.append(rule)
 
     def require(self, body: Mapping[str, Any], field: str, kind: type | tuple[type, ...] | None = None) -> Any:
         value = _dig(body, field)
@@ -131,12 +138,14 @@ class Record:
     def emails(self, field: str, values: Any) -> None:
         if values is None:
             return
-        if not isinstance(values, list) or not all(isinstance(v, str) and EMAIL.match(v) for v in values):
-            self.add(field, "must be a list of valid e-mail addresses")
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            self.add(field, "must be a list of e-mail addresses")
+        elif not all(EMAIL.match(v) for v in values):
+            self.add(field, "must be a list of valid e-mail addresses", rule="email")
 
     def check(self) -> None:
         if self.errors:
-            raise record_error(self.errors)
+            raise record_error(self.errors, rules=() if self.unruled else tuple(self.rules))
 
 
 def _dig(body: Mapping[str, Any], dotted: str) -> Any:

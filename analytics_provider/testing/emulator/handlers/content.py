@@ -10,7 +10,13 @@ import secrets
 from typing import Any
 
 from analytics_provider.api.operations import DASHBOARD_CATEGORIES
-from analytics_provider.testing.emulator.errors import invalid_operation, invalid_parameter, not_found, record_error
+from analytics_provider.testing.emulator.errors import (
+    by_rule,
+    invalid_operation,
+    invalid_parameter,
+    not_found,
+    record_error,
+)
 from analytics_provider.testing.emulator.handlers import Call, handles, public
 from analytics_provider.testing.emulator.pagination import page
 from analytics_provider.testing.emulator.permissions import allowed
@@ -85,7 +91,7 @@ def check_filter_conditions(dashboard: Json, conditions: Any, field: str) -> lis
         if not known:
             raise record_error({f"{where}.dynamic_filter_id": [
                 f"{filter_id!r} is not a dynamic filter of dashboard {dashboard['id']}"
-            ]})
+            ]}, rules=("exists",))
         check_condition(item.get("condition"), f"{where}.condition")
     return items
 
@@ -148,7 +154,7 @@ def update_data_source(call: Call) -> Json:
     body = call.body
     record = Record()
     if "name" in body and (not isinstance(body["name"], str) or not body["name"].strip()):
-        record.add("name", "can't be blank")
+        record.add("name", "can't be blank", rule="not-blank")
     settings = body.get("settings") or {}
     if not isinstance(settings, dict):
         record.add("settings", "must be an object")
@@ -184,7 +190,8 @@ def delete_data_set(call: Call) -> Json:
     data_set = call.find("DataSet")
     if data_set["from_aml"]:
         raise invalid_operation(
-            f"Data set {data_set['id']} ({data_set['uname']}) is defined in AML and cannot be deleted through the API"
+            f"Data set {data_set['id']} ({data_set['uname']}) is defined in AML and cannot be deleted through the API",
+            "aml",
         )
     data_set["_deleted"] = True
     return {"message": f"Data set {data_set['id']} has been deleted"}
@@ -223,7 +230,7 @@ def create_shortened_embed_token(call: Call) -> Json:
         raise not_found("EmbedLink", hashcode, "hash_code")
     token = call.body.get("token")
     if not isinstance(token, str) or not token:
-        raise invalid_parameter("param is missing or the value is empty: token")
+        raise by_rule(invalid_parameter("param is missing or the value is empty: token"), "not-blank")
     short = secrets.token_urlsafe(12)
     call.state.shortened_tokens[short] = {"hashcode": hashcode, "token": token}
     return {"shortened_token": short}
@@ -260,7 +267,7 @@ def delete_data_source(call: Call) -> Json:
     used = [d["id"] for d in call.state.data_sets.values()
             if d["data_source_id"] == source["id"] and not d.get("_deleted")]
     if used:
-        raise invalid_operation(f"Data source {source['id']} is used by data sets {used}; delete them first")
+        raise invalid_operation(f"Data source {source['id']} is used by data sets {used}; delete them first", "in-use")
     source["_deleted"] = True
     return {"message": f"Data source {source['id']} has been deleted"}
 
@@ -293,9 +300,9 @@ def clone_canvas_dashboard(call: Call) -> Json:
         record.add("category_id", "must be an integer or null")
     record.check()
     if source["version"] != 4:
-        raise invalid_operation(f"Dashboard {source['id']} is not a canvas dashboard (version 4)")
+        raise invalid_operation(f"Dashboard {source['id']} is not a canvas dashboard (version 4)", "canvas")
     if any(dashboard_uname(d) == uname for d in call.state.dashboards.values() if not d.get("_deleted")):
-        raise invalid_operation(f"A dashboard named {uname!r} already exists")
+        raise invalid_operation(f"A dashboard named {uname!r} already exists", "unique-name")
     new_id = call.state.new_id("Dashboard")
     clone = copy.deepcopy(source)
     clone.update(id=new_id, uname=uname, title=body.get("new_title") or f"{source['title']} (copy)",
