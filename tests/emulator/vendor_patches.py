@@ -65,6 +65,8 @@ def _bodies_required(spec: Spec, _: str) -> None:
                 continue
             for media in body["content"].values():
                 schema = media.get("schema") or {}
+                if list(schema.get("properties") or {}) == ["user"]:  # the one wrapped body the YAML leaves optional
+                    schema["required"] = ["user"]
                 if schema.get("required"):
                     body["required"] = True
 
@@ -165,8 +167,9 @@ PATCHES: tuple[Patch, ...] = (
           "API document, DataAlert table; ENDPOINTS.md", _alert_dest),
     Patch("an upsert entry names its attribute by user_attribute_id or by user_attribute_name (the YAML requires "
           "both); at most 100 entries a request", "API document, UserAttributeEntry and Limits", _upsert_entries),
-    Patch("a request body whose schema has required properties is itself required",
-          "API document, Conventions: create and update bodies are wrapped in one key", _bodies_required),
+    Patch("a request body whose schema has required properties is itself required; the user update's body "
+          "requires its user key", "API document, Conventions: create and update bodies are wrapped in one key",
+          _bodies_required),
     Patch("error type ExportJobNotReady (422 of the export download)", "ENDPOINTS.md, Table 4.1", _export_not_ready),
     Patch("a publish result's objects_status is an array of objects", "ENDPOINTS.md, Jobs", _objects_status),
     Patch("the export output 'excel' is accepted (an alias of xlsx)", "API document, Export flow", _excel_output),

@@ -28,7 +28,7 @@ def _check_attribute(state: State, body: Json, current_id: int | None = None) ->
                        rule="attribute")
         elif any(a["name"] == name and a["id"] != current_id for a in state.user_attributes.values()):
             record.add("name", "has already been taken", rule="unique-name")
-    record.choice(body, "attribute_type", ATTRIBUTE_TYPES)
+    record.choice(body, "attribute_type", ATTRIBUTE_TYPES, rule="attribute")
     record.require(body, "label", str)
     if body.get("description") is not None and not isinstance(body["description"], str):
         record.add("description", "must be a string")

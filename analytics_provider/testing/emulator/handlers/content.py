@@ -7,7 +7,6 @@ import hashlib
 import json
 import re
 import secrets
-from typing import Any
 
 from analytics_provider.api.operations import DASHBOARD_CATEGORIES
 from analytics_provider.testing.emulator.errors import (
@@ -77,9 +76,9 @@ def data_set_json(world: World, data_set: Json, models: bool = False, reports: b
     return found
 
 
-def check_filter_conditions(dashboard: Json, conditions: Any, field: str) -> list[Json]:
-    """DynamicFilterConditions of ``dashboard``: 400 when not a list of objects, 422 when wrong."""
-    items = object_list(conditions, field)
+def check_filter_conditions(dashboard: Json, body: Json, field: str) -> list[Json]:
+    """The DynamicFilterConditions ``body[field]`` of ``dashboard``: 400 when not a list of objects, 422 when wrong."""
+    items = object_list(body.get(field), field, present=field in body)
     filter_ids = {f["id"] for f in dashboard["dynamic_filters"]}
     for index, item in enumerate(items):
         where = f"{field}[{index}]"
@@ -113,7 +112,7 @@ def list_dashboards(call: Call) -> Json:
 @handles("build_dashboard_url")
 def build_dashboard_url(call: Call) -> Json:
     dashboard = call.find("Dashboard")
-    states = check_filter_conditions(dashboard, call.body.get("filter_states"), "filter_states")
+    states = check_filter_conditions(dashboard, call.body, "filter_states")
     url = dashboard_url(call.world, dashboard)
     if not states:
         return {"dashboard_url": url, "fstate_hash": None}
@@ -153,27 +152,34 @@ def update_data_source(call: Call) -> Json:
     source = call.find("DataSource")
     body = call.body
     record = Record()
-    if "name" in body and (not isinstance(body["name"], str) or not body["name"].strip()):
+    name = body.get("name")  # nullable: null changes nothing
+    if name is not None and not isinstance(name, str):
+        record.add("name", "must be a string")
+    elif isinstance(name, str) and not name.strip():
         record.add("name", "can't be blank", rule="not-blank")
     settings = body.get("settings") or {}
     if not isinstance(settings, dict):
         record.add("settings", "must be an object")
         settings = {}
-    for name, value in settings.items():
-        kind = SETTING_TYPES.get(name)
-        if kind is None or not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            record.add(f"settings.{name}", "is invalid")
+    settings = {k: v for k, v in settings.items() if k in SETTING_TYPES}  # others are not the API's to set
+    for key, value in settings.items():
+        kind = SETTING_TYPES[key]
+        if value is None and key == "query_timeout":
+            continue
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            record.add(f"settings.{key}", "is invalid")
     dbconfig = body.get("dbconfig") or {}
     if not isinstance(dbconfig, dict) or any(
-        k not in DBCONFIG_FIELDS or not isinstance(v, str) for k, v in dbconfig.items()
+        k in DBCONFIG_FIELDS and v is not None and not isinstance(v, str) for k, v in dbconfig.items()
     ):
         record.add("dbconfig", f"must be an object of strings ({', '.join(DBCONFIG_FIELDS)})")
     record.check()
-    if "name" in body:
-        source["name"] = body["name"].strip()
+    if isinstance(name, str):
+        source["name"] = name.strip()
     source["settings"].update(settings)
     if dbconfig:
-        source["_dbconfig"] = {**source.get("_dbconfig", {}), **dbconfig}  # never answered
+        known = {k: v for k, v in dbconfig.items() if k in DBCONFIG_FIELDS}
+        source["_dbconfig"] = {**source.get("_dbconfig", {}), **known}  # never answered
     return {"data_source": public(source)}
 
 

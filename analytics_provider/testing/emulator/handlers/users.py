@@ -17,7 +17,7 @@ from analytics_provider.testing.emulator.handlers import Call, handles, public
 from analytics_provider.testing.emulator.pagination import page
 from analytics_provider.testing.emulator.permissions import is_admin
 from analytics_provider.testing.emulator.seed import make_user
-from analytics_provider.testing.emulator.state import Json, State
+from analytics_provider.testing.emulator.state import Json, State, find
 from analytics_provider.testing.emulator.validation import EMAIL, Record
 
 COUNTER_ROLES = {"user": "viewer", "explorer": "explorer", "analyst": "analyst", "admin": "admin",
@@ -123,11 +123,17 @@ def invite_users(call: Call) -> Json:
     if body.get("role") not in USER_ROLES:  # a wrong structure (400): the 422 of this call is for e-mails
         raise invalid_parameter(f"role must be one of {', '.join(USER_ROLES)}; got {body.get('role')!r}")
     emails = body.get("emails")
-    if not isinstance(emails, list) or not emails or not all(isinstance(e, str) for e in emails):
+    if not isinstance(emails, list) or not all(isinstance(e, str) for e in emails):
         raise invalid_parameter("param is missing or the value is empty: emails (an array of e-mail addresses)")
-    record = Record()
-    _check_groups(call.state, record, body.get("group_ids"))
-    record.check()
+    if not emails:
+        raise by_rule(invalid_parameter("emails is empty: give at least one address"), "not-blank")
+    group_ids = body.get("group_ids")
+    if group_ids is not None:  # the vendor keeps 422 of this call for e-mails: other faults are 400 or 404
+        if not isinstance(group_ids, list) or not all(isinstance(g, int) and not isinstance(g, bool)
+                                                      for g in group_ids):
+            raise invalid_parameter("group_ids must be an array of group ids")
+        for group_id in group_ids:
+            find(call.state, "Group", group_id)
     used = {u["email"].lower() for u in call.state.users.values()}
     invalid = [{"email": str(e), "reason": "is not a valid e-mail address"}
                for e in emails if not isinstance(e, str) or not EMAIL.match(e)]

@@ -87,9 +87,7 @@ def submit_widget_export(call: Call) -> Json:
     record.check()
     output = OUTPUT_ALIASES.get(output, output)
     dashboard = call.state.dashboards[widget["dashboard_id"]]
-    conditions = check_filter_conditions(
-        dashboard, call.body.get("dashboard_filter_conditions"), "dashboard_filter_conditions"
-    )
+    conditions = check_filter_conditions(dashboard, call.body, "dashboard_filter_conditions")
     rows = filtered_rows(call.state, widget, conditions)
     table = call.state.tables[widget["id"]]
     params = {"id": widget["id"], "output": output, "dashboard_filter_conditions": conditions}
@@ -124,9 +122,7 @@ def download_export(call: Call) -> Reply:
 @handles("preload_dashboard")
 def preload_dashboard(call: Call) -> Json:
     dashboard = call.find("Dashboard")
-    conditions = check_filter_conditions(
-        dashboard, call.body.get("dashboard_filter_conditions"), "dashboard_filter_conditions"
-    )
+    conditions = check_filter_conditions(dashboard, call.body, "dashboard_filter_conditions")
     bust_cache = call.body.get("bust_cache", False)
     if not isinstance(bust_cache, bool):
         raise invalid_parameter("bust_cache must be true or false")
