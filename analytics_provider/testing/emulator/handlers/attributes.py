@@ -126,7 +126,9 @@ def _entry_attribute(state: State, entry: Json, where: str) -> Json:
         return find(state, "UserAttribute", entry["user_attribute_id"])
     name = entry.get("user_attribute_name") or entry.get("name")
     if not name:
-        raise record_error({f"{where}.user_attribute_id": ["give user_attribute_id or user_attribute_name"]})
+        blank = entry.get("user_attribute_name") == ""  # named, but by an empty name
+        raise record_error({f"{where}.user_attribute_id": ["give user_attribute_id or user_attribute_name"]},
+                           rules=("not-blank",) if blank else ())
     found = next((a for a in state.user_attributes.values() if a["name"] == name), None)
     if found is None:
         raise not_found("UserAttribute", name, "name")
