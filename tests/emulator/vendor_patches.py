@@ -17,9 +17,12 @@ from typing import Any
 
 import yaml
 
-SPEC = Path(__file__).resolve().parents[2] / ".." / ".." / "shared" / "spec" / "vendor" / "openapi-v2.yml"
-if not SPEC.exists():  # the main checkout sits beside the shared folder too
-    SPEC = Path("/work/shared/spec/vendor/openapi-v2.yml")
+_ROOT = Path(__file__).resolve().parents[2]
+SPEC = next(  # the shared folder beside the main checkout, or two levels up from a worktree
+    (found for up in (_ROOT.parent, _ROOT.parent.parent)
+     if (found := up / "shared" / "spec" / "vendor" / "openapi-v2.yml").exists()),
+    Path("/work/shared/spec/vendor/openapi-v2.yml"),
+)
 Spec = dict[str, Any]
 ERROR_STATUSES = ("400", "401", "403", "404", "422", "429", "500", "502", "503", "504")
 
