@@ -28,8 +28,9 @@ lint: $(VENV)/.installed
 docs: $(VENV)/.installed
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
-bench: $(VENV)/.installed  ## benchmarks (not tests): download memory, trigger CPU, shared quota
+bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, shared quota
 	$(PY) benchmarks/download_memory.py
+	$(PY) benchmarks/upload_memory.py
 	$(PY) benchmarks/trigger_polling.py
 	$(PY) benchmarks/shared_quota.py
 

@@ -7,11 +7,18 @@ import hashlib
 import json
 import re
 import secrets
-from typing import Any
 
-from analytics_provider.testing.emulator.errors import invalid_operation, invalid_parameter, not_found, record_error
+from analytics_provider.api.operations import DASHBOARD_CATEGORIES
+from analytics_provider.testing.emulator.errors import (
+    by_rule,
+    invalid_operation,
+    invalid_parameter,
+    not_found,
+    record_error,
+)
 from analytics_provider.testing.emulator.handlers import Call, handles, public
 from analytics_provider.testing.emulator.pagination import page
+from analytics_provider.testing.emulator.permissions import allowed
 from analytics_provider.testing.emulator.state import Json, find
 from analytics_provider.testing.emulator.tables import check_condition
 from analytics_provider.testing.emulator.validation import Record, object_list
@@ -28,6 +35,7 @@ def dashboard_url(world: World, dashboard: Json) -> str:
 def dashboard_json(world: World, dashboard: Json, include_embed: bool = False) -> Json:
     found = {k: copy.deepcopy(v) for k, v in public(dashboard).items() if k not in _DASHBOARD_PRIVATE}
     found["url"] = dashboard_url(world, dashboard)
+    found.pop("uname", None)
     found["widgets"] = [widget_json(world, world.state.widgets[w]) for w in dashboard["widget_ids"]]
     found["embed_info"] = (
         {"hash_code": dashboard["hash_code"], "secret_key": dashboard["secret_key"]} if include_embed else None
@@ -68,9 +76,9 @@ def data_set_json(world: World, data_set: Json, models: bool = False, reports: b
     return found
 
 
-def check_filter_conditions(dashboard: Json, conditions: Any, field: str) -> list[Json]:
-    """DynamicFilterConditions of ``dashboard``: 400 when not a list of objects, 422 when wrong."""
-    items = object_list(conditions, field)
+def check_filter_conditions(dashboard: Json, body: Json, field: str) -> list[Json]:
+    """The DynamicFilterConditions ``body[field]`` of ``dashboard``: 400 when not a list of objects, 422 when wrong."""
+    items = object_list(body.get(field), field, present=field in body)
     filter_ids = {f["id"] for f in dashboard["dynamic_filters"]}
     for index, item in enumerate(items):
         where = f"{field}[{index}]"
@@ -82,7 +90,7 @@ def check_filter_conditions(dashboard: Json, conditions: Any, field: str) -> lis
         if not known:
             raise record_error({f"{where}.dynamic_filter_id": [
                 f"{filter_id!r} is not a dynamic filter of dashboard {dashboard['id']}"
-            ]})
+            ]}, rules=("exists",))
         check_condition(item.get("condition"), f"{where}.condition")
     return items
 
@@ -94,7 +102,8 @@ def get_dashboard(call: Call) -> Json:
 
 @handles("list_dashboards")
 def list_dashboards(call: Call) -> Json:
-    boards = sorted(call.state.dashboards.values(), key=lambda d: d["id"], reverse=call.query.get("sort") == "id_desc")
+    boards = sorted((d for d in call.state.dashboards.values() if not d.get("_deleted")), key=lambda d: d["id"],
+                    reverse=call.query.get("sort") == "id_desc")
     items, cursors = page(boards, call.query)
     embed = bool(call.query.get("include_embed_info"))
     return {"dashboards": [dashboard_json(call.world, d, embed) for d in items], "cursors": cursors}
@@ -103,7 +112,7 @@ def list_dashboards(call: Call) -> Json:
 @handles("build_dashboard_url")
 def build_dashboard_url(call: Call) -> Json:
     dashboard = call.find("Dashboard")
-    states = check_filter_conditions(dashboard, call.body.get("filter_states"), "filter_states")
+    states = check_filter_conditions(dashboard, call.body, "filter_states")
     url = dashboard_url(call.world, dashboard)
     if not states:
         return {"dashboard_url": url, "fstate_hash": None}
@@ -143,27 +152,34 @@ def update_data_source(call: Call) -> Json:
     source = call.find("DataSource")
     body = call.body
     record = Record()
-    if "name" in body and (not isinstance(body["name"], str) or not body["name"].strip()):
-        record.add("name", "can't be blank")
+    name = body.get("name")  # nullable: null changes nothing
+    if name is not None and not isinstance(name, str):
+        record.add("name", "must be a string")
+    elif isinstance(name, str) and not name.strip():
+        record.add("name", "can't be blank", rule="not-blank")
     settings = body.get("settings") or {}
     if not isinstance(settings, dict):
         record.add("settings", "must be an object")
         settings = {}
-    for name, value in settings.items():
-        kind = SETTING_TYPES.get(name)
-        if kind is None or not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            record.add(f"settings.{name}", "is invalid")
+    settings = {k: v for k, v in settings.items() if k in SETTING_TYPES}  # others are not the API's to set
+    for key, value in settings.items():
+        kind = SETTING_TYPES[key]
+        if value is None and key == "query_timeout":
+            continue
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            record.add(f"settings.{key}", "is invalid")
     dbconfig = body.get("dbconfig") or {}
     if not isinstance(dbconfig, dict) or any(
-        k not in DBCONFIG_FIELDS or not isinstance(v, str) for k, v in dbconfig.items()
+        k in DBCONFIG_FIELDS and v is not None and not isinstance(v, str) for k, v in dbconfig.items()
     ):
         record.add("dbconfig", f"must be an object of strings ({', '.join(DBCONFIG_FIELDS)})")
     record.check()
-    if "name" in body:
-        source["name"] = body["name"].strip()
+    if isinstance(name, str):
+        source["name"] = name.strip()
     source["settings"].update(settings)
     if dbconfig:
-        source["_dbconfig"] = {**source.get("_dbconfig", {}), **dbconfig}  # never answered
+        known = {k: v for k, v in dbconfig.items() if k in DBCONFIG_FIELDS}
+        source["_dbconfig"] = {**source.get("_dbconfig", {}), **known}  # never answered
     return {"data_source": public(source)}
 
 
@@ -180,7 +196,8 @@ def delete_data_set(call: Call) -> Json:
     data_set = call.find("DataSet")
     if data_set["from_aml"]:
         raise invalid_operation(
-            f"Data set {data_set['id']} ({data_set['uname']}) is defined in AML and cannot be deleted through the API"
+            f"Data set {data_set['id']} ({data_set['uname']}) is defined in AML and cannot be deleted through the API",
+            "aml",
         )
     data_set["_deleted"] = True
     return {"message": f"Data set {data_set['id']} has been deleted"}
@@ -219,8 +236,91 @@ def create_shortened_embed_token(call: Call) -> Json:
         raise not_found("EmbedLink", hashcode, "hash_code")
     token = call.body.get("token")
     if not isinstance(token, str) or not token:
-        raise invalid_parameter("param is missing or the value is empty: token")
+        raise by_rule(invalid_parameter("param is missing or the value is empty: token"), "not-blank")
     short = secrets.token_urlsafe(12)
     call.state.shortened_tokens[short] = {"hashcode": hashcode, "token": token}
     return {"shortened_token": short}
 
+
+
+def dashboard_uname(dashboard: Json) -> str:
+    """The dashboard's AML name (the emulator derives it from the title)."""
+    return str(dashboard.get("uname") or re.sub(r"\W+", "_", dashboard["title"].lower()).strip("_"))
+
+
+@handles("delete_dashboard")
+def delete_dashboard(call: Call) -> Json:
+    dashboard = call.find("Dashboard")
+    dashboard["_deleted"] = True
+    for widget_id in dashboard["widget_ids"]:
+        call.state.widgets[widget_id]["_deleted"] = True
+    return {"message": f"Dashboard {dashboard['id']} has been deleted"}
+
+
+@handles("delete_dashboard_widget")
+def delete_dashboard_widget(call: Call) -> Json:
+    widget = call.find("DashboardWidget")
+    widget["_deleted"] = True
+    board = call.state.dashboards.get(widget["dashboard_id"])
+    if board is not None and widget["id"] in board["widget_ids"]:
+        board["widget_ids"].remove(widget["id"])
+    return {"message": f"Dashboard widget {widget['id']} has been deleted"}
+
+
+@handles("delete_data_source")
+def delete_data_source(call: Call) -> Json:
+    source = call.find("DataSource")
+    used = [d["id"] for d in call.state.data_sets.values()
+            if d["data_source_id"] == source["id"] and not d.get("_deleted")]
+    if used:
+        raise invalid_operation(f"Data source {source['id']} is used by data sets {used}; delete them first", "in-use")
+    source["_deleted"] = True
+    return {"message": f"Data source {source['id']} has been deleted"}
+
+
+@handles("list_dashboards_metadata")
+def list_dashboards_metadata(call: Call) -> Json:
+    versions = call.query.get("version")
+    action = call.query.get("permission_action") or "read"
+    if action != "read" and not allowed(call.user["role"], "delete_dashboard"):
+        return {"dashboards_metadata": []}  # viewers may only read
+    boards = [d for d in call.state.dashboards.values() if not d.get("_deleted")
+              and (not versions or d["version"] in versions)]
+    return {"dashboards_metadata": [
+        {"id": d["id"], "title": d["title"], "uname": dashboard_uname(d), "project_id": d.get("project_id"),
+         "version": d["version"]} for d in sorted(boards, key=lambda d: d["id"])
+    ]}
+
+
+@handles("clone_canvas_dashboard")
+def clone_canvas_dashboard(call: Call) -> Json:
+    source = call.find("Dashboard")
+    body = call.body
+    record = Record()
+    uname = record.require(body, "new_uname", str)
+    record.choice(body, "category_type", DASHBOARD_CATEGORIES)
+    if body.get("new_title") is not None and not isinstance(body["new_title"], str):
+        record.add("new_title", "must be a string")
+    if body.get("category_id") is not None and (isinstance(body["category_id"], bool)
+                                                or not isinstance(body["category_id"], int)):
+        record.add("category_id", "must be an integer or null")
+    record.check()
+    if source["version"] != 4:
+        raise invalid_operation(f"Dashboard {source['id']} is not a canvas dashboard (version 4)", "canvas")
+    if any(dashboard_uname(d) == uname for d in call.state.dashboards.values() if not d.get("_deleted")):
+        raise invalid_operation(f"A dashboard named {uname!r} already exists", "unique-name")
+    new_id = call.state.new_id("Dashboard")
+    clone = copy.deepcopy(source)
+    clone.update(id=new_id, uname=uname, title=body.get("new_title") or f"{source['title']} (copy)",
+                 owner_id=call.user["id"], category_id=body.get("category_id") or source["category_id"],
+                 hash_code=f"embed{new_id}x7k2", widget_ids=[])
+    for widget_id in source["widget_ids"]:
+        copied_id = str(call.state.new_id("DashboardWidget"))
+        call.state.widgets[copied_id] = {**copy.deepcopy(call.state.widgets[widget_id]), "id": copied_id,
+                                         "dashboard_id": new_id}
+        call.state.tables[copied_id] = call.state.tables[widget_id]
+        clone["widget_ids"].append(copied_id)
+    call.state.dashboards[new_id] = clone
+    return call.start_job({"id": source["id"], "new_uname": uname}, result_type="Dashboard.clone",
+                          source={"type": "Dashboard", "id": str(source["id"]), "action": "clone"},
+                          notes=(f"Cloned dashboard {source['id']} as {new_id} ({uname})",))
