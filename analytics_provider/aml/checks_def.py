@@ -27,7 +27,7 @@ from analytics_provider.aml.nodes import DYNAMIC, Body, Bool, Entry, ListV, Num,
 
 SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 HEX_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
-CSS_COLOUR_NAMES = frozenset("""
+_COLOUR_WORDS = """
     aliceblue antiquewhite aqua aquamarine azure beige bisque black blanchedalmond blue blueviolet brown
     burlywood cadetblue chartreuse chocolate coral cornflowerblue cornsilk crimson cyan darkblue darkcyan
     darkgoldenrod darkgray darkgreen darkgrey darkkhaki darkmagenta darkolivegreen darkorange darkorchid
@@ -43,7 +43,8 @@ CSS_COLOUR_NAMES = frozenset("""
     rebeccapurple red rosybrown royalblue saddlebrown salmon sandybrown seagreen seashell sienna silver
     skyblue slateblue slategray slategrey snow springgreen steelblue tan teal thistle tomato transparent
     turquoise violet wheat white whitesmoke yellow yellowgreen
-""".split())
+"""
+CSS_COLOUR_NAMES = frozenset(_COLOUR_WORDS.split())
 """The CSS colour keywords: a colour the charts draw with, which the service passes on as written."""
 COLOUR_FUNCTION = re.compile(r"(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch)\([^()]*\)")
 NUMERIC_TEXT = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")

@@ -9,7 +9,7 @@ from typing import Any
 from analytics_provider.aml.checks_def import did_you_mean
 from analytics_provider.aml.diagnostics import Reporter
 from analytics_provider.aml.model import TEMPLATE_TAGS, DefInfo, Slot
-from analytics_provider.aml.nodes import Bool, Entry, Heredoc, Num, Str, describe
+from analytics_provider.aml.nodes import Entry, Heredoc, describe
 from analytics_provider.aml.template import (
     JArray,
     JNode,
@@ -299,19 +299,17 @@ def _unused(tpl: Template, info: DefInfo, rep: Reporter) -> None:
 
 
 def filled(tpl: Template, info: DefInfo) -> Any:
-    """The template as plain JSON data, with sample values in place of the placeholders.
-
-    @{values} becomes an empty list and an option its default value when that fits the control;
-    any other placeholder stays as its own text, a value only known at run time (the schema check
-    does not hold those against the template).
-    """
+    """The template as plain JSON data for the schema check: @{values} becomes an empty list and an
+    option the value it starts with; any other placeholder stays as its own text, a value only known
+    at run time (the schema check does not hold those against the template)."""
+    from analytics_provider.aml.sample import option_value
 
     def fill(ph: Placeholder) -> Any:
         if ph.kind == "values":
             return []
         option = info.options.get(ph.name) if ph.kind == "option" else None
-        if option is not None and isinstance(option.default, (Str, Num, Bool)):
-            return option.default.value
+        if option is not None and option.default is not None and option.type:
+            return option_value(option)
         return f"@{{{ph.text}}}"
 
     return to_python(tpl.root, fill)

@@ -1,0 +1,189 @@
+"""The real compilers: a filled template compiled by the Vega-Lite compiler of the version it
+declares and run by Vega, through ``vl-convert-python`` (the optional extra ``charts``).
+
+What the service adds at run time is stood in for: its keys (``serviceConfig``) are dropped, its
+format type (``formatType: "serviceFormat"``) becomes a plain d3 format, its format function in
+expressions becomes ``format``, and ``containerSize()`` and ``"container"`` sizes become a fixed
+size, and the Vega transforms the service adds (``sankey``, ``chord``) are left out, so that what
+follows them runs on the rows they would have laid out. Nothing is fetched: no base URL is allowed, so a template that loads a URL cannot render here.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from analytics_provider.aml.checks_template import SERVICE_CONFIG_KEYS, SERVICE_FORMATS
+from analytics_provider.aml.diagnostics import Reporter
+from analytics_provider.aml.model import DefInfo
+from analytics_provider.aml.sample import fill, sample_rows
+from analytics_provider.aml.schema import DEFAULT_VEGA_LITE_MAJOR
+from analytics_provider.aml.template import Engine, JNode, JObject, JString, Template, walk
+
+PACKAGE = "vl-convert-python"
+EXTRA = "charts"
+WIDTH, HEIGHT = 640, 400
+"""The size a chart that fills its container is drawn at."""
+SERVICE_TRANSFORMS = ("sankey", "chord")
+"""Vega transform types the service registers on top of Vega's own."""
+_CONTAINER = re.compile(r"containerSize\(\s*\)")
+_SERVICE_FUNCTIONS = re.compile(r"\b(?:holisticsFormat|serviceFormat)\s*\(")
+_QUOTED = re.compile(r'"([^"\n]{1,80})"')
+_EXPRESSION_KEYS = ("calculate", "filter", "expr", "test", "update", "init", "signal", "labelExpr", "as")
+
+
+class CompileError(Exception):
+    """The compiler or the renderer rejected a spec; ``message`` is their first line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A template made runnable: the Vega spec, and the Vega-Lite version that compiled it ('' for
+    a Vega template)."""
+
+    vega: dict[str, Any]
+    vega_lite_version: str
+
+
+def available() -> bool:
+    """Whether vl-convert is installed (found without importing it)."""
+    return importlib.util.find_spec("vl_convert") is not None
+
+
+@functools.cache
+def _versions() -> tuple[str, ...]:
+    import vl_convert
+
+    return tuple(vl_convert.get_vegalite_versions())
+
+
+def vega_lite_version(engine: Engine) -> str | None:
+    """The compiler for a template: the newest of the declared major version not newer than a
+    declared minor version; None when vl-convert ships no compiler of that major version."""
+    major, minor = engine.version if engine.version else (DEFAULT_VEGA_LITE_MAJOR, None)
+    shipped = []
+    for text in _versions():
+        parts = text.lstrip("v").split(".")
+        if int(parts[0]) == major and (minor is None or int(parts[1]) <= minor):
+            shipped.append((int(parts[1]), text))
+    if not shipped and minor is not None:  # declared minor older than any shipped: the oldest of that major
+        shipped = [(int(t.lstrip("v").split(".")[1]), t) for t in _versions() if int(t.lstrip("v").split(".")[0]) == major]
+        shipped = sorted(shipped)[:1]
+    return max(shipped)[1] if shipped else None
+
+
+def runnable(data: Any) -> Any:
+    """A filled template with what the service adds at run time stood in for (see the module)."""
+    if isinstance(data, dict):
+        if data.get("formatType") in SERVICE_FORMATS:
+            data = {k: v for k, v in data.items() if k not in ("formatType", "format")}
+        return {k: runnable(v) for k, v in data.items() if k not in SERVICE_CONFIG_KEYS}
+    if isinstance(data, list):
+        return [runnable(item) for item in data
+                if not (isinstance(item, dict) and item.get("type") in SERVICE_TRANSFORMS)]
+    if isinstance(data, str):
+        if data == "container":
+            return data
+        text = _CONTAINER.sub(f"[{WIDTH}, {HEIGHT}]", data)
+        return _SERVICE_FUNCTIONS.sub("format(", text)
+    return data
+
+
+def _sized(spec: dict[str, Any]) -> dict[str, Any]:
+    for key, size in (("width", WIDTH), ("height", HEIGHT)):
+        if spec.get(key) == "container":
+            spec[key] = size
+    return spec
+
+
+def compile_spec(data: Any, engine: Engine) -> Compiled:
+    """Compile filled template data (Vega-Lite to Vega; Vega as it is) and run it through Vega,
+    which parses every expression and signal. Raises :class:`CompileError`."""
+    import vl_convert
+
+    spec = _sized(runnable(data))
+    version = ""
+    if engine.kind == "vega-lite":
+        version = vega_lite_version(engine) or ""
+        if not version:
+            raise CompileError(f"no Vega-Lite {engine.version[0] if engine.version else '?'} compiler is "
+                               f"shipped by {PACKAGE} (it has {', '.join(_versions())})")
+        try:
+            vega = vl_convert.vegalite_to_vega(spec, vl_version=version)
+        except ValueError as exc:
+            raise CompileError(_first_line(str(exc))) from None
+    else:
+        vega = spec
+    try:
+        vl_convert.vega_to_scenegraph(vega, allowed_base_urls=[])
+    except ValueError as exc:
+        raise CompileError(_first_line(str(exc))) from None
+    return Compiled(vega, version)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # vl-convert prefixes "Vega-Lite to Vega conversion failed:" and appends a JavaScript stack
+    useful = [line for line in lines if not line.startswith("at ") and not line.endswith("failed:")]
+    message = (useful or lines or ["unknown error"])[0]
+    return message if len(message) <= 240 else message[:237] + "..."
+
+
+def check_compile(tpl: Template, info: DefInfo, rep: Reporter) -> None:
+    """Compile the template filled with sample rows; report why it cannot render (CC421)."""
+    engine = tpl.engine
+    try:
+        compile_spec(fill(tpl, info, sample_rows(info)), engine)
+    except CompileError as exc:
+        judge = f"Vega-Lite {vega_lite_version(engine) or ''}".strip() if engine.kind == "vega-lite" else "Vega"
+        rep.add("CC421", locate(tpl, exc.message), f"the chart cannot render ({judge}): {exc.message}")
+
+
+def locate(tpl: Template, message: str) -> int:
+    """Where in the template a compiler message points: the first string the message quotes (a
+    signal, param, scale or data set name; a mark type), else the first expression holding a
+    quoted token, else the start of the template."""
+    quoted = [q for q in _QUOTED.findall(message) if not q.startswith(("{", "["))]
+    strings = [node for node in walk(tpl.root) if isinstance(node, JString)]
+    for name in quoted:
+        exact = next((node for node in strings if node.value == name), None)
+        if exact is not None:
+            return exact.offset
+    words = quoted + re.findall(r"token (\S+)", message) + re.findall(r"(?:name|function):? ?(\w+)", message)
+    for word in words:
+        for parent in walk(tpl.root):
+            if not isinstance(parent, JObject):
+                continue
+            for key, value in zip(parent.keys, parent.values, strict=True):
+                if key.value in _EXPRESSION_KEYS and isinstance(value, JString) and _mentions(value.value, word):
+                    return value.offset
+    return _start(tpl.root)
+
+
+def _mentions(text: str, word: str) -> bool:
+    if re.fullmatch(r"\w+", word):
+        return re.search(rf"\b{re.escape(word)}\b", text) is not None
+    return word in text
+
+
+def _start(root: JNode) -> int:
+    return root.offset
+
+
+def render(compiled: Compiled, fmt: str, scale: float = 1.0) -> bytes:
+    """The compiled chart drawn as PNG or SVG bytes."""
+    import vl_convert
+
+    try:
+        if fmt == "svg":
+            return vl_convert.vega_to_svg(compiled.vega, allowed_base_urls=[]).encode("utf-8")
+        return bytes(vl_convert.vega_to_png(compiled.vega, scale=scale, allowed_base_urls=[]))
+    except ValueError as exc:
+        raise CompileError(_first_line(str(exc))) from None
