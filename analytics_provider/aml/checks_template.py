@@ -228,9 +228,10 @@ def _double_aggregation(tpl: Template, info: DefInfo, rep: Reporter) -> None:
             key = channel.key_node("aggregate")
             if slot and key is not None and grouped == groups:
                 found.append((key.offset, slot, '"aggregate" in its encoding, grouped by'))
-    for node in walk(tpl.root):
-        if not isinstance(node, JObject):
+    for item_node in walk(tpl.root):
+        if not isinstance(item_node, JObject):
             continue
+        node = item_node
         ops = node.get("aggregate")
         if vega_lite and isinstance(ops, JArray) and _names(node.get("groupby"), info.slots) == groups:
             for item in ops.items:

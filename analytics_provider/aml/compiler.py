@@ -5,7 +5,8 @@ What the service adds at run time is stood in for: its keys (``serviceConfig``) 
 format type (``formatType: "serviceFormat"``) becomes a plain d3 format, its format function in
 expressions becomes ``format``, and ``containerSize()`` and ``"container"`` sizes become a fixed
 size, and the Vega transforms the service adds (``sankey``, ``chord``) are left out, so that what
-follows them runs on the rows they would have laid out. Nothing is fetched: no base URL is allowed, so a template that loads a URL cannot render here.
+follows them runs on the rows they would have laid out. Nothing is fetched: no base URL is allowed,
+so a template that loads a URL cannot render here.
 """
 
 from __future__ import annotations
@@ -66,17 +67,15 @@ def _versions() -> tuple[str, ...]:
 
 def vega_lite_version(engine: Engine) -> str | None:
     """The compiler for a template: the newest of the declared major version not newer than a
-    declared minor version; None when vl-convert ships no compiler of that major version."""
+    declared minor version (the oldest of that major when the minor is older than all); None when
+    vl-convert ships no compiler of that major version."""
     major, minor = engine.version if engine.version else (DEFAULT_VEGA_LITE_MAJOR, None)
-    shipped = []
-    for text in _versions():
-        parts = text.lstrip("v").split(".")
-        if int(parts[0]) == major and (minor is None or int(parts[1]) <= minor):
-            shipped.append((int(parts[1]), text))
-    if not shipped and minor is not None:  # declared minor older than any shipped: the oldest of that major
-        shipped = [(int(t.lstrip("v").split(".")[1]), t) for t in _versions() if int(t.lstrip("v").split(".")[0]) == major]
-        shipped = sorted(shipped)[:1]
-    return max(shipped)[1] if shipped else None
+    same_major = sorted((int(t.lstrip("v").split(".")[1]), t) for t in _versions()
+                        if int(t.lstrip("v").split(".")[0]) == major)
+    if not same_major:
+        return None
+    fitting = [pair for pair in same_major if minor is None or pair[0] <= minor]
+    return (fitting[-1] if fitting else same_major[0])[1]
 
 
 def runnable(data: Any) -> Any:

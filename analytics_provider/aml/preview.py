@@ -42,7 +42,8 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
     several) to ``out`` (``<chart_name>.png`` by default; ``.svg`` writes SVG). The file is
     written whole or not at all. Raises :class:`PreviewError`."""
     if not compiler.available():
-        raise PreviewError(f"preview needs {compiler.PACKAGE}: pip install 'airflow-provider-analytics[{compiler.EXTRA}]'")
+        raise PreviewError(f"preview needs {compiler.PACKAGE}: "
+                           f"pip install 'airflow-provider-analytics[{compiler.EXTRA}]'")
     source_path = Path(path)
     try:
         source = Source(source_path.read_text(encoding="utf-8"), str(source_path))
