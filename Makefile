@@ -30,6 +30,7 @@ bench: $(VENV)/.installed  ## benchmarks (not tests): download memory, trigger C
 	$(PY) benchmarks/download_memory.py
 	$(PY) benchmarks/trigger_polling.py
 	$(PY) benchmarks/shared_quota.py
+	$(PY) benchmarks/aml_lint.py
 
 check: test lint docs
 
