@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from analytics_provider.aml import compiler, schema
 from analytics_provider.aml.lint import discover, lint_paths
@@ -79,9 +80,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _preview(args: argparse.Namespace) -> int:
-    from analytics_provider.aml.preview import PreviewError, preview
+    from analytics_provider.aml.preview import FORMATS, PreviewError, preview
     from analytics_provider.aml.sample import DataError
 
+    if args.out and Path(args.out).suffix.lstrip(".").lower() not in FORMATS:
+        print(f"error: --out must end in .png or .svg, got {args.out!r}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         drawn = preview(args.path, out=args.out, data=args.data, chart=args.chart, scale=args.scale)
     except PreviewError as exc:

@@ -95,9 +95,12 @@ def runnable(data: Any) -> Any:
     return data
 
 
-def _sized(spec: dict[str, Any]) -> dict[str, Any]:
+def _sized(spec: dict[str, Any], engine: Engine) -> dict[str, Any]:
+    """A size for a chart that takes its container's: Vega-Lite's "container", and a Vega spec that
+    sets neither a width nor a width signal (the service gives it the block's size)."""
+    signals = {s.get("name") for s in spec.get("signals", []) if isinstance(s, dict)}
     for key, size in (("width", WIDTH), ("height", HEIGHT)):
-        if spec.get(key) == "container":
+        if spec.get(key) == "container" or (engine.kind == "vega" and key not in spec and key not in signals):
             spec[key] = size
     return spec
 
@@ -107,7 +110,7 @@ def compile_spec(data: Any, engine: Engine) -> Compiled:
     which parses every expression and signal. Raises :class:`CompileError`."""
     import vl_convert
 
-    spec = _sized(runnable(data))
+    spec = _sized(runnable(data), engine)
     version = ""
     if engine.kind == "vega-lite":
         version = vega_lite_version(engine) or ""

@@ -59,7 +59,7 @@ def sample_rows(info: DefInfo, limit: int = SAMPLE_ROWS) -> list[dict[str, Any]]
         row: dict[str, Any] = {}
         for slot, value in zip(dimensions, combination, strict=True):
             # numbers spread differently in each group, so distributions differ between groups
-            row[slot.name] = value + (i * 3) % 11 if slot.data_type == "number" else value
+            row[slot.name] = value + (i * 3) % 7 if slot.data_type == "number" else value
         for j, slot in enumerate(measures):
             row[slot.name] = 20 + (i * 37 + j * 53) % 80 + (i % 4) * 5
         rows.append(row)
@@ -73,7 +73,7 @@ def _dimension_values(data_type: str, position: int) -> list[Any]:
     if data_type == "date":
         return [dt.date(2024, 1 + 2 * k, 1).isoformat() for k in range(count)]
     if data_type == "number":
-        return [5 + 7 * k + (k * k) % 5 for k in range(max(count, 8))]
+        return [5 + 10 * k for k in range(max(count, 8))]
     if data_type == "boolean":
         return [True, False]
     names = _CATEGORIES if position % 2 == 0 else _SERIES
