@@ -97,6 +97,9 @@ def _preview(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(f"wrote {drawn.path} ({drawn.chart_name}, drawn by {drawn.judge})")
+    if drawn.left_out:
+        print(f"note: drawn without the service's {', '.join(drawn.left_out)} transform, which only the service "
+              "has: what it lays out is missing from the picture", file=sys.stderr)
     return EXIT_OK
 
 

@@ -11,9 +11,14 @@ so a template that loads a URL cannot render here.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
+import os
 import re
+import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +100,16 @@ def runnable(data: Any) -> Any:
     return data
 
 
+def service_transforms(data: Any) -> list[str]:
+    """The service's own Vega transforms a filled template uses (left out when it is run here)."""
+    if isinstance(data, dict):
+        own = [data["type"]] if data.get("type") in SERVICE_TRANSFORMS else []
+        return own + [name for value in data.values() for name in service_transforms(value)]
+    if isinstance(data, list):
+        return [name for item in data for name in service_transforms(item)]
+    return []
+
+
 def _sized(spec: dict[str, Any], engine: Engine) -> dict[str, Any]:
     """A size for a chart that takes its container's: Vega-Lite's "container", and a Vega spec that
     sets neither a width nor a width signal (the service gives it the block's size)."""
@@ -103,6 +118,27 @@ def _sized(spec: dict[str, Any], engine: Engine) -> dict[str, Any]:
         if spec.get(key) == "container" or (engine.kind == "vega" and key not in spec and key not in signals):
             spec[key] = size
     return spec
+
+
+@contextlib.contextmanager
+def _engine_console() -> Iterator[None]:
+    """Keep the JavaScript engine's console (it prints Vega's own warnings and stacks straight to
+    file descriptor 2) out of the command's output: what matters comes back as the exception."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
 
 
 def compile_spec(data: Any, engine: Engine) -> Compiled:
@@ -118,13 +154,15 @@ def compile_spec(data: Any, engine: Engine) -> Compiled:
             raise CompileError(f"no Vega-Lite {engine.version[0] if engine.version else '?'} compiler is "
                                f"shipped by {PACKAGE} (it has {', '.join(_versions())})")
         try:
-            vega = vl_convert.vegalite_to_vega(spec, vl_version=version)
+            with _engine_console():
+                vega = vl_convert.vegalite_to_vega(spec, vl_version=version)
         except ValueError as exc:
             raise CompileError(_first_line(str(exc))) from None
     else:
         vega = spec
     try:
-        vl_convert.vega_to_scenegraph(vega, allowed_base_urls=[])
+        with _engine_console():
+            vl_convert.vega_to_scenegraph(vega, allowed_base_urls=[])
     except ValueError as exc:
         raise CompileError(_first_line(str(exc))) from None
     return Compiled(vega, version)
@@ -184,8 +222,9 @@ def render(compiled: Compiled, fmt: str, scale: float = 1.0) -> bytes:
     import vl_convert
 
     try:
-        if fmt == "svg":
-            return vl_convert.vega_to_svg(compiled.vega, allowed_base_urls=[]).encode("utf-8")
-        return bytes(vl_convert.vega_to_png(compiled.vega, scale=scale, allowed_base_urls=[]))
+        with _engine_console():
+            if fmt == "svg":
+                return vl_convert.vega_to_svg(compiled.vega, allowed_base_urls=[]).encode("utf-8")
+            return bytes(vl_convert.vega_to_png(compiled.vega, scale=scale, allowed_base_urls=[]))
     except ValueError as exc:
         raise CompileError(_first_line(str(exc))) from None

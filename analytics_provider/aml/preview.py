@@ -29,11 +29,13 @@ class PreviewError(Exception):
 
 @dataclass(frozen=True)
 class Preview:
-    """A drawn chart: the file written, the definition's name and what compiled it."""
+    """A drawn chart: the file written, the definition's name, what compiled it, and the service
+    transforms it was drawn without."""
 
     path: Path
     chart_name: str
     judge: str
+    left_out: tuple[str, ...] = ()
 
 
 def preview(path: str | Path, out: str | Path | None = None, data: str | Path | None = None,
@@ -63,15 +65,20 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
     fmt = target.suffix.lstrip(".").lower()
     if fmt not in FORMATS:
         raise PreviewError(f"--out must end in .png or .svg, got {target.name!r}")
+    data = fill(tpl, info, rows)
     try:
-        compiled = compiler.compile_spec(fill(tpl, info, rows), tpl.engine)
-        picture = compiler.render(compiled, fmt, scale)
+        compiled = compiler.compile_spec(data, tpl.engine)
     except compiler.CompileError as exc:
         rep.add("CC421", compiler.locate(tpl, exc.message), f"the chart cannot render: {exc.message}")
         raise PreviewError(f"{source_path}: the chart cannot render", rep.items[-1:]) from None
+    try:
+        picture = compiler.render(compiled, fmt, scale)
+    except compiler.CompileError as exc:  # the chart ran; the headless renderer could not paint it
+        raise PreviewError(f"{source_path}: the chart compiles and runs, but {compiler.PACKAGE} cannot paint it "
+                           f"here ({exc.message}); it may need a browser canvas (an image mark, a heatmap)") from None
     _write_whole(target, picture)
     judge = f"Vega-Lite {compiled.vega_lite_version}" if compiled.vega_lite_version else "Vega"
-    return Preview(target, definition.name or "", judge)
+    return Preview(target, definition.name or "", judge, tuple(sorted(set(compiler.service_transforms(data)))))
 
 
 def _pick(defs: list[ChartDef], chart: str | None, path: Path) -> ChartDef:
