@@ -246,7 +246,7 @@ def _double_aggregation(tpl: Template, info: DefInfo, rep: Reporter) -> None:
                 if slot:
                     found.append((item.offset, slot, 'the "aggregate" transform, grouped by'))
     shown = ", ".join(sorted(groups))
-    for offset, slot, how in found:
+    for offset, slot, how in dict.fromkeys(found):  # a channel inherited by several layers is one finding
         rep.add("CC412", offset, f"slot '{slot}' is a measure: the service already returns one row per {shown}, "
                                  f"and {how} the same slots, aggregates each single row again; remove this "
                                  f"aggregation (the chart stays the same), or declare field {slot} with type: "
