@@ -17,7 +17,8 @@ REPO = CORPUS.parents[2]
 
 def run(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "analytics_provider.aml", *args],
+        # the same interpreter with the same site setting, so the command sees the same packages
+        [sys.executable, *(["-S"] if sys.flags.no_site else []), "-m", "analytics_provider.aml", *args],
         cwd=cwd, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
     )
 
