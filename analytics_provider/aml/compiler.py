@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from analytics_provider.aml.checks_def import did_you_mean
 from analytics_provider.aml.checks_template import SERVICE_CONFIG_KEYS, SERVICE_FORMATS
 from analytics_provider.aml.diagnostics import Reporter
 from analytics_provider.aml.model import DefInfo
@@ -37,6 +38,8 @@ SERVICE_TRANSFORMS = ("sankey", "chord")
 """Vega transform types the service registers on top of Vega's own."""
 _CONTAINER = re.compile(r"containerSize\(\s*\)")
 _SERVICE_FUNCTIONS = re.compile(r"\b(?:holisticsFormat|serviceFormat)\s*\(")
+VEGA_LITE_MARKS = ("arc", "area", "bar", "image", "line", "point", "rect", "rule", "text", "tick", "trail", "circle",
+                   "square", "geoshape", "boxplot", "errorbar", "errorband")
 _QUOTED = re.compile(r'"([^"\n]{1,80})"')
 _EXPRESSION_KEYS = ("calculate", "filter", "expr", "test", "update", "init", "signal", "labelExpr", "as")
 
@@ -183,7 +186,23 @@ def check_compile(tpl: Template, info: DefInfo, rep: Reporter) -> None:
         compile_spec(fill(tpl, info, sample_rows(info)), engine)
     except CompileError as exc:
         judge = f"Vega-Lite {vega_lite_version(engine) or ''}".strip() if engine.kind == "vega-lite" else "Vega"
-        rep.add("CC421", locate(tpl, exc.message), f"the chart cannot render ({judge}): {exc.message}")
+        unknown = _unknown_mark(tpl) if engine.kind == "vega-lite" else None
+        if unknown is not None:  # the compiler fails on it without naming it
+            hint = did_you_mean(unknown.value, VEGA_LITE_MARKS)
+            rep.add("CC421", unknown.offset, f"the chart cannot render ({judge}): '{unknown.value}' is not a "
+                                             f"Vega-Lite mark type{hint} (the compiler says: {exc.message})")
+        else:
+            rep.add("CC421", locate(tpl, exc.message), f"the chart cannot render ({judge}): {exc.message}")
+
+
+def _unknown_mark(tpl: Template) -> JString | None:
+    """The first mark type (``"mark": "x"`` or ``"mark": {"type": "x"}``) Vega-Lite does not have."""
+    for node in walk(tpl.root):
+        mark = node.get("mark") if isinstance(node, JObject) else None
+        kind = mark.get("type") if isinstance(mark, JObject) else mark
+        if isinstance(kind, JString) and "@{" not in kind.value and kind.value not in VEGA_LITE_MARKS:
+            return kind
+    return None
 
 
 def locate(tpl: Template, message: str) -> int:

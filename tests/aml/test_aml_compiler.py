@@ -158,3 +158,11 @@ def test_double_aggregation_only_over_the_service_groups(body: str, fires: bool)
     assert bool(found) == fires, found
     if fires:
         assert "remove this aggregation (the chart stays the same)" in found[0]
+
+
+@needs_compiler
+def test_an_unknown_mark_type_is_named_where_it_is_even_without_the_schema() -> None:
+    [finding] = findings('"mark": {"type": "barr"}, "encoding": {"x": {"field": @{fields.category.name}}}',
+                         schema=False)
+    assert finding.startswith("CC421 15:22 "), finding
+    assert "'barr' is not a Vega-Lite mark type (did you mean 'bar'?)" in finding
