@@ -33,6 +33,7 @@ bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory
 	$(PY) benchmarks/upload_memory.py
 	$(PY) benchmarks/trigger_polling.py
 	$(PY) benchmarks/shared_quota.py
+	$(PY) benchmarks/aml_lint.py
 
 dist: $(VENV)/.installed  ## sdist and wheel into dist/, checked by twine
 	rm -rf dist

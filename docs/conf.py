@@ -35,6 +35,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "analytics_docs",  # docs/_ext/analytics_docs.py: tables generated from the code
+    "aml_preview",  # docs/_ext/aml_preview.py: custom chart previews drawn at build time
 ]
 
 root_doc = "index"

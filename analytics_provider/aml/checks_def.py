@@ -27,6 +27,27 @@ from analytics_provider.aml.nodes import DYNAMIC, Body, Bool, Entry, ListV, Num,
 
 SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 HEX_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
+_COLOUR_WORDS = """
+    aliceblue antiquewhite aqua aquamarine azure beige bisque black blanchedalmond blue blueviolet brown
+    burlywood cadetblue chartreuse chocolate coral cornflowerblue cornsilk crimson cyan darkblue darkcyan
+    darkgoldenrod darkgray darkgreen darkgrey darkkhaki darkmagenta darkolivegreen darkorange darkorchid
+    darkred darksalmon darkseagreen darkslateblue darkslategray darkslategrey darkturquoise darkviolet
+    deeppink deepskyblue dimgray dimgrey dodgerblue firebrick floralwhite forestgreen fuchsia gainsboro
+    ghostwhite gold goldenrod gray green greenyellow grey honeydew hotpink indianred indigo ivory khaki
+    lavender lavenderblush lawngreen lemonchiffon lightblue lightcoral lightcyan lightgoldenrodyellow
+    lightgray lightgreen lightgrey lightpink lightsalmon lightseagreen lightskyblue lightslategray
+    lightslategrey lightsteelblue lightyellow lime limegreen linen magenta maroon mediumaquamarine mediumblue
+    mediumorchid mediumpurple mediumseagreen mediumslateblue mediumspringgreen mediumturquoise mediumvioletred
+    midnightblue mintcream mistyrose moccasin navajowhite navy oldlace olive olivedrab orange orangered orchid
+    palegoldenrod palegreen paleturquoise palevioletred papayawhip peachpuff peru pink plum powderblue purple
+    rebeccapurple red rosybrown royalblue saddlebrown salmon sandybrown seagreen seashell sienna silver
+    skyblue slateblue slategray slategrey snow springgreen steelblue tan teal thistle tomato transparent
+    turquoise violet wheat white whitesmoke yellow yellowgreen
+"""
+CSS_COLOUR_NAMES = frozenset(_COLOUR_WORDS.split())
+"""The CSS colour keywords: a colour the charts draw with, which the service passes on as written."""
+COLOUR_FUNCTION = re.compile(r"(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch)\([^()]*\)")
+NUMERIC_TEXT = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _EXAMPLES = {
     "label": "label: 'My chart'",
     "fields": "fields { field x { type: 'dimension' } }",
@@ -153,13 +174,14 @@ def _fields(entry: Entry, rep: Reporter, info: DefInfo) -> None:
             rep.add("CC206", slot_entry.name_offset, f"field slot '{name}' is already declared on line {line}; "
                                                      "rename or remove one")
             continue
-        info.slots[name] = Slot(name, slot_entry.name_offset, _slot(name, slot_entry, slot_body, rep))
+        info.slots[name] = Slot(name, slot_entry.name_offset, *_slot(name, slot_entry, slot_body, rep))
 
 
-def _slot(name: str, entry: Entry, body: Body, rep: Reporter) -> str:
+def _slot(name: str, entry: Entry, body: Body, rep: Reporter) -> tuple[str, str]:
+    """Check a slot; return its kind and data_type ('' when unknown)."""
     props = properties(body, rep, f"field '{name}'")
     _unknown(props, FIELD_PROPERTIES, "CC207", rep, f"field '{name}'")
-    kind = ""
+    kind = data_type = ""
     if "type" not in props:
         rep.add("CC201", entry.offset, f"field '{name}' has no type: add type: 'dimension' or type: 'measure'")
     else:
@@ -167,7 +189,7 @@ def _slot(name: str, entry: Entry, body: Body, rep: Reporter) -> str:
     if "label" in props:
         expect_text(props["label"], rep)
     if "data_type" in props:
-        expect_enum(props["data_type"], DATA_TYPES, "CC203", rep, f"data_type of field '{name}'")
+        data_type = expect_enum(props["data_type"], DATA_TYPES, "CC203", rep, f"data_type of field '{name}'")
     if "sort" in props:
         sort = _block(props["sort"], rep, "sort { direction: 'asc' apply_order: 1 }")
         if sort is not None:
@@ -179,7 +201,7 @@ def _slot(name: str, entry: Entry, body: Body, rep: Reporter) -> str:
             if order is not None and (order.is_block or not isinstance(order.value, (Num, *DYNAMIC))):
                 offset = order.value.offset if order.value is not None else order.offset
                 rep.add("CC205", offset, f"sort.apply_order must be a number such as 1, found {describe(order.value)}")
-    return kind
+    return kind, data_type
 
 
 def _options(entry: Entry, rep: Reporter, info: DefInfo) -> None:
@@ -263,6 +285,21 @@ def _show(value: Value) -> str:
     return describe(value)
 
 
+def is_number(value: Value) -> bool:
+    """A number, or text that reads as one (the API document types default_value as string, number
+    or boolean, and the service reads '25' as 25)."""
+    return isinstance(value, Num) or (
+        isinstance(value, Str) and NUMERIC_TEXT.fullmatch(value.value.strip()) is not None)
+
+
+def is_colour(value: Value) -> bool:
+    """A hex colour, a CSS colour name or a CSS colour function, as the renderer reads colours."""
+    if not isinstance(value, Str):
+        return False
+    text = value.value.strip()
+    return bool(HEX_COLOUR.fullmatch(text) or text.lower() in CSS_COLOUR_NAMES or COLOUR_FUNCTION.fullmatch(text))
+
+
 def _default(name: str, entry: Entry, info: OptionInfo, choices_ok: bool, rep: Reporter) -> bool:
     """Check a default value against the control type; True when it is a literal that fits."""
     before = len(rep.items)
@@ -277,13 +314,14 @@ def _default(name: str, entry: Entry, info: OptionInfo, choices_ok: bool, rep: R
     kind = info.type
     if kind == "toggle" and not isinstance(value, Bool):
         rep.add("CC304", offset, f"{where} is {_show(value)} but a toggle gives true or false; write true or false")
-    elif kind == "number-input" and not isinstance(value, Num):
+    elif kind == "number-input" and not is_number(value):
         rep.add("CC304", offset, f"{where} is {_show(value)} but a number-input gives a number; write a number")
     elif kind == "input" and not isinstance(value, Str):
         rep.add("CC304", offset, f"{where} is {_show(value)} but an input gives text; write it in quotes")
-    elif kind == "color-picker" and not (isinstance(value, Str) and HEX_COLOUR.fullmatch(value.value)):
-        rep.add("CC304", offset, f"{where} is {_show(value)} but a color-picker gives a hex colour; "
-                                 "write one such as '#3b60d2'")
+    elif kind == "color-picker" and not is_colour(value):
+        hint = did_you_mean(value.value.lower(), sorted(CSS_COLOUR_NAMES)) if isinstance(value, Str) else ""
+        rep.add("CC304", offset, f"{where} is {_show(value)}, which is not a colour{hint}; write a hex colour such "
+                                 "as '#3b60d2' or a CSS colour name such as 'green'")
     elif kind in CHOICE_TYPES and choices_ok:
         keys = {(type(c), c.value) for c in info.choices if isinstance(c, (Str, Num))}
         if isinstance(value, Bool) or (type(value), value.value) not in keys:

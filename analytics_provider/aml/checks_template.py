@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from analytics_provider.aml.checks_def import did_you_mean
 from analytics_provider.aml.diagnostics import Reporter
-from analytics_provider.aml.model import TEMPLATE_TAGS, DefInfo
-from analytics_provider.aml.nodes import Bool, Entry, Heredoc, Num, Str, describe
+from analytics_provider.aml.model import TEMPLATE_TAGS, DefInfo, Slot
+from analytics_provider.aml.nodes import Entry, Heredoc, describe
 from analytics_provider.aml.template import (
     JArray,
     JNode,
@@ -49,6 +50,7 @@ def check_template(entry: Entry, info: DefInfo, rep: Reporter) -> Template | Non
         rep.add("CC403", tpl.root.offset, "the template must be one JSON object: start it with {")
         return None
     before = sum(d.is_error for d in rep.items)
+    _engine(tpl, rep)
     _placeholders(tpl, info, rep)
     _data(tpl, tpl.root, rep)
     _service_config(tpl, tpl.root, rep)
@@ -56,6 +58,16 @@ def check_template(entry: Entry, info: DefInfo, rep: Reporter) -> Template | Non
     _double_aggregation(tpl, info, rep)
     _unused(tpl, info, rep)
     return tpl if sum(d.is_error for d in rep.items) == before else None
+
+
+def _engine(tpl: Template, rep: Reporter) -> None:
+    """A ``$schema`` naming the other engine than the tag: the service follows ``$schema``."""
+    node, engine = tpl.schema_node, tpl.engine
+    tag_kind = "vega-lite" if tpl.tag == "vgl" else "vega"
+    if node is not None and engine.kind != tag_kind:
+        right = "@vg" if engine.kind == "vega" else "@vgl"
+        rep.add("CC415", node.offset, f"the template is tagged @{tpl.tag} but its $schema is {engine.name}, which is "
+                                      f"what renders it (and what this check follows); tag it {right}")
 
 
 def _placeholders(tpl: Template, info: DefInfo, rep: Reporter) -> None:
@@ -91,7 +103,7 @@ def _is_values(node: JNode | None) -> bool:
 def _data(tpl: Template, root: JObject, rep: Reporter) -> None:
     data = root.get("data")
     allowed: set[int] = set()
-    if tpl.tag == "vgl":
+    if tpl.engine.kind == "vega-lite":
         good = isinstance(data, JObject) and [k.value for k in data.keys] == ["values"] and _is_values(data.values[0])
         if data is None:
             rep.add("CC404", root.offset, 'the template has no data: add "data": {"values": @{values}}')
@@ -115,7 +127,7 @@ def _data(tpl: Template, root: JObject, rep: Reporter) -> None:
 
 def _declared_names(tpl: Template) -> set[str]:
     """Names of Vega-Lite params (any view) or Vega signals (any level)."""
-    key = "params" if tpl.tag == "vgl" else "signals"
+    key = "params" if tpl.engine.kind == "vega-lite" else "signals"
     names = set()
     for node in walk(tpl.root):
         declared = node.get(key) if isinstance(node, JObject) else None
@@ -128,7 +140,7 @@ def _declared_names(tpl: Template) -> set[str]:
 
 
 def _service_config(tpl: Template, root: JObject, rep: Reporter) -> None:
-    where = "params" if tpl.tag == "vgl" else "signals"
+    where = "params" if tpl.engine.kind == "vega-lite" else "signals"
     kind = where[:-1]
     declared: set[str] | None = None
     for config_key in SERVICE_CONFIG_KEYS:
@@ -175,47 +187,103 @@ def _formats(root: JObject, rep: Reporter) -> None:
                                          '"formatType": "serviceFormat" next to it')
 
 
-def _measure(node: JNode | None, measures: set[str]) -> str | None:
-    """The measure slot a node names (``@{fields.x.name}`` alone or as the whole string), else None."""
+def _slot_named(node: JNode | None, slots: dict[str, Slot]) -> str | None:
+    """The slot a node names (``@{fields.x.name}`` alone or as the whole string), else None."""
     if isinstance(node, JPlaceholder) and node.ref.kind == "field" and node.ref.attr == "name":
-        return node.ref.name if node.ref.name in measures else None
+        return node.ref.name if node.ref.name in slots else None
     if isinstance(node, JString):
         m = _NAME_IN_STRING.fullmatch(node.value)
-        return m.group(1) if m and m.group(1) in measures else None
+        return m.group(1) if m and m.group(1) in slots else None
     return None
 
 
+def _names(node: JNode | None, slots: dict[str, Slot]) -> set[str] | None:
+    """The slots a groupby list names; None when it names anything else (a computed field)."""
+    items = node.items if isinstance(node, JArray) else [node] if node is not None else []
+    found = {_slot_named(item, slots) for item in items}
+    return None if None in found else {name for name in found if name}
+
+
 def _double_aggregation(tpl: Template, info: DefInfo, rep: Reporter) -> None:
-    measures = {name for name, slot in info.slots.items() if slot.kind == "measure"}
-    if not measures:
+    """Report a measure re-aggregated over exactly the groups the service made (one row per
+    combination of the dimension slots): each group holds one row, so the aggregation does nothing
+    (or, for a count, gives 1). Aggregations over fewer dimensions (a mean of the groups, a total
+    per date), joinaggregate and window transforms are what charts mean, and are left alone."""
+    measures = {name: slot for name, slot in info.slots.items() if slot.kind == "measure"}
+    groups = {name for name, slot in info.slots.items() if slot.kind == "dimension"}
+    if not measures or not groups or len(groups) + len(measures) != len(info.slots):
         return
     found: list[tuple[int, str, str]] = []
-    for node in walk(tpl.root):
-        if not isinstance(node, JObject):
+    vega_lite = tpl.engine.kind == "vega-lite"
+    views = _views(tpl.root, {}) if vega_lite and isinstance(tpl.root, JObject) else iter(())
+    for node, inherited in views:
+        encoding = {**inherited, **_channels(node.get("encoding"))}
+        grouped = set()
+        for channel in encoding.values():
+            field = channel.get("field")
+            if field is not None and all(channel.get(k) is None for k in ("aggregate", "timeUnit", "bin")):
+                grouped.add(_slot_named(field, info.slots) or "")
+        for channel in encoding.values():
+            slot = _slot_named(channel.get("field"), measures)
+            key = channel.key_node("aggregate")
+            if slot and key is not None and grouped == groups:
+                found.append((key.offset, slot, '"aggregate" in its encoding, grouped by'))
+    for item_node in walk(tpl.root):
+        if not isinstance(item_node, JObject):
             continue
-        slot = _measure(node.get("field"), measures)
-        key = node.key_node("aggregate")
-        if slot and key is not None and not isinstance(node.get("aggregate"), JArray):
-            found.append((key.offset, slot, '"aggregate" in its encoding'))
-        for name in ("aggregate", "joinaggregate"):
-            ops = node.get(name)
-            if tpl.tag == "vgl" and isinstance(ops, JArray):
-                for item in ops.items:
-                    slot = _measure(item.get("field"), measures) if isinstance(item, JObject) else None
-                    if slot:
-                        found.append((item.offset, slot, f'the "{name}" transform'))
-        vg_type = node.get("type")
-        fields = node.get("fields")
-        if isinstance(vg_type, JString) and vg_type.value in ("aggregate", "joinaggregate") \
-                and isinstance(fields, JArray):
-            for item in fields.items:
-                slot = _measure(item, measures)
+        node = item_node
+        ops = node.get("aggregate")
+        if vega_lite and isinstance(ops, JArray) and _names(node.get("groupby"), info.slots) == groups:
+            for item in ops.items:
+                slot = _slot_named(item.get("field"), measures) if isinstance(item, JObject) else None
                 if slot:
-                    found.append((item.offset, slot, f'the "{vg_type.value}" transform'))
-    for offset, slot, how in found:
-        rep.add("CC412", offset, f"slot '{slot}' is a measure, which the service already aggregates, and {how} "
-                                 f"aggregates it again; declare field {slot} with type: 'dimension' or drop this "
-                                 "aggregation")
+                    found.append((item.offset, slot, 'the "aggregate" transform, grouped by'))
+        vg_type, fields = node.get("type"), node.get("fields")
+        if not vega_lite and isinstance(vg_type, JString) and vg_type.value == "aggregate" \
+                and isinstance(fields, JArray) and _names(node.get("groupby"), info.slots) == groups:
+            for item in fields.items:
+                slot = _slot_named(item, measures)
+                if slot:
+                    found.append((item.offset, slot, 'the "aggregate" transform, grouped by'))
+    shown = ", ".join(sorted(groups))
+    for offset, slot, how in dict.fromkeys(found):  # a channel inherited by several layers is one finding
+        rep.add("CC412", offset, f"slot '{slot}' is a measure: the service already returns one row per {shown}, "
+                                 f"and {how} the same slots, aggregates each single row again; remove this "
+                                 f"aggregation (the chart stays the same), or declare field {slot} with type: "
+                                 "'dimension' if the template needs the unaggregated rows")
+
+
+def _channels(node: JNode | None) -> dict[str, JObject]:
+    """The field channels of an encoding (a list channel such as tooltip gives one entry per item);
+    a channel set to null is kept as an empty object, so that it hides the inherited one."""
+    if not isinstance(node, JObject):
+        return {}
+    found: dict[str, JObject] = {}
+    for key, value in zip(node.keys, node.values, strict=True):
+        if isinstance(value, JObject):
+            found[key.value] = value
+        elif isinstance(value, JArray):
+            for i, item in enumerate(value.items):
+                if isinstance(item, JObject):
+                    found[f"{key.value}[{i}]"] = item
+        else:
+            found[key.value] = JObject(value.offset)
+    return found
+
+
+def _views(node: JObject, inherited: dict[str, JObject]) -> Iterator[tuple[JObject, dict[str, JObject]]]:
+    """Every unit view of a Vega-Lite spec with the encoding it inherits from its layers."""
+    here = {**inherited, **_channels(node.get("encoding"))}
+    layers = node.get("layer")
+    spec = node.get("spec")
+    if isinstance(layers, JArray):
+        for item in layers.items:
+            if isinstance(item, JObject):
+                yield from _views(item, here)
+    elif isinstance(spec, JObject):
+        yield from _views(spec, here)
+    elif node.get("mark") is not None:
+        yield node, inherited
 
 
 def _unused(tpl: Template, info: DefInfo, rep: Reporter) -> None:
@@ -232,19 +300,17 @@ def _unused(tpl: Template, info: DefInfo, rep: Reporter) -> None:
 
 
 def filled(tpl: Template, info: DefInfo) -> Any:
-    """The template as plain JSON data, with sample values in place of the placeholders.
-
-    @{values} becomes an empty list and an option its default value when that fits the control;
-    any other placeholder stays as its own text, a value only known at run time (the schema check
-    does not hold those against the template).
-    """
+    """The template as plain JSON data for the schema check: @{values} becomes an empty list and an
+    option the value it starts with; any other placeholder stays as its own text, a value only known
+    at run time (the schema check does not hold those against the template)."""
+    from analytics_provider.aml.sample import option_value
 
     def fill(ph: Placeholder) -> Any:
         if ph.kind == "values":
             return []
         option = info.options.get(ph.name) if ph.kind == "option" else None
-        if option is not None and isinstance(option.default, (Str, Num, Bool)):
-            return option.default.value
+        if option is not None and option.default is not None and option.type:
+            return option_value(option)
         return f"@{{{ph.text}}}"
 
     return to_python(tpl.root, fill)

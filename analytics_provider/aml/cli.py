@@ -1,6 +1,8 @@
-"""The command line: ``python -m analytics_provider.aml lint PATH...``.
+"""The command line: ``python -m analytics_provider.aml lint PATH...`` and
+``python -m analytics_provider.aml preview PATH [--data rows.csv] [--out chart.png|chart.svg]``.
 
-Exit status: 0 clean or warnings only, 1 when any error was found, 2 for a usage error.
+Exit status: 0 clean (lint: or warnings only), 1 when an error was found or the chart cannot be
+drawn, 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -8,8 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from analytics_provider.aml import schema
+from analytics_provider.aml import compiler, schema
 from analytics_provider.aml.lint import discover, lint_paths
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -29,7 +32,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     lint.add_argument("paths", nargs="+", metavar="PATH", help="a file or a folder")
     lint.add_argument("--no-schema", action="store_true", help="skip the Vega-Lite JSON-schema check")
+    lint.add_argument("--no-compile", action="store_true",
+                      help="skip compiling each template with the Vega-Lite and Vega compilers (vl-convert)")
     lint.add_argument("-q", "--quiet", action="store_true", help="print only the diagnostics, no summary")
+    draw = commands.add_parser(
+        "preview",
+        help="draw a chart definition with sample rows",
+        description="Fill a definition's template with sample rows (made from the slots' types, or read from "
+                    "a csv file whose columns are named after the slots) and draw it with the compilers the "
+                    "lint uses. A chart that cannot be drawn is reported at its line and column (exit 1).",
+    )
+    draw.add_argument("path", metavar="PATH", help="a .chart.aml file")
+    draw.add_argument("--data", metavar="ROWS.csv", help="rows to draw, one column per slot")
+    draw.add_argument("--out", metavar="FILE", help="the picture to write, .png or .svg (default <chart_name>.png)")
+    draw.add_argument("--chart", metavar="NAME", help="the definition to draw when the file has several")
+    draw.add_argument("--scale", type=float, default=1.0, help="PNG scale factor (default 1)")
     return parser
 
 
@@ -39,12 +56,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    if args.command == "preview":
+        return _preview(args)
     try:
         files = discover(args.paths)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    diagnostics = lint_paths(files, schema=not args.no_schema)
+    diagnostics = lint_paths(files, schema=not args.no_schema, compiler=not args.no_compile)
     for diagnostic in diagnostics:
         print(diagnostic.format())
     errors = sum(d.is_error for d in diagnostics)
@@ -54,7 +73,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         if files and not args.no_schema and not schema.available():
             print(f"note: the Vega-Lite schema check was skipped: install the '{schema.SCHEMA_PACKAGE}' package "
                   f"(or set {schema.SCHEMA_ENV}) to run it", file=sys.stderr)
+        if files and not args.no_compile and not compiler.available():
+            print(f"note: templates were not compiled: install the '{compiler.EXTRA}' extra "
+                  f"(pip install 'airflow-provider-analytics[{compiler.EXTRA}]') to run the compilers", file=sys.stderr)
     return EXIT_ERRORS if errors else EXIT_OK
+
+
+def _preview(args: argparse.Namespace) -> int:
+    from analytics_provider.aml.preview import FORMATS, PreviewError, preview
+    from analytics_provider.aml.sample import DataError
+
+    if args.out and Path(args.out).suffix.lstrip(".").lower() not in FORMATS:
+        print(f"error: --out must end in .png or .svg, got {args.out!r}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        drawn = preview(args.path, out=args.out, data=args.data, chart=args.chart, scale=args.scale)
+    except PreviewError as exc:
+        for diagnostic in exc.diagnostics:
+            print(diagnostic.format())
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERRORS
+    except (DataError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {drawn.path} ({drawn.chart_name}, drawn by {drawn.judge})")
+    if drawn.left_out:
+        print(f"note: drawn without the service's {', '.join(drawn.left_out)} transform, which only the service "
+              "has: what it lays out is missing from the picture", file=sys.stderr)
+    return EXIT_OK
 
 
 def _summary(files: int, with_findings: int, errors: int, warnings: int) -> str:

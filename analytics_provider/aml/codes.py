@@ -74,11 +74,16 @@ CODES: dict[str, Code] = {
     "CC410": _e("formatType 'serviceFormat' without format: @{fields.<slot>.format}", "add the format placeholder "
                 "next to it"),
     "CC411": _e("field format placeholder without formatType 'serviceFormat'", "add formatType: 'serviceFormat'"),
-    "CC412": _w("measure slot aggregated again by the template", "declare the slot 'dimension' or drop the "
-                "template's aggregation"),
+    "CC412": _w("measure aggregated again over the service's own groups (one row each)", "remove the "
+                "aggregation, or declare the slot 'dimension' if the template needs unaggregated rows"),
     "CC413": _w("field slot never used by the template", "use it through @{fields.<slot>.name} or remove it"),
     "CC414": _w("option never used by the template", "use it through @{options.<option>.value} or remove it"),
-    "CC420": _e("template does not match the Vega-Lite schema", "correct the property or value named"),
+    "CC415": _w("template tag and $schema name different engines", "tag a Vega spec @vg and a Vega-Lite spec "
+                "@vgl"),
+    "CC420": _e("template does not match the Vega-Lite schema of its version", "correct the property or value "
+                "named"),
+    "CC421": _e("the chart cannot render: the compiler rejects the filled template", "correct the template at "
+                "the position shown"),
     # CustomChart
     "CC501": _e("CustomChart needs exactly one of custom_chart and custom_chart_id", "keep exactly one of them"),
     "CC502": _e("CustomChart has no dataset", "add dataset: <dataset name>"),

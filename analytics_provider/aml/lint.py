@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analytics_provider.aml import compiler as compiler_check
 from analytics_provider.aml import schema as schema_check
 from analytics_provider.aml.checks_def import check_def
 from analytics_provider.aml.checks_template import check_template, filled
@@ -70,11 +71,12 @@ def _mentions_chart(path: Path) -> bool:
         return False
 
 
-def lint_paths(paths: Iterable[str | Path], *, schema: bool = True) -> list[Diagnostic]:
+def lint_paths(paths: Iterable[str | Path], *, schema: bool = True, compiler: bool = True) -> list[Diagnostic]:
     """Lint files and folders as one project; diagnostics sorted by path, line and column.
 
-    ``schema=False`` skips the Vega-Lite schema check (it is skipped anyway when not installed).
-    Raises FileNotFoundError when a path does not exist.
+    ``schema=False`` skips the Vega-Lite schema check, ``compiler=False`` the compile step (each is
+    skipped anyway when what it needs is not installed). Raises FileNotFoundError when a path does
+    not exist.
     """
     files = []
     for path in discover(paths):
@@ -85,17 +87,18 @@ def lint_paths(paths: Iterable[str | Path], *, schema: bool = True) -> list[Diag
             rep.add("CC002", 0, f"cannot read the file as UTF-8 text ({exc.__class__.__name__}); save it as UTF-8")
             files.append(_File(rep, parsed=False))
             continue
-        files.append(_parse(Source(text, str(path))))
-    return _check_project(files, schema)
+        files.append(parse_source(Source(text, str(path))))
+    return _check_project(files, Checks(schema, compiler and compiler_check.available()))
 
 
-def lint_text(text: str, path: str, *, schema: bool = True) -> list[Diagnostic]:
+def lint_text(text: str, path: str, *, schema: bool = True, compiler: bool = True) -> list[Diagnostic]:
     """Lint one text as a project of its own; ``path`` names it in diagnostics and, by its suffix,
     says whether it is a ``.chart.aml`` file."""
-    return _check_project([_parse(Source(text, path))], schema)
+    return _check_project([parse_source(Source(text, path))], Checks(schema, compiler and compiler_check.available()))
 
 
-def _parse(source: Source) -> _File:
+def parse_source(source: Source) -> _File:
+    """Parse one file's text into its definitions and uses; syntax errors go to its reporter."""
     result = _File(Reporter(source))
     try:
         result.model = extract(parse(source.text))
@@ -115,7 +118,15 @@ def _parse(source: Source) -> _File:
     return result
 
 
-def _check_project(files: list[_File], schema: bool) -> list[Diagnostic]:
+@dataclass(frozen=True)
+class Checks:
+    """The optional template checks to run."""
+
+    schema: bool = True
+    compiler: bool = False
+
+
+def _check_project(files: list[_File], checks: Checks) -> list[Diagnostic]:
     defs: dict[str, DefInfo] = {}
     first_seen: dict[str, str] = {}
     for file in files:
@@ -126,7 +137,7 @@ def _check_project(files: list[_File], schema: bool) -> list[Diagnostic]:
         for chart in file.model.defs:
             if not chart_file:
                 rep.add("CC004", chart.offset, "CustomChartDef belongs in a file ending in .chart.aml; move it there")
-            info = _check_definition(chart, rep, schema)
+            info = check_definition(chart, rep, checks)
             if chart.name is None:
                 continue
             if chart.name in first_seen:
@@ -139,7 +150,7 @@ def _check_project(files: list[_File], schema: bool) -> list[Diagnostic]:
             defs[chart.name] = info
 
     def check_inline(chart: ChartDef, rep: Reporter) -> DefInfo:
-        return _check_definition(chart, rep, schema)
+        return check_definition(chart, rep, checks)
 
     for file in files:
         for use in file.model.uses:
@@ -147,11 +158,17 @@ def _check_project(files: list[_File], schema: bool) -> list[Diagnostic]:
     return sorted(d for file in files for d in file.rep.items)
 
 
-def _check_definition(chart: ChartDef, rep: Reporter, schema: bool) -> DefInfo:
+def check_definition(chart: ChartDef, rep: Reporter, checks: Checks) -> DefInfo:
+    """Every check of one definition; the schema check and then the compiler run only on a template
+    that broke no rule so far (they would repeat the error)."""
     info = check_def(chart, rep)
     entry = chart.body.first("template")
-    if entry is not None:
-        tpl = check_template(entry, info, rep)
-        if tpl is not None and schema:
-            schema_check.check_schema(tpl, filled(tpl, info), rep)
+    if entry is None:
+        return info
+    tpl = check_template(entry, info, rep)
+    errors = sum(d.is_error for d in rep.items)
+    if tpl is not None and checks.schema:
+        schema_check.check_schema(tpl, filled(tpl, info), rep)
+    if tpl is not None and checks.compiler and sum(d.is_error for d in rep.items) == errors:
+        compiler_check.check_compile(tpl, info, rep)
     return info

@@ -46,11 +46,13 @@ class ChartUse:
 
 @dataclass
 class Slot:
-    """A declared field slot; ``kind`` is 'dimension', 'measure' or '' when unknown."""
+    """A declared field slot; ``kind`` is 'dimension', 'measure' or '' when unknown; ``data_type``
+    the declared data_type, '' when none is declared."""
 
     name: str
     offset: int
     kind: str
+    data_type: str = ""
 
 
 @dataclass

@@ -20,6 +20,7 @@ from analytics_provider.aml.nodes import Node, locate
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _FIELD = re.compile(r"fields\.([A-Za-z_][A-Za-z0-9_]*)\.(name|type|format)")
 _OPTION = re.compile(r"options\.([A-Za-z_][A-Za-z0-9_]*)\.value")
+_SCHEMA_URL = re.compile(r"/schema/(vega-lite|vega)/v(\d+)(?:\.(\d+))?")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
@@ -112,6 +113,20 @@ class JObject(Node):
 JNode = JString | JScalar | JPlaceholder | JArray | JObject
 
 
+@dataclass(frozen=True)
+class Engine:
+    """What judges a template: ``kind`` is 'vega-lite' or 'vega'; ``version`` the (major, minor) its
+    ``$schema`` declares (minor None when only the major is given), None when it declares none."""
+
+    kind: str
+    version: tuple[int, int | None] | None = None
+
+    @property
+    def name(self) -> str:
+        """'Vega-Lite' or 'Vega'."""
+        return "Vega-Lite" if self.kind == "vega-lite" else "Vega"
+
+
 @dataclass
 class Template:
     """A parsed template: its engine tag, root value and every placeholder in order."""
@@ -119,6 +134,23 @@ class Template:
     tag: str
     root: JNode
     placeholders: list[Placeholder]
+
+    @property
+    def schema_node(self) -> JString | None:
+        """The ``$schema`` string, when the template has one."""
+        node = self.root.get("$schema") if isinstance(self.root, JObject) else None
+        return node if isinstance(node, JString) else None
+
+    @property
+    def engine(self) -> Engine:
+        """The engine the ``$schema`` names (the service reads it: a Vega spec in a @vgl block renders
+        as Vega), else the one the tag names."""
+        node = self.schema_node
+        m = _SCHEMA_URL.search(node.value) if node is not None else None
+        if m is None:
+            return Engine("vega-lite" if self.tag == "vgl" else "vega")
+        minor = int(m.group(3)) if m.group(3) else None
+        return Engine(m.group(1), (int(m.group(2)), minor))
 
 
 def parse_template(tag: str, text: str, base: int, source: Source | None = None) -> Template:

@@ -6,7 +6,8 @@ corpus/invalid. Each diagnostic a file must raise is a line at its end::
     // expect: CC202 7:13
     // expect: CC420 5:3 [schema]
 
-``[schema]`` marks a diagnostic expected only when the Vega-Lite schema is installed.
+``[schema]`` marks a diagnostic expected only when the Vega-Lite schema is installed, ``[compile]``
+one expected only when the compilers (vl-convert) are.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from analytics_provider.aml import schema
+from analytics_provider.aml import compiler, schema
 
 CORPUS = Path(__file__).parent / "corpus"
-EXPECT = re.compile(r"^// expect: (CC\d{3}) (\d+):(\d+)( \[schema\])?$", re.MULTILINE)
+EXPECT = re.compile(r"^// expect: (CC\d{3}) (\d+):(\d+)(?: \[(schema|compile)\])?$", re.MULTILINE)
 
 
 def units(kind: str) -> list[Path]:
@@ -31,13 +32,15 @@ def files_of(unit: Path) -> list[Path]:
     return sorted(unit.rglob("*.aml")) if unit.is_dir() else [unit]
 
 
-def expected(unit: Path, *, schema_on: bool | None = None) -> Counter[tuple[str, str, int, int]]:
+def expected(unit: Path, *, schema_on: bool | None = None,
+             compile_on: bool | None = None) -> Counter[tuple[str, str, int, int]]:
     """(path, code, line, column) of every diagnostic the unit must raise, with multiplicity."""
     schema_on = schema.available() if schema_on is None else schema_on
+    compile_on = compiler.available() if compile_on is None else compile_on
     found: Counter[tuple[str, str, int, int]] = Counter()
     for file in files_of(unit):
         for m in EXPECT.finditer(file.read_text(encoding="utf-8")):
-            if m.group(4) and not schema_on:
+            if (m.group(4) == "schema" and not schema_on) or (m.group(4) == "compile" and not compile_on):
                 continue
             found[(str(file), m.group(1), int(m.group(2)), int(m.group(3)))] += 1
     return found

@@ -13,24 +13,24 @@ from .helpers import expected, expected_codes, files_of, units
 
 
 @pytest.mark.parametrize("unit", units("valid"), ids=lambda p: p.name)
-@pytest.mark.parametrize("schema", [True, False], ids=["schema", "no-schema"])
-def test_valid_unit_raises_nothing(unit: Path, schema: bool) -> None:
+@pytest.mark.parametrize(("schema", "compiler"), [(True, True), (False, False)], ids=["all-checks", "no-optional"])
+def test_valid_unit_raises_nothing(unit: Path, schema: bool, compiler: bool) -> None:
     assert not expected(unit), "valid units carry no expectations"
-    assert [d.format() for d in lint_paths([unit], schema=schema)] == []
+    assert [d.format() for d in lint_paths([unit], schema=schema, compiler=compiler)] == []
 
 
 @pytest.mark.parametrize("unit", units("invalid"), ids=lambda p: p.name)
 def test_invalid_unit_raises_exactly_what_it_expects(unit: Path) -> None:
-    want = expected(unit)
-    assert want, f"{unit} has no '// expect:' line"
+    assert expected(unit, schema_on=True, compile_on=True), f"{unit} has no '// expect:' line"
+    want = expected(unit)  # without the optional checks installed, what they would find is not expected
     got = Counter((d.path, d.code, d.line, d.column) for d in lint_paths([unit]))
     assert got == want, "\n".join(d.format() for d in lint_paths([unit]))
 
 
 @pytest.mark.parametrize("unit", units("invalid"), ids=lambda p: p.name)
-def test_invalid_unit_without_schema_drops_only_schema_findings(unit: Path) -> None:
-    got = Counter((d.path, d.code, d.line, d.column) for d in lint_paths([unit], schema=False))
-    assert got == expected(unit, schema_on=False)
+def test_invalid_unit_without_optional_checks_drops_only_their_findings(unit: Path) -> None:
+    got = Counter((d.path, d.code, d.line, d.column) for d in lint_paths([unit], schema=False, compiler=False))
+    assert got == expected(unit, schema_on=False, compile_on=False)
 
 
 def test_every_rule_has_an_invalid_case() -> None:

@@ -33,10 +33,10 @@ def schema_findings(body: str) -> list[str]:
 @pytest.fixture
 def no_schema(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv(schema.SCHEMA_ENV, "/no/such/vega-lite-schema.json")
-    schema.validator.cache_clear()
+    schema.clear_cache()
     yield
     monkeypatch.delenv(schema.SCHEMA_ENV)
-    schema.validator.cache_clear()
+    schema.clear_cache()
 
 
 @needs_schema
@@ -57,7 +57,7 @@ def no_schema(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 )
 def test_typos_are_caught_where_they_are(body: str, where: str, words: str) -> None:
     [finding] = schema_findings(body)
-    assert finding.startswith(where + " Vega-Lite schema, at ")
+    assert finding.startswith(where + " Vega-Lite 5 schema, at ")
     assert words in finding
 
 

@@ -56,3 +56,17 @@ def test_a_clean_project_is_checked_then_published(analytics_emulator, analytics
 def test_lint_needs_a_project_dir() -> None:
     with pytest.raises(ValueError, match="lint_custom_charts needs project_dir"):
         AnalyticsPublishAmlProjectOperator(task_id="publish", lint_custom_charts=True)
+
+
+def test_a_project_with_charts_of_every_kind_is_published(analytics_emulator, analytics_connection, tmp_path) -> None:
+    # Vega-Lite 5 and 6 (layers, facets, boxplot, arcs, selections, joinaggregate and window over
+    # measures, nulls) and Vega (signals, the service's sankey transform), each compiled when
+    # vl-convert is installed: none may stop the publish.
+    shutil.copytree(CORPUS / "valid" / "dashboard_project", tmp_path / "charts")
+    kinds = sorted((CORPUS / "valid").glob("vg*_*.chart.aml"))
+    assert {p.name.split("_")[0] for p in kinds} == {"vgl", "vg"}
+    for chart in kinds:
+        shutil.copy(chart, tmp_path / "charts" / chart.name)
+    result = publish_task(tmp_path).execute({"ti": FakeTI()})
+    assert result["target_commit"]
+    assert len(publishes(analytics_emulator)) == 1

@@ -1,0 +1,107 @@
+"""Drawing a chart definition before it is published: its template filled with sample rows (or a
+csv file's) and rendered by the same compilers the lint uses."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from analytics_provider.aml import compiler
+from analytics_provider.aml.checks_def import check_def
+from analytics_provider.aml.checks_template import check_template
+from analytics_provider.aml.diagnostics import Diagnostic, Source
+from analytics_provider.aml.lint import parse_source
+from analytics_provider.aml.model import ChartDef
+from analytics_provider.aml.sample import fill, read_rows, sample_rows
+
+FORMATS = ("png", "svg")
+
+
+class PreviewError(Exception):
+    """The chart cannot be drawn; ``diagnostics`` say where and why when the definition is at fault."""
+
+    def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics or []
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A drawn chart: the file written, the definition's name, what compiled it, and the service
+    transforms it was drawn without."""
+
+    path: Path
+    chart_name: str
+    judge: str
+    left_out: tuple[str, ...] = ()
+
+
+def preview(path: str | Path, out: str | Path | None = None, data: str | Path | None = None,
+            chart: str | None = None, scale: float = 1.0) -> Preview:
+    """Draw one definition of a ``.chart.aml`` file (the one named ``chart`` when the file has
+    several) to ``out`` (``<chart_name>.png`` by default; ``.svg`` writes SVG). The file is
+    written whole or not at all. Raises :class:`PreviewError`."""
+    if not compiler.available():
+        raise PreviewError(f"preview needs {compiler.PACKAGE}: "
+                           f"pip install 'airflow-provider-analytics[{compiler.EXTRA}]'")
+    source_path = Path(path)
+    try:
+        source = Source(source_path.read_text(encoding="utf-8"), str(source_path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PreviewError(f"cannot read {source_path}: {exc}") from None
+    parsed = parse_source(source)
+    definition = _pick(parsed.model.defs, chart, source_path)
+    rep = parsed.rep
+    info = check_def(definition, rep)
+    entry = definition.body.first("template")
+    tpl = check_template(entry, info, rep) if entry is not None else None
+    errors = [d for d in rep.items if d.is_error]
+    if tpl is None or errors:
+        raise PreviewError(f"{source_path}: the definition has errors; fix them first", errors)
+    rows = read_rows(data, info) if data is not None else sample_rows(info)
+    target = Path(out) if out is not None else Path(f"{definition.name or 'chart'}.png")
+    fmt = target.suffix.lstrip(".").lower()
+    if fmt not in FORMATS:
+        raise PreviewError(f"--out must end in .png or .svg, got {target.name!r}")
+    data = fill(tpl, info, rows)
+    try:
+        compiled = compiler.compile_spec(data, tpl.engine)
+    except compiler.CompileError as exc:
+        rep.add("CC421", compiler.locate(tpl, exc.message), f"the chart cannot render: {exc.message}")
+        raise PreviewError(f"{source_path}: the chart cannot render", rep.items[-1:]) from None
+    try:
+        picture = compiler.render(compiled, fmt, scale)
+    except compiler.CompileError as exc:  # the chart ran; the headless renderer could not paint it
+        raise PreviewError(f"{source_path}: the chart compiles and runs, but {compiler.PACKAGE} cannot paint it "
+                           f"here ({exc.message}); it may need a browser canvas (an image mark, a heatmap)") from None
+    _write_whole(target, picture)
+    judge = f"Vega-Lite {compiled.vega_lite_version}" if compiled.vega_lite_version else "Vega"
+    return Preview(target, definition.name or "", judge, tuple(sorted(set(compiler.service_transforms(data)))))
+
+
+def _pick(defs: list[ChartDef], chart: str | None, path: Path) -> ChartDef:
+    names = [d.name or "" for d in defs]
+    if chart is not None:
+        for definition in defs:
+            if definition.name == chart:
+                return definition
+        raise PreviewError(f"{path} has no CustomChartDef named {chart!r}; it has: {', '.join(names) or 'none'}")
+    if len(defs) != 1:
+        raise PreviewError(f"{path} has {len(defs)} CustomChartDef blocks ({', '.join(names) or 'none'}); "
+                           "name one with --chart" if defs else f"{path} defines no CustomChartDef")
+    return defs[0]
+
+
+def _write_whole(target: Path, content: bytes) -> None:
+    """Write through a temporary file in the same folder, then rename: no partial file is left."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
