@@ -11,6 +11,7 @@ from airflow.configuration import conf
 from airflow.sdk import BaseOperator
 
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout
+from analytics_provider.lineage import OpenLineageMixin
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 EVENT_STATUSES = ("success", "failed", "timeout", "error")
 
 
-class AnalyticsJobOperator(BaseOperator):
+class AnalyticsJobOperator(OpenLineageMixin, BaseOperator):
     """Base of the operators that start a job of the service and wait for it.
 
     :param analytics_conn_id: the ``analytics`` connection (templated).
@@ -134,10 +135,12 @@ class AnalyticsJobOperator(BaseOperator):
         return self._finish(context, job_id, str(event.get("job_status")), event.get("last_error_log"))
 
     def _finish(self, context: Context, job_id: int, status: str, last_error_log: str | None) -> dict[str, Any]:
+        self.lineage_job_id = job_id
         if status != "success":
             self.on_failure(context, job_id, status, last_error_log)
         self.log.info("Job %s succeeded", job_id)
-        return self.on_success(context, job_id)
+        self.lineage_result = self.on_success(context, job_id)
+        return self.lineage_result
 
 
 def describe_job_failure(hook: AnalyticsHook, job_id: int, status: str, last_error_log: str | None) -> str:
