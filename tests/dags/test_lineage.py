@@ -6,6 +6,7 @@ events through OpenLineage's file transport (configured in ``conftest``); the te
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,12 +17,21 @@ from .test_example_dags import DIAGNOSTIC, run_dag, task_states
 
 pytest.importorskip("airflow.providers.openlineage", reason="the openlineage extra is not installed")
 
+FACET_SCHEMA = EXAMPLE_DAGS.parent / "docs" / "_static" / "lineage" / "AnalyticsPublishRunFacet.json"
 SOURCE_KINDS = {"Dashboard": "dashboards", "QueryReport": "query_reports"}
 OBJECT_KINDS = {"Dataset": "data_sets", "Dashboard": "dashboards"}
 
 
 def task_events(events: list[dict[str, Any]], dag_id: str, task_id: str, event_type: str) -> list[dict[str, Any]]:
     return [e for e in events if e["job"]["name"] == f"{dag_id}.{task_id}" and e["eventType"] == event_type]
+
+
+def check_publish_facet(facet: dict[str, Any]) -> None:
+    """The facet matches the JSON schema the docs publish for it."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(FACET_SCHEMA.read_text())
+    jsonschema.validate(facet, schema)
+    assert facet["_schemaURL"] == schema["$id"]
 
 
 def names(datasets: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -106,7 +116,7 @@ def test_publish_reports_the_project_at_its_commit_and_the_objects_it_published(
     facet = publish["run"]["facets"]["analyticsPublish"]
     assert facet["status"] == "success" and facet["targetCommit"] == job.result_data["target_commit"]
     assert facet["jobId"] == job.id and facet["diagnostics"] == []
-    assert facet["_schemaURL"].endswith("AnalyticsPublishRunFacet.json")
+    check_publish_facet(facet)
 
     (schedule,) = task_events(events, dag_id, "send_release_schedule", "COMPLETE")
     source = analytics_emulator.world.state.data_schedules[1]
@@ -133,6 +143,7 @@ def test_failed_publish_carries_the_diagnostics_in_its_error_facets(
     assert publish["status"] == "error" and publish["errorType"] == "syntax_error"
     assert [d["text"] for d in publish["diagnostics"]] == [line]
     assert publish["diagnostics"][0]["code"] == DIAGNOSTIC["code"]
+    check_publish_facet(publish)
     assert line in facets["errorMessage"]["message"]
     (project,) = failed["outputs"]
     assert project["name"] == "aml_projects/production"
