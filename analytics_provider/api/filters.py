@@ -1,34 +1,54 @@
-"""Dynamic filter conditions, checked before any request (exports, preloads, dashboard URLs)."""
+"""Filter conditions and data-set queries, checked before any request (exports, preloads, dashboard
+URLs, presets, queries); the rules are those of :mod:`.conditions` and :mod:`.queries`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from analytics_provider.api.conditions import condition_problems
+from analytics_provider.api.queries import query_problems
 from analytics_provider.exceptions import AnalyticsParameterError
 
 FilterConditions = Sequence[Mapping[str, Any]]
 
 
-def check_filter_conditions(conditions: FilterConditions) -> list[dict[str, Any]]:
-    """Check DynamicFilterConditions: an integer ``dynamic_filter_id`` and a ``condition`` with
-    an ``operator`` and a ``values`` list."""
+def check_condition(condition: Any, where: str) -> dict[str, Any]:
+    """A Condition as a dict, or :class:`AnalyticsParameterError` naming ``where`` and the allowed values."""
+    problems = condition_problems(condition)
+    if problems:
+        field, message = problems[0]
+        raise AnalyticsParameterError(f"{where}{'.' + field if field else ''} {message}")
+    return dict(condition)
+
+
+def check_filter_conditions(
+    conditions: FilterConditions, name: str = "dashboard_filter_conditions", id_key: str = "dynamic_filter_id",
+    condition_key: str = "condition",
+) -> list[dict[str, Any]]:
+    """Check DynamicFilterConditions (or presets, with ``condition_key="preset_condition"``):
+    an integer ``dynamic_filter_id`` (or its digits as a string) and a valid condition."""
     if isinstance(conditions, (str, Mapping)) or not isinstance(conditions, Sequence):
-        raise AnalyticsParameterError("dashboard_filter_conditions must be a list of conditions")
+        raise AnalyticsParameterError(f"{name} must be a list of conditions")
     checked = []
     for index, item in enumerate(conditions):
-        where = f"dashboard_filter_conditions[{index}]"
+        where = f"{name}[{index}]"
         if not isinstance(item, Mapping):
             raise AnalyticsParameterError(f"{where} must be a mapping, got {item!r}")
-        filter_id = item.get("dynamic_filter_id")
-        if isinstance(filter_id, bool) or not isinstance(filter_id, int):
-            raise AnalyticsParameterError(f"{where}.dynamic_filter_id must be an integer, got {filter_id!r}")
-        condition = item.get("condition")
-        if not isinstance(condition, Mapping):
-            raise AnalyticsParameterError(f"{where}.condition must be a mapping with operator and values")
-        if not isinstance(condition.get("operator"), str) or not condition["operator"]:
-            raise AnalyticsParameterError(f"{where}.condition.operator must be a non-empty string")
-        if not isinstance(condition.get("values"), list):
-            raise AnalyticsParameterError(f"{where}.condition.values must be a list")
-        checked.append({"dynamic_filter_id": filter_id, "condition": dict(condition)})
+        filter_id = item.get(id_key)
+        if isinstance(filter_id, bool) or not (
+            isinstance(filter_id, int) or (isinstance(filter_id, str) and filter_id.isdigit())
+        ):
+            raise AnalyticsParameterError(f"{where}.{id_key} must be an integer, got {filter_id!r}")
+        condition = check_condition(item.get(condition_key), f"{where}.{condition_key}")
+        checked.append({**item, id_key: filter_id, condition_key: condition})
     return checked
+
+
+def check_data_set_query(query: Mapping[str, Any]) -> dict[str, Any]:
+    """The query as a dict, or :class:`AnalyticsParameterError` naming the first wrong part."""
+    problems = query_problems(query)
+    if problems:
+        field, message = problems[0]
+        raise AnalyticsParameterError(f"query.{field} {message}" if field != "query" else f"query {message}")
+    return dict(query)

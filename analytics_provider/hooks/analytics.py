@@ -8,17 +8,30 @@ that start a job return the Job (``{"id", "status"}``).
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import IO, Any
 
-from analytics_provider.api.filters import FilterConditions, check_filter_conditions
-from analytics_provider.api.operations import EXPORT_OUTPUTS, MAX_UPSERT_ENTRIES, USER_ROLES
+from analytics_provider.api.filters import FilterConditions, check_data_set_query, check_filter_conditions
+from analytics_provider.api.operations import (
+    DASHBOARD_CATEGORIES,
+    EXPORT_OUTPUTS,
+    GITHUB_EVENTS,
+    GITLAB_EVENTS,
+    MAX_UPSERT_ENTRIES,
+    PERMISSION_ACTIONS,
+    TAG_OBJECT_TYPES,
+    USER_ROLES,
+)
 from analytics_provider.api.pagination import Pages
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks.client import AnalyticsClientHook
 
 Id = int | str
 Json = dict[str, Any]
+Manifest = str | os.PathLike[str] | tuple[str, IO[bytes]]
+"""A dbt manifest to upload: a local path, or ``(file name, binary file object)``."""
 
 
 class AnalyticsHook(AnalyticsClientHook):
@@ -317,6 +330,238 @@ class AnalyticsHook(AnalyticsClientHook):
 
     def validate_aml_project(self, branch_name: str, commit_oid: str) -> Json:
         return self.call("validate_aml_project", body={"branch_name": branch_name, "commit_oid": commit_oid})
+
+
+    # -- the rest of the vendor's operations ------------------------------------------------------
+    # users
+
+    def restore_user(self, user_id: Id) -> Json:
+        """Undo a soft delete; answers ``{message}``."""
+        return self.call("restore_user", user_id)
+
+    def resend_user_invite(self, user_id: Id) -> Json:
+        """E-mail a pending user's invitation again; returns the Job. Never re-sent once received."""
+        return self.call("resend_user_invite", user_id)
+
+    def revoke_user_api_key(self, user_id: Id) -> Json:
+        """The user's API key stops working at once (an admin may revoke anyone's, a user their own)."""
+        return self.call("revoke_user_api_key", user_id)
+
+    # jobs
+
+    def list_jobs(
+        self,
+        job_ids: Sequence[int],
+        *,
+        include_data_source_stats: bool | None = None,
+        include_source: bool | None = None,
+    ) -> list[Json]:
+        """Several jobs in one request (one poll for many waits)."""
+        if isinstance(job_ids, (str, bytes)) or not job_ids:
+            raise AnalyticsParameterError("list_jobs: job_ids must be a non-empty list of job ids")
+        query = {"ids": list(job_ids), **locals_query(locals(), exclude=("job_ids",))}
+        return self.call("list_jobs", query=query) or []
+
+    def list_job_queues(self) -> list[Json]:
+        """The service's job queues with their total and busy workers."""
+        return self.call("list_job_queues") or []
+
+    # dashboards and widgets
+
+    def delete_dashboard(self, dashboard_id: Id) -> Json:
+        return self.call("delete_dashboard", dashboard_id)
+
+    def list_dashboards_metadata(
+        self, *, version: int | Sequence[int] | None = None, permission_action: str | None = None
+    ) -> list[Json]:
+        """``{id, title, uname, project_id, version}`` of every dashboard the key may act on."""
+        if permission_action is not None:
+            _check_choice("list_dashboards_metadata", "permission_action", permission_action, PERMISSION_ACTIONS)
+        versions = [version] if isinstance(version, int) else version
+        return self.call("list_dashboards_metadata", query=locals_query(
+            {"version": list(versions) if versions is not None else None, "permission_action": permission_action}
+        )) or []
+
+    def clone_canvas_dashboard(
+        self,
+        dashboard_id: Id,
+        new_uname: str,
+        *,
+        category_type: str = "ReportCategory",
+        category_id: int | None = None,
+        new_title: str | None = None,
+    ) -> Json:
+        """Copy a canvas dashboard under a new uname; returns the Job. Never re-sent once received."""
+        if not isinstance(new_uname, str) or not new_uname:
+            raise AnalyticsParameterError("clone_canvas_dashboard: new_uname must be a non-empty string")
+        _check_choice("clone_canvas_dashboard", "category_type", category_type, DASHBOARD_CATEGORIES)
+        body = {"new_uname": new_uname, "category_type": category_type,
+                **locals_query({"category_id": category_id, "new_title": new_title})}
+        return self.call("clone_canvas_dashboard", dashboard_id, body=body)
+
+    def delete_dashboard_widget(self, widget_id: Id) -> Json:
+        return self.call("delete_dashboard_widget", widget_id)
+
+    # data schedules
+
+    def test_data_schedule(self, data_schedule: Mapping[str, Any]) -> Json:
+        """Send an unsaved schedule once (for example to check its destination); returns the Job."""
+        return self.call("test_data_schedule", body=dict(data_schedule))
+
+    # groups
+
+    def delete_group(self, group_id: Id) -> Json:
+        return self.call("delete_group", group_id)
+
+    def add_user_to_group(self, group_id: Id, user_id: Id) -> Json:
+        return self.call("add_user_to_group", group_id, user_id)
+
+    def remove_user_from_group(self, group_id: Id, user_id: Id) -> Json:
+        return self.call("remove_user_from_group", group_id, user_id)
+
+    # shareable links
+
+    def create_shareable_link(self, shareable_link: Mapping[str, Any]) -> Json:
+        """Create a public link to a dashboard; never re-sent once it may have reached the service."""
+        link = dict(shareable_link)
+        if link.get("dynamic_filter_presets"):
+            link["dynamic_filter_presets"] = check_filter_conditions(
+                link["dynamic_filter_presets"], "dynamic_filter_presets", condition_key="preset_condition"
+            )
+        return self.call("create_shareable_link", body=link)
+
+    def list_shareable_links(
+        self,
+        *,
+        sort: str | None = None,
+        resource_type: str | None = None,
+        resource_id: int | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+    ) -> Pages:
+        return self.paginate("list_shareable_links", locals_query(locals()))
+
+    def get_shareable_link(self, link_id: Id) -> Json:
+        return self.call("get_shareable_link", link_id)
+
+    def update_shareable_link(self, link_id: Id, shareable_link: Mapping[str, Any]) -> Json:
+        return self.call("update_shareable_link", link_id, body=dict(shareable_link))
+
+    def delete_shareable_link(self, link_id: Id) -> Json:
+        return self.call("delete_shareable_link", link_id)
+
+    # data sources and sets
+
+    def delete_data_source(self, data_source_id: Id) -> Json:
+        return self.call("delete_data_source", data_source_id)
+
+    def upload_dbt_manifests(self, manifests: Sequence[Manifest], *, data_source_name: str | None = None) -> Json:
+        """Upload up to 5 dbt ``manifest.json`` files (200 MB each) in one atomic request; returns the Job.
+
+        The files are streamed, never read into memory whole. Sizes and count are checked before
+        anything is sent; a malformed manifest fails the job, not the request. Never re-sent once
+        the body may have reached the service.
+        """
+        from analytics_provider.hooks.upload import send_manifests
+
+        return send_manifests(self, manifests, data_source_name)
+
+    def submit_data_set_query(self, data_set_id: Id, query: Mapping[str, Any]) -> Json:
+        """Run a query (metrics, dimensions, filters...) on a data set.
+
+        Returns either the Job (``{"id", "status"}``: wait for it, then read the rows from
+        ``get_job_result(job_id)["result"]["data"]``) or, when the service answers from its
+        cache, that data at once: ``{"fields", "values", "meta"}``. :func:`is_job` tells which.
+        """
+        answer = self.call("submit_data_set_query", data_set_id, body={"query": check_data_set_query(query)})
+        return answer["job"] if isinstance(answer, dict) and isinstance(answer.get("job"), dict) else answer
+
+    def generate_data_set_sql(self, data_set_id: Id, query: Mapping[str, Any]) -> str:
+        """The SQL the service would run for ``query`` on the data set."""
+        return str(self.call("generate_data_set_sql", data_set_id, body={"query": check_data_set_query(query)}))
+
+    # user attributes
+
+    def delete_user_attribute(self, attribute_id: Id) -> Json:
+        return self.call("delete_user_attribute", attribute_id)
+
+    # modelling, tags, AI
+
+    def validate_ddl(self, ddl: str) -> str:
+        """Check a data model persistence's custom DDL: ``"success"``, or the service's 422 raised."""
+        if not isinstance(ddl, str) or not ddl.strip():
+            raise AnalyticsParameterError("validate_ddl: ddl must be a non-empty string")
+        return str(self.call("validate_ddl", body={"ddl": ddl}))
+
+    def list_tags(self) -> list[Json]:
+        """The production tags (``{name, description, color}``)."""
+        return self.call("list_tags") or []
+
+    def add_object_tags(
+        self, uname: str, object_type: str, tags: Sequence[str], *, project_id: int | None = None
+    ) -> Json:
+        """Tag an AML data set or dashboard; returns the Job."""
+        return self.call("add_object_tags", body=_tag_body("add_object_tags", uname, object_type, tags, project_id))
+
+    def remove_object_tags(
+        self, uname: str, object_type: str, tags: Sequence[str] = (), *, project_id: int | None = None
+    ) -> Json:
+        """Untag an AML data set or dashboard (no tags: remove them all); returns the Job."""
+        body = _tag_body("remove_object_tags", uname, object_type, tags, project_id)
+        return self.call("remove_object_tags", body=body)
+
+    def recommend_archivable_objects(self) -> list[Json]:
+        """AML dashboards and data sets not viewed for more than 30 days."""
+        return self.call("recommend_archivable_objects") or []
+
+    def list_ai_skills(self) -> list[Json]:
+        return self.call("list_ai_skills") or []
+
+    # git webhooks (relayed events; the service checks their signature, not the key)
+
+    def send_github_event(
+        self, payload: Mapping[str, Any] | bytes, *, event: str, hook_id: str, signature: str
+    ) -> list[Json]:
+        """Relay a GitHub webhook delivery: ``payload`` as received (bytes keep the signed bytes exact)."""
+        _check_choice("send_github_event", "event", event, GITHUB_EVENTS)
+        headers = {"X-GitHub-Event": event, "X-GitHub-Hook-ID": hook_id, "X-Hub-Signature-256": signature}
+        return self._send_event("send_github_event", payload, headers) or []
+
+    def send_gitlab_event(self, payload: Mapping[str, Any] | bytes, *, event: str, token: str) -> list[Json]:
+        """Relay a GitLab webhook delivery (``token``: its ``X-Gitlab-Token``)."""
+        _check_choice("send_gitlab_event", "event", event, GITLAB_EVENTS)
+        return self._send_event("send_gitlab_event", payload, {"X-Gitlab-Event": event, "X-Gitlab-Token": token}) or []
+
+    def send_github_app_event(self, payload: Mapping[str, Any] | bytes, *, event: str, signature: str) -> Json:
+        """Relay a GitHub App webhook delivery; answers ``{status: skipped or processed, data}``."""
+        headers = {"X-GitHub-Event": event, "X-Hub-Signature-256": signature}
+        return self._send_event("send_github_app_event", payload, headers)
+
+    def _send_event(self, name: str, payload: Mapping[str, Any] | bytes, headers: Mapping[str, str]) -> Any:
+        from analytics_provider.hooks.upload import send_json_with_headers
+
+        for header, value in headers.items():
+            if not isinstance(value, str) or not value:
+                raise AnalyticsParameterError(f"{name}: the {header} header value must be a non-empty string")
+        body = payload if isinstance(payload, bytes) else json.dumps(dict(payload)).encode("utf-8")
+        return send_json_with_headers(self, name, body, headers)
+
+
+def is_job(answer: Mapping[str, Any]) -> bool:
+    """Whether :meth:`AnalyticsHook.submit_data_set_query` answered a Job (else the rows themselves)."""
+    return "id" in answer and "status" in answer and "values" not in answer
+
+
+def _tag_body(name: str, uname: str, object_type: str, tags: Sequence[str], project_id: int | None) -> Json:
+    if not isinstance(uname, str) or not uname:
+        raise AnalyticsParameterError(f"{name}: uname must be a non-empty string")
+    _check_choice(name, "object_type", object_type, TAG_OBJECT_TYPES)
+    if isinstance(tags, str) or not all(isinstance(t, str) and t for t in tags):
+        raise AnalyticsParameterError(f"{name}: tags must be a list of tag names")
+    body: Json = {"object_params": {"uname": uname, "type": object_type}, "tags": list(tags)}
+    if project_id is not None:
+        body["project_id"] = project_id
+    return body
 
 
 def locals_query(values: Mapping[str, Any], exclude: Sequence[str] = ()) -> dict[str, Any]:

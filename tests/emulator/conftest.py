@@ -10,7 +10,14 @@ import pytest
 import requests
 
 from analytics_provider.api.operations import PENDING_JOB_STATUSES
+from analytics_provider.testing.emulator.api import ApiService
 from analytics_provider.testing.emulator.app import AnalyticsEmulator
+from analytics_provider.testing.emulator.wire import Incoming, Outcome
+
+from .vendor_contract import Verdict, judge
+
+SNIFFED_UPLOAD = 1024 * 1024
+"""Uploads up to this size are judged by the vendor's document too (bigger ones stay unread)."""
 
 
 class Api:
@@ -56,6 +63,41 @@ class Api:
         job_id = int(answer.json()["job"]["id"])
         assert self.wait_job(job_id)["status"] == "success"
         return job_id
+
+
+class Exchanges:
+    """Every request the emulator's API origin answered during a test, judged by the vendor's document."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[Incoming, Outcome, bytes | None, str]] = []
+
+    def verdicts(self) -> list[Verdict]:
+        return [judge(request, outcome, key_header, f"http://{request.headers.get('host', '127.0.0.1')}", body)
+                for request, outcome, body, key_header in self.seen if not outcome.injected and not outcome.drop]
+
+
+@pytest.fixture(autouse=True)
+def vendor_checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[Exchanges]:
+    """Every answer of every emulator test is checked against the vendor's OpenAPI document (patched
+    as :mod:`.vendor_patches` says): a valid answer, the documented error shape, RateLimit headers,
+    and no request the vendor refuses accepted."""
+    exchanges = Exchanges()
+    original = ApiService.answer
+
+    def recording(self: ApiService, request: Incoming) -> Outcome:
+        body = None
+        if request.stream is not None:
+            body = request.stream.read(SNIFFED_UPLOAD + 1)
+            request.stream.seek(0)
+        outcome = original(self, request)
+        if body is None or len(body) <= SNIFFED_UPLOAD:
+            exchanges.seen.append((request, outcome, body, self.key_header))
+        return outcome
+
+    monkeypatch.setattr(ApiService, "answer", recording)
+    yield exchanges
+    problems = [v.describe() for v in exchanges.verdicts() if v.problems]
+    assert not problems, "answers the vendor's document does not allow:\n" + "\n".join(problems)
 
 
 @pytest.fixture

@@ -11,9 +11,10 @@ from analytics_provider.testing.emulator.handlers import load_handlers
 
 from .conftest import Api
 
+MANIFEST = b'{"metadata": {"dbt_version": "1.8.0"}, "nodes": {}}'
 SCHEDULE = {"source_type": "Dashboard", "source_id": 1, "schedule": {"repeat": "0 7 * * *", "paused": False},
             "dest": {"type": "EmailDest", "title": "Daily {{$today}}", "recipients": ["ops@example.org"]}}
-ALERT = {"title": "Revenue dropped", "source_type": "DashboardWidget", "source_id": 101,
+ALERT = {"title": "Revenue dropped", "source_type": "DashboardWidget", "source_id": 101, "dynamic_filter_presets": [],
          "schedule": {"repeat": "0 * * * *", "paused": False},
          "dest": {"type": "EmailDest", "recipients": ["ops@example.org"]},
          "viz_conditions": [{"field_path": {"field_name": "revenue", "model_id": 1}, "aggregation": "sum",
@@ -42,13 +43,14 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any], Any]] = {
     "create_data_schedule": ((), {}, {"data_schedule": SCHEDULE}),
     "list_data_schedules": ((), {"dest_type": "SlackDest"}, None),
     "get_data_schedule": ((2,), {}, None),
-    "update_data_schedule": ((1,), {}, {"data_schedule": {"schedule": {"repeat": "0 8 * * *", "paused": True}}}),
+    "update_data_schedule": ((1,), {}, {"data_schedule": {**SCHEDULE, "schedule": {"repeat": "0 8 * * *",
+                                                                                   "paused": True}}}),
     "delete_data_schedule": ((2,), {}, None),
     "execute_data_schedule": ((1,), {}, None),
     "create_data_alert": ((), {}, {"data_alert": ALERT}),
     "list_data_alerts": ((), {"search_term": "spend", "source_type": "DashboardWidget"}, None),
     "get_data_alert": ((1,), {}, None),
-    "update_data_alert": ((1,), {}, {"data_alert": {"title": "Renamed"}}),
+    "update_data_alert": ((1,), {}, {"data_alert": {**ALERT, "title": "Renamed"}}),
     "delete_data_alert": ((2,), {}, None),
     "execute_data_alert": ((1,), {}, None),
     "test_data_alert": ((), {}, {"test_data_alert": ALERT}),
@@ -76,6 +78,48 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any], Any]] = {
     "upsert_user_attribute_entries": ((), {}, {"user_attribute_entries": [ENTRY]}),
     "publish_aml_project": ((), {}, {"object_mapping": {"datasets": {"1": "sales"}}}),
     "validate_aml_project": ((), {}, {"branch_name": "master", "commit_oid": "abc123"}),
+    "restore_user": ((9,), {}, None),
+    "resend_user_invite": ((8,), {}, None),
+    "revoke_user_api_key": ((6,), {}, None),
+    "list_jobs": ((), {"ids[]": [1, 2]}, None),
+    "list_job_queues": ((), {}, None),
+    "delete_dashboard": ((2,), {}, None),
+    "list_dashboards_metadata": ((), {"version[]": [3], "permission_action": "update"}, None),
+    "clone_canvas_dashboard": ((3,), {}, {"new_uname": "exec_copy", "category_type": "ReportCategory"}),
+    "delete_dashboard_widget": (("102",), {}, None),
+    "test_data_schedule": ((), {}, {"test_data_schedule": SCHEDULE}),
+    "delete_group": ((2,), {}, None),
+    "add_user_to_group": ((2, 4), {}, None),
+    "remove_user_from_group": ((2, 5), {}, None),
+    "create_shareable_link": ((), {}, {"shareable_link": {"resource_type": "Dashboard", "resource_id": 2,
+                                                          "title": "Public marketing"}}),
+    "list_shareable_links": ((), {"resource_type": "Dashboard", "resource_id": 1}, None),
+    "get_shareable_link": ((1,), {}, None),
+    "update_shareable_link": ((1,), {}, {"shareable_link": {"resource_type": "Dashboard", "resource_id": 1,
+                                                            "title": "Renamed"}}),
+    "delete_shareable_link": ((1,), {}, None),
+    "delete_data_source": ((2,), {}, None),
+    "upload_dbt_manifests": ((), {}, None),
+    "submit_data_set_query": ((1,), {}, {"query": {"dimensions": [{"field": "orders.region"}],
+                                                   "metrics": [{"field": "orders.revenue", "aggregation": "sum"}]}}),
+    "generate_data_set_sql": ((1,), {}, {"query": {"dimensions": [{"field": "orders.region"}],
+                                                   "metrics": [{"field": "orders.revenue", "aggregation": "sum"}]}}),
+    "delete_user_attribute": ((4,), {}, None),
+    "validate_ddl": ((), {}, {"ddl": "CREATE TABLE {{ #SOURCE }} AS (select 1)"}),
+    "list_tags": ((), {}, None),
+    "add_object_tags": ((), {}, {"object_params": {"uname": "sales", "type": "dataset"}, "tags": ["finance"]}),
+    "remove_object_tags": ((), {}, {"object_params": {"uname": "sales", "type": "dataset"}, "tags": []}),
+    "recommend_archivable_objects": ((), {}, None),
+    "list_ai_skills": ((), {}, None),
+    "send_github_event": ((), {}, {"action": "opened"}),
+    "send_gitlab_event": ((), {}, {"object_kind": "push"}),
+    "send_github_app_event": ((), {}, {"action": "created"}),
+}
+HEADERS = {
+    "send_github_event": {"X-GitHub-Event": "pull_request", "X-GitHub-Hook-ID": "42",
+                          "X-Hub-Signature-256": "sha256=" + "ab" * 32},
+    "send_gitlab_event": {"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "gl-secret-token"},
+    "send_github_app_event": {"X-GitHub-Event": "installation", "X-Hub-Signature-256": "sha256=" + "cd" * 32},
 }
 
 
@@ -88,18 +132,26 @@ def test_the_table_is_covered() -> None:
 def test_operation_answers(api: Api, name: str) -> None:
     op = OPERATIONS[name]
     api.emulator.job_duration = 0.05
-    if name.startswith("get_job"):
+    if name.startswith("get_job") or name == "list_jobs":
         api.export("101")  # job 1
     args, query, body = CALLS[name]
     path = op.path.format(**dict(zip(op.path_params, map(str, args), strict=True)))
-    answer = api.call(op.method, path, params=query, json=body)
+    if name == "upload_dbt_manifests":
+        answer = api.call(op.method, path, files=[("files", ("manifest.json", MANIFEST, "application/json"))],
+                          data={"data_source_name": "Production warehouse"})
+    else:
+        answer = api.call(op.method, path, params=query, json=body, headers=HEADERS.get(name, {}))
     assert answer.status_code == op.status, answer.text
     data = answer.json()
     if op.result_key is not None:
         assert op.result_key in data, data
     if op.items_key is not None:
         assert isinstance(data[op.items_key], list) and data[op.items_key]
-    if op.starts_job:
+    if op.result_key is not None and isinstance(data[op.result_key], list) and name != "get_job_logs":
+        assert data[op.result_key], data  # list answers of the seed are not empty
+    if op.starts_job and name == "submit_data_set_query" and "job" not in data:
+        assert data["values"]
+    elif op.starts_job:
         assert set(data["job"]) >= {"id", "status"}
         assert api.wait_job(data["job"]["id"])["status"] == "success"
 

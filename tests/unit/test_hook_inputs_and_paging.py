@@ -28,7 +28,7 @@ from .conftest import BASE
         (lambda h: h.list_user_attribute_entries("Team", 1), "subject_type must be one of User, Group"),
         (lambda h: h.submit_widget_export(1, "docx"), "output must be one of csv, xlsx, pdf; got 'docx'"),
         (
-            lambda h: h.submit_widget_export(1, "csv", [{"dynamic_filter_id": "3", "condition": {}}]),
+            lambda h: h.submit_widget_export(1, "csv", [{"dynamic_filter_id": "x", "condition": {}}]),
             r"dashboard_filter_conditions\[0\].dynamic_filter_id must be an integer",
         ),
         (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email
+import io
 import json
 from collections.abc import Callable
 from typing import Any
@@ -29,8 +31,9 @@ def case(
     answer: Any = None,
     status: int = 200,
     expected: Any = None,
+    headers: dict[str, str] | None = None,
 ) -> Any:
-    return pytest.param(call, method, path, query or {}, body, answer, status, expected, id=name)
+    return pytest.param(call, method, path, query or {}, body, answer, status, expected, headers or {}, id=name)
 
 
 CASES = [
@@ -472,8 +475,105 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("call", "method", "path", "query", "body", "answer", "status", "expected"), CASES)
-def test_operation_wire_format(hook, mock, call, method, path, query, body, answer, status, expected) -> None:
+
+MESSAGE = {"message": "done"}
+QUERY = {"dimensions": [{"field": "orders.region"}], "metrics": [{"field": "orders.revenue", "aggregation": "sum"}],
+         "filters": [{"field": "orders.created_at", "operator": "last", "values": [7], "modifier": "day"}]}
+DATA = {"fields": ["orders.region", "orders.revenue"], "values": [["EU", "10"]],
+        "meta": {"page": 1, "page_size": 20, "num_rows": 1}}
+SIGNATURE = "sha256=" + "ab" * 32
+
+CASES += [
+    case("restore_user", lambda h: h.restore_user(9), "POST", "/users/9/restore", answer=MESSAGE, expected=MESSAGE),
+    case("resend_user_invite", lambda h: h.resend_user_invite(8), "POST", "/users/8/resend_invite", answer=JOB,
+         expected=JOB["job"]),
+    case("revoke_user_api_key", lambda h: h.revoke_user_api_key(6), "POST", "/users/6/revoke_authentication_token",
+         answer=MESSAGE, expected=MESSAGE),
+    case("list_jobs", lambda h: h.list_jobs([7, 8], include_source=True), "GET", "/jobs",
+         query={"ids[]": ["7", "8"], "include_source": "true"}, answer={"jobs": [{"id": 7}, {"id": 8}]},
+         expected=[{"id": 7}, {"id": 8}]),
+    case("list_job_queues", lambda h: h.list_job_queues(), "GET", "/job_queues",
+         answer={"job_queues": [{"id": 1, "queue": "default"}]}, expected=[{"id": 1, "queue": "default"}]),
+    case("delete_dashboard", lambda h: h.delete_dashboard(12), "DELETE", "/dashboards/12", answer=MESSAGE,
+         expected=MESSAGE),
+    case("list_dashboards_metadata", lambda h: h.list_dashboards_metadata(version=[3, 4], permission_action="read"),
+         "GET", "/dashboards/list_metadata", query={"version[]": ["3", "4"], "permission_action": "read"},
+         answer={"dashboards_metadata": [{"id": 1}]}, expected=[{"id": 1}]),
+    case("clone_canvas_dashboard", lambda h: h.clone_canvas_dashboard(3, "copy", new_title="Copy"), "POST",
+         "/dashboards/3/clone_canvas_dashboard",
+         body={"new_uname": "copy", "category_type": "ReportCategory", "new_title": "Copy"}, answer=JOB,
+         expected=JOB["job"]),
+    case("delete_dashboard_widget", lambda h: h.delete_dashboard_widget("101"), "DELETE", "/dashboard_widgets/101",
+         answer=MESSAGE, expected=MESSAGE),
+    case("test_data_schedule", lambda h: h.test_data_schedule({"source_id": 1}), "POST",
+         "/data_schedules/submit_execute", body={"test_data_schedule": {"source_id": 1}}, answer=JOB,
+         expected=JOB["job"]),
+    case("delete_group", lambda h: h.delete_group(2), "DELETE", "/groups/2", answer=MESSAGE, expected=MESSAGE),
+    case("add_user_to_group", lambda h: h.add_user_to_group(2, 4), "POST", "/groups/2/add_user/4", answer=MESSAGE,
+         expected=MESSAGE),
+    case("remove_user_from_group", lambda h: h.remove_user_from_group(2, 5), "POST", "/groups/2/remove_user/5",
+         answer=MESSAGE, expected=MESSAGE),
+    case("create_shareable_link",
+         lambda h: h.create_shareable_link({"resource_type": "Dashboard", "resource_id": 1, "dynamic_filter_presets": [
+             {"dynamic_filter_id": 1, "preset_condition": {"operator": "matches_user_attribute",
+                                                           "values": ["region"]}}]}),
+         "POST", "/shareable_links",
+         body={"shareable_link": {"resource_type": "Dashboard", "resource_id": 1, "dynamic_filter_presets": [
+             {"dynamic_filter_id": 1, "preset_condition": {"operator": "matches_user_attribute",
+                                                           "values": ["region"]}}]}},
+         status=201, answer={"shareable_link": {"id": 3}}, expected={"id": 3}),
+    case("list_shareable_links", lambda h: list(h.list_shareable_links(resource_id=1)), "GET", "/shareable_links",
+         query={"resource_id": "1"}, answer={"shareable_links": [{"id": 3}], "cursors": {"next": None}},
+         expected=[{"id": 3}]),
+    case("get_shareable_link", lambda h: h.get_shareable_link(3), "GET", "/shareable_links/3",
+         answer={"shareable_link": {"id": 3}}, expected={"id": 3}),
+    case("update_shareable_link", lambda h: h.update_shareable_link(3, {"title": "t"}), "PUT", "/shareable_links/3",
+         body={"shareable_link": {"title": "t"}}, answer={"shareable_link": {"id": 3}}, expected={"id": 3}),
+    case("delete_shareable_link", lambda h: h.delete_shareable_link(3), "DELETE", "/shareable_links/3",
+         answer=MESSAGE, expected=MESSAGE),
+    case("delete_data_source", lambda h: h.delete_data_source(2), "DELETE", "/data_sources/2", answer=MESSAGE,
+         expected=MESSAGE),
+    case("submit_data_set_query", lambda h: h.submit_data_set_query(1, QUERY), "POST", "/data_sets/1/submit_query",
+         body={"query": QUERY}, answer=DATA, expected=DATA),
+    case("generate_data_set_sql", lambda h: h.generate_data_set_sql(1, QUERY), "POST", "/data_sets/1/generate_sql",
+         body={"query": QUERY}, answer={"sql": "SELECT 1"}, expected="SELECT 1"),
+    case("delete_user_attribute", lambda h: h.delete_user_attribute(4), "DELETE", "/user_attributes/4",
+         answer=MESSAGE, expected=MESSAGE),
+    case("validate_ddl", lambda h: h.validate_ddl("CREATE TABLE t AS (select 1)"), "POST",
+         "/data_model_persistences/validate_ddl", body={"ddl": "CREATE TABLE t AS (select 1)"},
+         answer={"status": "success"}, expected="success"),
+    case("list_tags", lambda h: h.list_tags(), "GET", "/tags", answer={"tags": [{"name": "certified"}]},
+         expected=[{"name": "certified"}]),
+    case("add_object_tags", lambda h: h.add_object_tags("sales", "dataset", ["finance"], project_id=1), "POST",
+         "/tags/submit_add_object_tags",
+         body={"object_params": {"uname": "sales", "type": "dataset"}, "tags": ["finance"], "project_id": 1},
+         answer=JOB, expected=JOB["job"]),
+    case("remove_object_tags", lambda h: h.remove_object_tags("sales", "dataset"), "POST",
+         "/tags/submit_remove_object_tags", body={"object_params": {"uname": "sales", "type": "dataset"}, "tags": []},
+         answer=JOB, expected=JOB["job"]),
+    case("recommend_archivable_objects", lambda h: h.recommend_archivable_objects(), "GET",
+         "/tags/recommend_archivable_objects", answer={"archivable_objects": [{"id": 3}]}, expected=[{"id": 3}]),
+    case("list_ai_skills", lambda h: h.list_ai_skills(), "GET", "/ai/skills", answer={"skills": [{"name": "s"}]},
+         expected=[{"name": "s"}]),
+    case("send_github_event",
+         lambda h: h.send_github_event({"action": "opened"}, event="pull_request", hook_id="42", signature=SIGNATURE),
+         "POST", "/git_webhooks/github_event", body={"action": "opened"},
+         headers={"X-GitHub-Event": "pull_request", "X-GitHub-Hook-ID": "42", "X-Hub-Signature-256": SIGNATURE},
+         answer={"data": [{"status": "success"}]}, expected=[{"status": "success"}]),
+    case("send_gitlab_event", lambda h: h.send_gitlab_event(b'{"object_kind":"push"}', event="Push Hook", token="t0k"),
+         "POST", "/git_webhooks/gitlab_event", body={"object_kind": "push"},
+         headers={"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "t0k"},
+         answer={"data": []}, expected=[]),
+    case("send_github_app_event", lambda h: h.send_github_app_event({"action": "created"}, event="installation",
+                                                                    signature=SIGNATURE),
+         "POST", "/git_webhooks/github_app_event", body={"action": "created"},
+         headers={"X-GitHub-Event": "installation", "X-Hub-Signature-256": SIGNATURE},
+         answer={"status": "processed", "data": []}, expected={"status": "processed", "data": []}),
+]
+
+
+@pytest.mark.parametrize(("call", "method", "path", "query", "body", "answer", "status", "expected", "headers"), CASES)
+def test_operation_wire_format(hook, mock, call, method, path, query, body, answer, status, expected, headers) -> None:
     mock.register_uri(method, BASE + path, json=answer, status_code=status)
 
     assert call(hook) == expected
@@ -482,16 +582,21 @@ def test_operation_wire_format(hook, mock, call, method, path, query, body, answ
     assert len(mock.request_history) == 1
     assert sent.method == method
     assert urlsplit(sent.url).path == "/api/v2" + path
-    assert dict(parse_qsl(urlsplit(sent.url).query)) == query
+    pairs = parse_qsl(urlsplit(sent.url).query)
+    assert {k: [v for n, v in pairs if n == k] if k.endswith("[]") else v for k, v in pairs} == query
     assert sent.headers["X-Service-Key"] == KEY
     assert sent.headers["Accept"] == "application/json"
     assert sent.headers["User-Agent"].startswith("airflow-provider-analytics/")
     assert (sent.json() if sent.body else None) == body
+    if body is not None:
+        assert sent.headers["Content-Type"] == "application/json"
+    assert {k: sent.headers.get(k) for k in headers} == headers
 
 
 def test_every_operation_has_a_wire_format_case() -> None:
-    covered = {p.id for p in CASES} | {"download_export"}  # download: see test_download.py
-    assert covered == set(OPERATIONS)
+    # download: see test_download.py; the multipart upload: the tests below
+    covered = {p.id for p in CASES} | {"download_export", "upload_dbt_manifests"}
+    assert covered == set(OPERATIONS) and len(OPERATIONS) == 82
 
 
 def test_every_operation_has_a_hook_method() -> None:
@@ -534,3 +639,78 @@ def test_timeouts_are_sent_on_every_request(hook, mock, monkeypatch) -> None:
     mock.get(BASE + "/users/me", json={"user": USER})
     hook.get_current_user()
     assert seen == [(10.0, 60.0)]
+
+
+def test_upload_dbt_manifests_wire_format(hook, mock, tmp_path) -> None:
+    first = tmp_path / "manifest.json"
+    first.write_bytes(b'{"nodes": {}}')
+    second = io.BytesIO(b'xx{"nodes": {"a": 1}}')
+    second.read(2)  # a file object is sent from where it stands
+    bodies: list[bytes] = []
+
+    def answer(request: Any, context: Any) -> Any:
+        bodies.append(request.body.read())  # the encoder streams while the request is being sent
+        return JOB
+
+    mock.post(BASE + "/data_sources/upload_multiple_dbt_manifests", json=answer)
+
+    assert hook.upload_dbt_manifests([first, ("other.json", second)], data_source_name="DWH") == JOB["job"]
+
+    sent = mock.request_history[0]
+    assert sent.headers["X-Service-Key"] == KEY
+    content_type = sent.headers["Content-Type"]
+    assert content_type.startswith("multipart/form-data; boundary=")
+    assert not isinstance(sent.body, bytes)  # streamed by the encoder, never joined in memory
+    body = bodies[0]
+    message = email.message_from_bytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+    parts = [(p.get_param("name", header="content-disposition"), p.get_filename(), p.get_payload(decode=True))
+             for p in message.get_payload()]
+    assert parts == [("data_source_name", None, b"DWH"), ("files", "manifest.json", b'{"nodes": {}}'),
+                     ("files", "other.json", b'{"nodes": {"a": 1}}')]
+    assert int(sent.headers["Content-Length"]) == len(body)
+    assert not second.closed  # the caller's file stays the caller's
+
+
+@pytest.mark.parametrize(
+    ("manifests", "message"),
+    [
+        ([], "give 1 to 5 manifests"),
+        (["m.json"] * 6, "give 1 to 5 manifests"),
+        ("manifest.json", "must be a list"),
+        ([("x.json", "not a file")], "seekable binary file object"),
+        (["/no/such/manifest.json"], "is not a file"),
+    ],
+)
+def test_upload_dbt_manifests_refuses_bad_input_before_sending(hook, mock, manifests, message) -> None:
+    from analytics_provider.exceptions import AnalyticsParameterError
+
+    with pytest.raises(AnalyticsParameterError, match=message):
+        hook.upload_dbt_manifests(manifests)
+    assert not mock.request_history
+
+
+def test_upload_dbt_manifests_refuses_a_file_over_200_mb(hook, mock, tmp_path) -> None:
+    from analytics_provider.exceptions import AnalyticsParameterError
+
+    big = tmp_path / "manifest.json"
+    with big.open("wb") as handle:
+        handle.truncate(200 * 1024 * 1024 + 1)  # sparse: no disk is used
+    with pytest.raises(AnalyticsParameterError, match=r"manifests\[0\] \(manifest.json\) is 209715201 bytes"):
+        hook.upload_dbt_manifests([big])
+    assert not mock.request_history
+
+
+def test_upload_is_never_sent_twice(hook, mock, tmp_path) -> None:
+    import requests
+
+    from analytics_provider.exceptions import AnalyticsTransportError
+
+    manifest = tmp_path / "manifest.json"
+    manifest.write_bytes(b"{}")
+    url = BASE + "/data_sources/upload_multiple_dbt_manifests"
+    mock.post(url, [{"exc": requests.exceptions.ReadTimeout("no answer")}, {"json": JOB}])
+    with pytest.raises(AnalyticsTransportError):
+        hook.upload_dbt_manifests([manifest])
+    assert len(mock.request_history) == 1  # the body may have arrived: a second upload would duplicate the sync
+    mock.post(url, [{"status_code": 503, "json": {"type": "MaintenanceError", "message": "m"}}, {"json": JOB}])
+    assert hook.upload_dbt_manifests([manifest]) == JOB["job"]  # a 503 refused it before any work: sent again

@@ -5,15 +5,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 from analytics_provider.api.operations import OPERATIONS, Operation, match_route
 from analytics_provider.testing.emulator.errors import ApiError, error_for_status, new_debug_id, whole_seconds
 from analytics_provider.testing.emulator.faults import Fault, FaultPlan
 from analytics_provider.testing.emulator.handlers import Call, Reply, load_handlers
+from analytics_provider.testing.emulator.multipart import read_form
 from analytics_provider.testing.emulator.permissions import allowed
 from analytics_provider.testing.emulator.ratelimit import RateLimiter, Verdict
 from analytics_provider.testing.emulator.state import Json
-from analytics_provider.testing.emulator.validation import parse_query, unwrap
+from analytics_provider.testing.emulator.validation import check_content_type, check_headers, parse_query, unwrap
 from analytics_provider.testing.emulator.wire import Incoming, Outcome, error_outcome, json_outcome, parse_json
 from analytics_provider.testing.emulator.world import World
 
@@ -21,6 +23,9 @@ log = logging.getLogger(__name__)
 
 PREFIX = "/api/v2"
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+UNROUTED = Operation("unrouted", "ANY", "/*")
+"""The rate-limit bucket of requests that match no operation (they carry RateLimit-* headers too)."""
+ANONYMOUS: Json = {"id": 0, "role": "user", "name": "(webhook sender)"}
 
 
 def route(method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
@@ -52,10 +57,12 @@ class ApiService:
     def answer(self, request: Incoming) -> Outcome:
         path = request.path
         found = route(request.method, path[len(PREFIX):]) if path.startswith(PREFIX + "/") else None
-        if found is None:
-            return error_outcome(ApiError(404, "BaseError", f"No route matches [{request.method}] {path}"))
-        op, params = found
         key = request.headers.get(self.key_header.lower()) or ""
+        if found is None:
+            verdict = self.limiter.hit(key or f"address:{request.client}", UNROUTED)
+            error = ApiError(404, "BaseError", f"No route matches [{request.method}] {path}")
+            return error_outcome(error, verdict.headers())
+        op, params = found
         verdict = self.limiter.hit(key or f"address:{request.client}", op)
         try:
             outcome = self._answer(op, params, key, verdict, request)
@@ -75,6 +82,7 @@ class ApiService:
         if fault is not None:
             injected = self._fault(fault, verdict)
             if injected is not None:
+                injected.injected = True
                 return injected
         outcome = self._serve(op, params, key, verdict, request)
         outcome.truncate = fault is not None and fault.truncate
@@ -94,19 +102,26 @@ class ApiService:
         return error_outcome(error)
 
     def _serve(self, op: Operation, params: dict[str, str], key: str, verdict: Verdict, request: Incoming) -> Outcome:
-        user = self._key_owner(key)
+        user = ANONYMOUS if op.keyless else self._key_owner(key)
         if not verdict.allowed:
             raise ApiError(429, "RateLimitExceedError",
                            f"Rate limit exceeded on {op.endpoint}: {verdict.limit} requests per "
                            f"{self.limiter.frame:g} s; retry after {verdict.reset} s")
-        if not allowed(user["role"], op.name):
+        if not op.keyless and not allowed(user["role"], op.name):
             raise ApiError(403, "PermissionDeniedError",
                            f"A user with role {user['role']} is not allowed to call {op.endpoint}")
         query = parse_query(op, request.query)
-        body = unwrap(op, parse_json(request.body)) if op.method in BODY_METHODS else {}
+        check_headers(op, request.headers)
+        body: Any = {}
+        if op.method in BODY_METHODS:
+            check_content_type(op, request.headers, request.body)
+            if op.body_type == "multipart/form-data":
+                body = read_form(request)
+            else:
+                body = unwrap(op, parse_json(request.body), required=op.keyless)
         handler = self.handlers[op.name]
         with self.world.lock:
-            result = handler(Call(op, params, query, body, user, self.world, time.time()))
+            result = handler(Call(op, params, query, body, user, self.world, time.time(), request.headers))
         if isinstance(result, Reply):
             return json_outcome(result.status, result.body, result.headers)
         return json_outcome(op.status, result)

@@ -19,6 +19,13 @@ from analytics_provider.api.operations import PENDING_JOB_STATUSES
 
 JOB_ERROR = "JobExecutionError"
 """The error class a failed job's result names."""
+SUCCESS_RESULT_TYPES = frozenset({
+    "AmlStudio::Publish.call", "AmlStudio::RemoteObjectValidation.call", "DataModel.execute_model_query",
+})
+FAILURE_RESULT_TYPES = frozenset({
+    "AmlStudio::Publish.call", "AmlStudio::RemoteDeploy.call", "AmlStudio::RemoteObjectValidation.call",
+})
+"""The result kinds the vendor's JobResult types; other jobs answer no ``result`` once final."""
 
 
 def iso(timestamp: float) -> str:
@@ -110,13 +117,22 @@ class Job:
         return [_line(level, text, at) for at, level, text in lines if at <= now]
 
     def result(self, now: float) -> dict[str, Any]:
-        """``{status, error, result}``: result data on success, the error class on failure."""
+        """``{status, error, result}``: result data on success, the error class on failure.
+
+        ``result`` is there only for the kinds of result the vendor types (AML publish and
+        validation, data-set queries); a pending job's is null, another final job has none.
+        """
         status = self.status_at(now)
         if status == "success":
-            return {"status": status, "error": None, "result": {"type": self.result_type, "data": self.result_data}}
+            answer: dict[str, Any] = {"status": status, "error": None}
+            if self.result_type in SUCCESS_RESULT_TYPES:
+                answer["result"] = {"type": self.result_type, "data": self.result_data}
+            return answer
         if status == "failure":
-            result = None if self.failure_data is None else {"type": self.result_type, "data": self.failure_data}
-            return {"status": status, "error": self.error_class, "result": result}
+            answer = {"status": status, "error": self.error_class}
+            if self.result_type in FAILURE_RESULT_TYPES:
+                answer["result"] = {"type": self.result_type, "data": self.failure_data}
+            return answer
         return {"status": status, "error": None, "result": None}
 
 

@@ -18,9 +18,10 @@ from analytics_provider.api.operations import OPERATIONS, Operation
 LEVEL_QUOTAS = {1: 120, 2: 60, 3: 20}
 LEVEL_2 = frozenset({
     "submit_widget_export", "preload_dashboard", "execute_data_schedule", "execute_data_alert",
-    "test_data_alert", "invite_users",
+    "test_data_alert", "invite_users", "submit_data_set_query", "test_data_schedule", "clone_canvas_dashboard",
+    "resend_user_invite", "add_object_tags", "remove_object_tags",
 })
-LEVEL_3 = frozenset({"publish_aml_project", "validate_aml_project", "bust_data_source_cache"})
+LEVEL_3 = frozenset({"publish_aml_project", "validate_aml_project", "bust_data_source_cache", "upload_dbt_manifests"})
 DEFAULT_FRAME = 60.0
 
 

@@ -73,7 +73,7 @@ def seed_state(keys: Mapping[int, str]) -> State:
         state.keys[key] = uid
         state.users[uid]["has_authentication_token"] = True
     state.groups = {1: {"id": 1, "name": "Sales"}, 2: {"id": 2, "name": "Operations"}}
-    state.data_sources = {1: _data_source()}
+    state.data_sources = {1: _data_source(), 2: _sample_data_source()}
     state.data_models = {m["id"]: m for m in _data_models()}
     state.data_sets = {d["id"]: d for d in _data_sets()}
     state.query_reports = {r["id"]: r for r in _reports()}
@@ -84,7 +84,26 @@ def seed_state(keys: Mapping[int, str]) -> State:
     state.user_attributes = {a["id"]: a for a in _attributes()}
     state.attribute_entries = _entries()
     state.projects = {1: {"id": 1, "name": "analytics", "default_branch": "master", "commit_oid": TARGET_COMMIT}}
+    state.shareable_links = {1: _shareable_link()}
+    state.tags = [{"name": "certified", "description": "Reviewed by the data team", "color": "#16a34a"},
+                  {"name": "finance", "description": None, "color": "#2563eb"},
+                  {"name": "deprecated", "description": "To be archived", "color": None}]
+    state.object_tags = {("dataset", "sales"): ["certified"]}
     return state
+
+
+def _sample_data_source() -> Json:
+    return {
+        "id": 2, "name": "Sample data (demo)", "dbtype": "postgresql", "is_sample": True, "is_default": False,
+        "settings": {"require_ssl": False, "query_timeout": 60, "enable_schema_info": True,
+                     "use_connection_str": False, "timezone": "Etc/UTC"},
+    }
+
+
+def _shareable_link() -> Json:
+    return {"id": 1, "resource_type": "Dashboard", "resource_id": 1, "title": "Sales overview (public)",
+            "password_enabled": False, "expired_at": None, "owner_id": 1,
+            "hash_code": "shr001k9x2", "dynamic_filter_presets": [], "permission_rules": {"row_based": []}}
 
 
 def _data_source() -> Json:
@@ -212,7 +231,8 @@ def _dashboards() -> tuple[dict[int, Json], dict[str, Json]]:
     report_of = {w: (r, title) for r, title, _, _, w, _ in _REPORTS}
     for order, (dash_id, title, widget_ids, filters) in enumerate(_DASHBOARDS):
         dashboards[dash_id] = {
-            "id": dash_id, "title": title, "owner_id": 4, "category_id": 3, "version": 3,
+            "id": dash_id, "title": title, "owner_id": 4, "category_id": 3, "version": 4 if dash_id == 3 else 3,
+            "_last_viewed_at": "2025-01-06T10:00:00Z" if dash_id == 3 else "2025-05-12T08:30:00Z",
             "hash_code": f"embed{dash_id:03d}x7k2", "secret_key": f"sk_embed_{dash_id:03d}_3f9a2c",
             "widget_ids": list(widget_ids),
             "dynamic_filters": [_filter(f, i, order) for i, f in enumerate(filters)],
@@ -235,8 +255,8 @@ def _filter(spec: tuple[Any, ...], order: int, dash_order: int) -> Json:
         "drillthrough_enabled": False,
         "definition": {
             "id": filter_id, "label": label, "filter_type": kind, "is_sharable": True, "constraints": {},
-            "input_type": "multi_select" if options else "single_value",
-            "default_condition": {"operator": "is" if kind == "string" else "greater_than", "values": []},
+            "input_type": "multi_operator" if options else "single_select",
+            "default_condition": {"operator": "is" if kind == "string" else "none", "values": []},
             "filter_source": {"source_type": "ManualFilterSource", "manual_options": [{"value": v} for v in options]},
         },
         "mappings": [

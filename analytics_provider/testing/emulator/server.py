@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import tempfile
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +16,7 @@ from analytics_provider.testing.emulator.records import RecordedRequest, Request
 from analytics_provider.testing.emulator.wire import Incoming, Outcome, json_outcome
 
 CHUNK = 64 * 1024
+SPOOL_IN_MEMORY = 1024 * 1024
 Service = Callable[[Incoming], Outcome]
 
 
@@ -103,10 +105,15 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
             return
         url = urlsplit(self.path)
         headers = {name.lower(): value for name, value in self.headers.items()}
-        request = Incoming(self.command, url.path, parse_qs(url.query, keep_blank_values=True), headers, body,
-                           self.client_address[0])
+        stream = body if not isinstance(body, bytes) else None
+        request = Incoming(self.command, url.path, parse_qs(url.query, keep_blank_values=True), headers,
+                           body if stream is None else b"", self.client_address[0], stream)
         record = self._record(request) if self.server.recorded(url.path) else None
-        outcome = self.server.service(request)
+        try:
+            outcome = self.server.service(request)
+        finally:
+            if stream is not None:
+                stream.close()
         if record is not None:
             record.operation = outcome.operation
             record.status = None if outcome.drop else outcome.status
@@ -125,7 +132,10 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
             self.server.origin, request.method, request.path, request.query, headers, carried, payload
         ))
 
-    def _read_body(self) -> bytes:
+    def _read_body(self) -> Any:
+        """The body as bytes; a multipart one (an upload) as a temporary file, never whole in memory."""
+        if self.headers.get("Content-Type", "").lower().startswith("multipart/") and not self._chunked():
+            return self._spool()
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             parts: list[bytes] = []
             while True:
@@ -142,6 +152,24 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
         if not length.strip().isdigit():
             raise ValueError(f"invalid Content-Length {length!r}")
         return self.rfile.read(int(length))
+
+    def _chunked(self) -> bool:
+        return "chunked" in self.headers.get("Transfer-Encoding", "").lower()
+
+    def _spool(self) -> Any:
+        length = self.headers.get("Content-Length", "0").strip()
+        if not length.isdigit():
+            raise ValueError(f"invalid Content-Length {length!r}")
+        spooled = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115 (closed by _serve)
+        remaining = int(length)
+        while remaining > 0:
+            chunk = self.rfile.read(min(CHUNK * 16, remaining))
+            if not chunk:
+                break
+            spooled.write(chunk)
+            remaining -= len(chunk)
+        spooled.seek(0)
+        return spooled
 
     def _drop(self) -> None:
         """Close the connection without a byte of answer."""

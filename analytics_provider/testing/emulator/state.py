@@ -38,6 +38,12 @@ class State:
     attribute_entries: list[Json] = field(default_factory=list)
     projects: dict[int, Json] = field(default_factory=dict)
     shortened_tokens: dict[str, Json] = field(default_factory=dict)
+    shareable_links: dict[int, Json] = field(default_factory=dict)
+    tags: list[Json] = field(default_factory=list)
+    object_tags: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """Tags of AML objects, keyed by (``dataset`` or ``dashboard``, uname)."""
+    query_cache: dict[str, Json] = field(default_factory=dict)
+    """Data-set query results by query fingerprint: answered at once once a job computed them."""
     next_ids: dict[str, int] = field(default_factory=dict)
 
     def new_id(self, kind: str) -> int:
@@ -58,11 +64,11 @@ _COLLECTIONS = {
     "User": "users", "Group": "groups", "DataSource": "data_sources", "DataModel": "data_models",
     "DataSet": "data_sets", "QueryReport": "query_reports", "Dashboard": "dashboards",
     "DashboardWidget": "widgets", "DataSchedule": "data_schedules", "DataAlert": "data_alerts",
-    "UserAttribute": "user_attributes", "AmlProject": "projects",
+    "UserAttribute": "user_attributes", "AmlProject": "projects", "ShareableLink": "shareable_links",
 }
 
 
-def find(state: State, model: str, ident: Any) -> Json:
+def find(state: State, model: str, ident: Any, *, include_deleted: bool = False) -> Json:
     """The resource or a 404 ``Couldn't find <model> with id=<ident>``."""
     collection: dict[Any, Json] = getattr(state, _COLLECTIONS[model])
     key: Any = str(ident)
@@ -72,6 +78,6 @@ def find(state: State, model: str, ident: Any) -> Json:
         except (TypeError, ValueError):
             raise not_found(model, ident) from None
     found = collection.get(key)
-    if found is None or found.get("_deleted"):
+    if found is None or (found.get("_deleted") and not include_deleted):
         raise not_found(model, ident)
     return found

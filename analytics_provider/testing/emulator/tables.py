@@ -6,6 +6,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from analytics_provider.api.conditions import condition_problems
 from analytics_provider.testing.emulator.errors import record_error
 from analytics_provider.testing.emulator.state import Table
 
@@ -92,28 +93,29 @@ OPERATORS: dict[str, Callable[[Any, Sequence[Any]], bool]] = {
     "ends_with": lambda cell, values: any(str(cell).lower().endswith(str(v).lower()) for v in values),
     "matches": lambda cell, values: any(str(v).lower() in str(cell).lower() for v in values),
     "greater_than": _compare(lambda a, b: a > b),
-    "greater_than_or_equal": _compare(lambda a, b: a >= b),
     "less_than": _compare(lambda a, b: a < b),
-    "less_than_or_equal": _compare(lambda a, b: a <= b),
     "between": _between,
     "is_null": lambda cell, values: cell in (None, ""),
     "not_null": lambda cell, values: cell not in (None, ""),
     "none": lambda cell, values: True,
+    "is_true": lambda cell, values: str(cell).lower() in ("true", "1", "t", "yes"),
+    "is_false": lambda cell, values: str(cell).lower() in ("false", "0", "f", "no"),
+    "before": lambda cell, values: str(cell) < str(values[0]),
+    "after": lambda cell, values: str(cell) > str(values[0]),
+    "matches_user_attribute": lambda cell, values: True,  # the caller's attribute values: not narrowed here
 }
-VALUELESS = frozenset({"is_null", "not_null", "none"})
+for _relative in ("last", "next", "transform_pop_relative", "transform_pop_absolute", "transform_pop_none",
+                  "transform_date_drill"):
+    OPERATORS[_relative] = lambda cell, values: True  # relative to "now" or a display transform: rows kept
+VALUELESS = frozenset({"is_null", "not_null", "none", "is_true", "is_false"})
 
 
 def check_condition(condition: Any, field: str) -> dict[str, Any]:
-    """A Condition body, or a 422 naming ``field``."""
-    if not isinstance(condition, dict):
-        raise record_error({field: ["must be an object with operator and values"]})
-    operator = condition.get("operator")
-    if operator not in OPERATORS:
-        raise record_error({f"{field}.operator": [f"is not supported: {operator!r}"]})
-    values = condition.get("values", [])
-    if not isinstance(values, list):
-        raise record_error({f"{field}.values": ["must be an array"]})
-    return condition
+    """A Condition body (operators and value counts as the vendor's schema), or a 422 naming ``field``."""
+    problems = condition_problems(condition)
+    if problems:
+        raise record_error({f"{field}.{name}".rstrip("."): [message] for name, message in problems})
+    return dict(condition)
 
 
 def apply_conditions(table: Table, conditions: Sequence[tuple[str, dict[str, Any]]]) -> list[list[Any]]:

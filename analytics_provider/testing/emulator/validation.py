@@ -13,40 +13,80 @@ EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _TRUE, _FALSE = ("true", "1"), ("false", "0")
 
 
+NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
+
+
 def parse_query(op: Operation, raw: Mapping[str, list[str]]) -> dict[str, Any]:
-    """The operation's query options, typed; unknown options are ignored, as the service does."""
+    """The operation's query options, typed; unknown options are ignored, as the service does.
+
+    An array option is read from ``name[]`` (or repeated ``name``); another option takes its last value.
+    """
     parsed: dict[str, Any] = {}
     for param in op.query:
-        values = raw.get(param.name) or raw.get(param.name + "[]")
-        if not values or values[-1] == "":
+        values = [v for v in (raw.get(param.name + "[]") or []) + (raw.get(param.name) or []) if v != ""]
+        if not values:
             if param.required:
                 raise invalid_parameter(f"param is missing or the value is empty: {param.name}")
             continue
-        value = values[-1]
-        if param.kind is bool:
-            if value.lower() not in _TRUE + _FALSE:
-                raise invalid_parameter(f"{param.name} must be true or false, got {value!r}")
-            parsed[param.name] = value.lower() in _TRUE
-        elif param.kind is int:
-            if not re.fullmatch(r"-?\d+", value):
-                raise invalid_parameter(f"{param.name} must be an integer, got {value!r}")
-            parsed[param.name] = int(value)
-        else:
-            parsed[param.name] = value
-        if param.choices and value not in param.choices:
-            raise invalid_parameter(
-                f"{param.name} does not have a valid value: {value!r}; allowed values: {', '.join(param.choices)}"
-            )
+        typed = [typed_value(param.name, param.kind, param.choices, value) for value in values]
+        parsed[param.name] = typed if param.many else typed[-1]
     limit = parsed.get("limit")
     if limit is not None and not 1 <= limit <= MAX_PAGE_SIZE:
         raise invalid_parameter(f"limit must be between 1 and {MAX_PAGE_SIZE}, got {limit}")
+    if parsed.get("page") is not None and parsed["page"] < 1:
+        raise invalid_parameter(f"page must be at least 1, got {parsed['page']}")
     return parsed
 
 
-def unwrap(op: Operation, body: Any) -> Any:
+def typed_value(name: str, kind: type, choices: tuple[str, ...], value: str) -> Any:
+    """A query or header value as its table type; a 400 naming ``name`` when it is not one."""
+    result: Any = value
+    if kind is bool:
+        if value.lower() not in _TRUE + _FALSE:
+            raise invalid_parameter(f"{name} must be true or false, got {value!r}")
+        result = value.lower() in _TRUE
+    elif kind is int:
+        if not re.fullmatch(r"-?\d+", value):
+            raise invalid_parameter(f"{name} must be an integer, got {value!r}")
+        result = int(value)
+    elif kind is float:
+        if not NUMBER.match(value):
+            raise invalid_parameter(f"{name} must be a number, got {value!r}")
+        result = float(value)
+    if choices and value not in choices:
+        raise invalid_parameter(f"{name} does not have a valid value: {value!r}; allowed values: {', '.join(choices)}")
+    return result
+
+
+def check_headers(op: Operation, headers: Mapping[str, str]) -> None:
+    """The headers the operation requires (webhook event names and signatures)."""
+    for param in op.headers:
+        value = headers.get(param.name.lower())
+        if not value:
+            raise invalid_parameter(f"missing header: {param.name}")
+        typed_value(param.name, param.kind, param.choices, value)
+
+
+def check_content_type(op: Operation, headers: Mapping[str, str], body: bytes) -> None:
+    """A body must come with the operation's media type (JSON: ``application/json``); a 400 otherwise."""
+    if not body.strip():
+        return
+    sent = headers.get("content-type", "").split(";")[0].strip().lower()
+    wanted = op.body_type
+    if wanted == "application/json":
+        accepted = sent == wanted or (sent.startswith("application/") and sent.endswith("+json"))
+    else:
+        accepted = sent == wanted
+    if not accepted:
+        raise invalid_parameter(f"the request body must be sent as {wanted}, got Content-Type {sent or 'none'!r}")
+
+
+def unwrap(op: Operation, body: Any, *, required: bool = False) -> Any:
     """The request body without its wrapper key; a wrong structure is a 400."""
     if op.wrapper is None:
         if body is None:
+            if required:
+                raise invalid_parameter("the request body is required")
             return {}
         if not isinstance(body, dict):
             raise invalid_parameter("the request body must be a JSON object")

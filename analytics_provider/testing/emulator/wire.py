@@ -21,6 +21,8 @@ class Incoming:
     headers: Mapping[str, str]  # names in lower case
     body: bytes
     client: str = ""
+    stream: Any = None
+    """A multipart body, spooled to a temporary file (``body`` is then empty)."""
 
 
 @dataclass
@@ -35,6 +37,7 @@ class Outcome:
     file: Path | None = None
     drop: bool = False
     truncate: bool = False
+    injected: bool = False  # an injected fault's answer, not the emulated service's
 
 
 def json_outcome(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Outcome:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ class Call:
     user: Json
     world: World
     now: float
+    headers: Mapping[str, str] = field(default_factory=dict)  # names in lower case
 
     @property
     def state(self) -> State:
@@ -41,6 +42,10 @@ class Call:
     def find(self, model: str, param: str = "id") -> Json:
         """The resource the path names, or a 404."""
         return find(self.state, model, self.path[param])
+
+    def find_any(self, model: str, param: str = "id") -> Json:
+        """The resource the path names even when soft-deleted (users keep their record), or a 404."""
+        return find(self.state, model, self.path[param], include_deleted=True)
 
     def submit_job(
         self,
@@ -65,7 +70,7 @@ class Call:
 
 Handler = Callable[[Call], Any]
 HANDLERS: dict[str, Handler] = {}
-_MODULES = ("users", "content", "delivery", "attributes", "work")
+_MODULES = ("users", "content", "delivery", "attributes", "work", "queries", "catalog")
 
 
 def handles(name: str) -> Callable[[Handler], Handler]:

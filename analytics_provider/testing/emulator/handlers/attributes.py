@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from analytics_provider.api.operations import MAX_UPSERT_ENTRIES, SUBJECT_TYPES
-from analytics_provider.testing.emulator.errors import invalid_operation, not_found, record_error
+from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, not_found, record_error
 from analytics_provider.testing.emulator.handlers import Call, handles
 from analytics_provider.testing.emulator.pagination import page
 from analytics_provider.testing.emulator.state import Json, State, find
@@ -58,11 +58,22 @@ def list_user_attributes(call: Call) -> Json:
 def update_user_attribute(call: Call) -> Json:
     attribute = call.find("UserAttribute")
     if attribute["is_system_attribute"]:
-        raise invalid_operation(f"System attribute {attribute['name']} cannot be changed")
+        raise record_error({"base": [f"System attribute {attribute['name']} cannot be changed"]})
     merged = {**attribute, **call.body}
-    _check_attribute(call.state, merged, attribute["id"])
+    _check_attribute(call.state, {"description": None, **call.body}, attribute["id"])  # a whole attribute
     attribute.update(_attribute_fields(merged))
     return {"user_attribute": dict(attribute)}
+
+
+@handles("delete_user_attribute")
+def delete_user_attribute(call: Call) -> Json:
+    attribute = call.find("UserAttribute")
+    if attribute["is_system_attribute"]:
+        raise ApiError(403, "PermissionDeniedError", f"System attribute {attribute['name']} cannot be deleted")
+    del call.state.user_attributes[attribute["id"]]
+    entries = call.state.attribute_entries
+    call.state.attribute_entries = [e for e in entries if e["user_attribute_id"] != attribute["id"]]
+    return {"message": f"User attribute {attribute['name']} has been deleted"}
 
 
 def _subject(state: State, subject_type: str, subject_id: Any) -> Json:

@@ -9,9 +9,11 @@ import re
 import secrets
 from typing import Any
 
+from analytics_provider.api.operations import DASHBOARD_CATEGORIES
 from analytics_provider.testing.emulator.errors import invalid_operation, invalid_parameter, not_found, record_error
 from analytics_provider.testing.emulator.handlers import Call, handles, public
 from analytics_provider.testing.emulator.pagination import page
+from analytics_provider.testing.emulator.permissions import allowed
 from analytics_provider.testing.emulator.state import Json, find
 from analytics_provider.testing.emulator.tables import check_condition
 from analytics_provider.testing.emulator.validation import Record, object_list
@@ -28,6 +30,7 @@ def dashboard_url(world: World, dashboard: Json) -> str:
 def dashboard_json(world: World, dashboard: Json, include_embed: bool = False) -> Json:
     found = {k: copy.deepcopy(v) for k, v in public(dashboard).items() if k not in _DASHBOARD_PRIVATE}
     found["url"] = dashboard_url(world, dashboard)
+    found.pop("uname", None)
     found["widgets"] = [widget_json(world, world.state.widgets[w]) for w in dashboard["widget_ids"]]
     found["embed_info"] = (
         {"hash_code": dashboard["hash_code"], "secret_key": dashboard["secret_key"]} if include_embed else None
@@ -94,7 +97,8 @@ def get_dashboard(call: Call) -> Json:
 
 @handles("list_dashboards")
 def list_dashboards(call: Call) -> Json:
-    boards = sorted(call.state.dashboards.values(), key=lambda d: d["id"], reverse=call.query.get("sort") == "id_desc")
+    boards = sorted((d for d in call.state.dashboards.values() if not d.get("_deleted")), key=lambda d: d["id"],
+                    reverse=call.query.get("sort") == "id_desc")
     items, cursors = page(boards, call.query)
     embed = bool(call.query.get("include_embed_info"))
     return {"dashboards": [dashboard_json(call.world, d, embed) for d in items], "cursors": cursors}
@@ -224,3 +228,86 @@ def create_shortened_embed_token(call: Call) -> Json:
     call.state.shortened_tokens[short] = {"hashcode": hashcode, "token": token}
     return {"shortened_token": short}
 
+
+
+def dashboard_uname(dashboard: Json) -> str:
+    """The dashboard's AML name (the emulator derives it from the title)."""
+    return str(dashboard.get("uname") or re.sub(r"\W+", "_", dashboard["title"].lower()).strip("_"))
+
+
+@handles("delete_dashboard")
+def delete_dashboard(call: Call) -> Json:
+    dashboard = call.find("Dashboard")
+    dashboard["_deleted"] = True
+    for widget_id in dashboard["widget_ids"]:
+        call.state.widgets[widget_id]["_deleted"] = True
+    return {"message": f"Dashboard {dashboard['id']} has been deleted"}
+
+
+@handles("delete_dashboard_widget")
+def delete_dashboard_widget(call: Call) -> Json:
+    widget = call.find("DashboardWidget")
+    widget["_deleted"] = True
+    board = call.state.dashboards.get(widget["dashboard_id"])
+    if board is not None and widget["id"] in board["widget_ids"]:
+        board["widget_ids"].remove(widget["id"])
+    return {"message": f"Dashboard widget {widget['id']} has been deleted"}
+
+
+@handles("delete_data_source")
+def delete_data_source(call: Call) -> Json:
+    source = call.find("DataSource")
+    used = [d["id"] for d in call.state.data_sets.values()
+            if d["data_source_id"] == source["id"] and not d.get("_deleted")]
+    if used:
+        raise invalid_operation(f"Data source {source['id']} is used by data sets {used}; delete them first")
+    source["_deleted"] = True
+    return {"message": f"Data source {source['id']} has been deleted"}
+
+
+@handles("list_dashboards_metadata")
+def list_dashboards_metadata(call: Call) -> Json:
+    versions = call.query.get("version")
+    action = call.query.get("permission_action") or "read"
+    if action != "read" and not allowed(call.user["role"], "delete_dashboard"):
+        return {"dashboards_metadata": []}  # viewers may only read
+    boards = [d for d in call.state.dashboards.values() if not d.get("_deleted")
+              and (not versions or d["version"] in versions)]
+    return {"dashboards_metadata": [
+        {"id": d["id"], "title": d["title"], "uname": dashboard_uname(d), "project_id": d.get("project_id"),
+         "version": d["version"]} for d in sorted(boards, key=lambda d: d["id"])
+    ]}
+
+
+@handles("clone_canvas_dashboard")
+def clone_canvas_dashboard(call: Call) -> Json:
+    source = call.find("Dashboard")
+    body = call.body
+    record = Record()
+    uname = record.require(body, "new_uname", str)
+    record.choice(body, "category_type", DASHBOARD_CATEGORIES)
+    if body.get("new_title") is not None and not isinstance(body["new_title"], str):
+        record.add("new_title", "must be a string")
+    if body.get("category_id") is not None and (isinstance(body["category_id"], bool)
+                                                or not isinstance(body["category_id"], int)):
+        record.add("category_id", "must be an integer or null")
+    record.check()
+    if source["version"] != 4:
+        raise invalid_operation(f"Dashboard {source['id']} is not a canvas dashboard (version 4)")
+    if any(dashboard_uname(d) == uname for d in call.state.dashboards.values() if not d.get("_deleted")):
+        raise invalid_operation(f"A dashboard named {uname!r} already exists")
+    new_id = call.state.new_id("Dashboard")
+    clone = copy.deepcopy(source)
+    clone.update(id=new_id, uname=uname, title=body.get("new_title") or f"{source['title']} (copy)",
+                 owner_id=call.user["id"], category_id=body.get("category_id") or source["category_id"],
+                 hash_code=f"embed{new_id}x7k2", widget_ids=[])
+    for widget_id in source["widget_ids"]:
+        copied_id = str(call.state.new_id("DashboardWidget"))
+        call.state.widgets[copied_id] = {**copy.deepcopy(call.state.widgets[widget_id]), "id": copied_id,
+                                         "dashboard_id": new_id}
+        call.state.tables[copied_id] = call.state.tables[widget_id]
+        clone["widget_ids"].append(copied_id)
+    call.state.dashboards[new_id] = clone
+    return call.start_job({"id": source["id"], "new_uname": uname}, result_type="Dashboard.clone",
+                          source={"type": "Dashboard", "id": str(source["id"]), "action": "clone"},
+                          notes=(f"Cloned dashboard {source['id']} as {new_id} ({uname})",))

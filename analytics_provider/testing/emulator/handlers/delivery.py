@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from analytics_provider.api.operations import ALERT_DEST_TYPES, SCHEDULE_DEST_TYPES
+from analytics_provider.api.queries import AGGREGATIONS, TRANSFORMATIONS
 from analytics_provider.testing.emulator.errors import record_error
 from analytics_provider.testing.emulator.handlers import Call, handles
 from analytics_provider.testing.emulator.pagination import page
@@ -16,37 +16,69 @@ from analytics_provider.testing.emulator.tables import OPERATORS, check_conditio
 from analytics_provider.testing.emulator.validation import Record
 
 CRON_FIELD = re.compile(r"^[\d*/,\-A-Za-z?LW#]+$")
-ATTACHMENT_FORMATS = ("csv", "pdf", "xlsx")
-AGGREGATIONS: dict[str, Callable[[list[Any]], Any]] = {
+ATTACHMENT_FORMATS = ("csv", "xlsx", "excel", "pdf", "png", "excel_dashboard", "csv_formatted_data")
+DATA_FORMATS = ("csv", "xlsx")
+SFTP_SEPARATORS = (",", "|", "\t", "^", ";")
+# destination type: the fields it requires (the vendor's schemas of each destination)
+SCHEDULE_DESTS: dict[str, tuple[str, ...]] = {
+    "EmailDest": ("recipients",), "EmailSubscriptionDest": (), "SftpDest": ("data_source_id", "file_path"),
+    "SlackDest": ("slack_channels",), "GsheetDest": ("sheet_url", "sheet_title"),
+}
+ALERT_DESTS: dict[str, tuple[str, ...]] = {
+    "EmailDest": ("recipients",), "SlackDest": ("slack_channels",), "WebhookDest": ("endpoint",),
+}
+COMPUTE: dict[str, Callable[[list[Any]], Any]] = {
     "sum": sum, "count": len, "max": max, "min": min,
     "avg": lambda values: sum(values) / len(values) if values else 0,
 }
 
 
 def _check_schedule(record: Record, body: Json) -> None:
+    if not isinstance(body.get("schedule"), dict):
+        record.add("schedule", "can't be blank (an object with repeat and paused)")
+        return
     repeat = record.require(body, "schedule.repeat", str)
     if isinstance(repeat, str) and not (len(parts := repeat.split()) == 5 and all(map(CRON_FIELD.match, parts))):
         record.add("schedule.repeat", "is not a valid crontab expression")
-    paused = (body.get("schedule") or {}).get("paused") if isinstance(body.get("schedule"), dict) else None
-    if paused is not None and not isinstance(paused, bool):
+    paused = body["schedule"].get("paused")
+    if not isinstance(paused, bool):
         record.add("schedule.paused", "must be true or false")
 
 
-def _check_dest(record: Record, body: Json, dest_types: tuple[str, ...]) -> None:
-    dest_type = record.choice(body, "dest.type", dest_types)
+def _check_dest(record: Record, body: Json, dests: dict[str, tuple[str, ...]]) -> None:
     found = body.get("dest")
-    dest: Json = found if isinstance(found, dict) else {}
-    if dest_type == "EmailDest":
-        record.require(body, "dest.recipients", list)
-        record.emails("dest.recipients", dest.get("recipients"))
-    if "slack_channels" in dest and not isinstance(dest["slack_channels"], list):
-        record.add("dest.slack_channels", "must be an array")
-    formats = (dest.get("options") or {}).get("attachment_formats") if isinstance(dest.get("options"), dict) else None
+    if not isinstance(found, dict):
+        record.add("dest", "can't be blank (an object with type)")
+        return
+    dest: Json = found
+    dest_type = record.choice(body, "dest.type", dests)
+    for name in dests.get(dest_type, ()):
+        record.require(body, f"dest.{name}")
+    if "recipients" in dest:
+        record.emails("dest.recipients", dest["recipients"])
+    for name in ("slack_channels", "selected_values"):
+        if dest.get(name) is not None and not isinstance(dest[name], list):
+            record.add(f"dest.{name}", "must be an array")
+    if dest.get("slack_channels") is not None and not all(isinstance(c, dict) for c in dest["slack_channels"]):
+        record.add("dest.slack_channels", "must be an array of objects (id, name)")
+    for name in ("title", "message", "file_path", "endpoint", "sheet_url", "sheet_title"):
+        if dest.get(name) is not None and not isinstance(dest[name], str):
+            record.add(f"dest.{name}", "must be a string")
+    options = dest.get("options")
+    if options is not None and not isinstance(options, dict):
+        record.add("dest.options", "must be an object")
+        options = None
+    formats = (options or {}).get("attachment_formats")
     if formats is not None and (not isinstance(formats, list) or not set(formats) <= set(ATTACHMENT_FORMATS)):
         record.add("dest.options.attachment_formats", f"must be a subset of {', '.join(ATTACHMENT_FORMATS)}")
+    if dest.get("format") is not None and dest["format"] not in DATA_FORMATS:
+        record.add("dest.format", f"must be one of {', '.join(DATA_FORMATS)}")
+    if dest.get("separator") is not None and dest["separator"] not in SFTP_SEPARATORS:
+        record.add("dest.separator", "must be one of , | tab ^ ;")
 
 
-def _check_presets(record: Record, body: Json, filter_ids: set[int] | None) -> None:
+def check_presets_of(record: Record, body: Json, filter_ids: set[int] | None) -> None:
+    """The ``dynamic_filter_presets`` of a schedule, alert or shareable link."""
     presets = body.get("dynamic_filter_presets")
     if presets is None:
         return
@@ -55,10 +87,14 @@ def _check_presets(record: Record, body: Json, filter_ids: set[int] | None) -> N
         return
     for index, preset in enumerate(presets):
         where = f"dynamic_filter_presets[{index}]"
-        try:
-            filter_id = int(preset.get("dynamic_filter_id"))
-        except (TypeError, ValueError):
+        raw_id = preset.get("dynamic_filter_id")
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)):
             record.add(f"{where}.dynamic_filter_id", "can't be blank")
+            continue
+        try:
+            filter_id = int(raw_id)
+        except ValueError:
+            record.add(f"{where}.dynamic_filter_id", f"{raw_id!r} is not a filter of the source")
             continue
         if filter_ids is not None and filter_id not in filter_ids:
             record.add(f"{where}.dynamic_filter_id", f"{filter_id} is not a filter of the source")
@@ -87,26 +123,37 @@ def check_schedule(state: State, body: Json) -> None:
     record = Record()
     source_type = record.choice(body, "source_type", ("QueryReport", "Dashboard"))
     source_id = record.require(body, "source_id")
-    if source_type and source_id is not None:
+    if source_id is not None and _int(source_id) is None:
+        record.add("source_id", "is not a number")
+    elif source_type and source_id is not None:
         found = (state.query_reports if source_type == "QueryReport" else state.dashboards).get(_int(source_id) or 0)
         if found is None:
             record.add("source_id", f"{source_type} {source_id} does not exist")
+    if body.get("title") is not None and not isinstance(body["title"], str):
+        record.add("title", "must be a string")
     _check_schedule(record, body)
-    _check_dest(record, body, SCHEDULE_DEST_TYPES)
-    _check_presets(record, body, _source_filter_ids(state, source_type, source_id))
+    _check_dest(record, body, SCHEDULE_DESTS)
+    check_presets_of(record, body, _source_filter_ids(state, source_type, source_id))
     record.check()
 
 
 def check_alert(state: State, body: Json) -> None:
     record = Record()
-    record.require(body, "title", str)
+    if body.get("title") is not None and not isinstance(body["title"], str):
+        record.add("title", "must be a string")
     source_type = record.choice(body, "source_type", ("DashboardWidget", "VizBlock"))
     source_id = record.require(body, "source_id")
-    if source_type == "DashboardWidget" and source_id is not None and str(source_id) not in state.widgets:
+    if (source_id is not None and not isinstance(source_id, (int, str))) or isinstance(source_id, bool):
+        record.add("source_id", "must be an integer or a string")
+    elif source_type == "DashboardWidget" and source_id is not None and str(source_id) not in state.widgets:
         record.add("source_id", f"DashboardWidget {source_id} does not exist")
     _check_schedule(record, body)
-    _check_dest(record, body, ALERT_DEST_TYPES)
-    conditions = record.require(body, "viz_conditions", list)
+    _check_dest(record, body, ALERT_DESTS)
+    if not isinstance(body.get("dynamic_filter_presets"), list):
+        record.add("dynamic_filter_presets", "can't be blank (an array, possibly empty)")
+    conditions = body.get("viz_conditions")
+    if conditions is not None and not isinstance(conditions, list):
+        record.add("viz_conditions", "must be an array or null")
     for index, item in enumerate(conditions if isinstance(conditions, list) else []):
         where = f"viz_conditions[{index}]"
         if not isinstance(item, dict):
@@ -115,11 +162,11 @@ def check_alert(state: State, body: Json) -> None:
         field_path = item.get("field_path")
         if not isinstance(field_path, dict) or not isinstance(field_path.get("field_name"), str):
             record.add(f"{where}.field_path.field_name", "can't be blank")
-        aggregation = item.get("aggregation")
-        if aggregation is not None and not isinstance(aggregation, str):
-            record.add(f"{where}.aggregation", "must be a string")
+        for name, allowed in (("aggregation", AGGREGATIONS), ("transformation", TRANSFORMATIONS)):
+            if item.get(name) is not None and item[name] not in allowed:
+                record.add(f"{where}.{name}", f"is not included in the list ({', '.join(allowed)})")
         check_condition(item.get("condition"), f"{where}.condition")
-    _check_presets(record, body, _source_filter_ids(state, source_type, source_id))
+    check_presets_of(record, body, _source_filter_ids(state, source_type, source_id))
     record.check()
 
 
@@ -133,7 +180,6 @@ def _create(call: Call, collection: dict[int, Json], kind: str, body: Json) -> J
         ident = call.state.new_id(kind)
     item = {**copy.deepcopy(body), "id": ident, "owner_id": call.user["id"]}
     item.setdefault("dynamic_filter_presets", [])
-    item["schedule"] = {"paused": False, **item["schedule"]}
     collection[ident] = item
     return copy.deepcopy(item)
 
@@ -163,8 +209,9 @@ def get_data_schedule(call: Call) -> Json:
 
 
 def _update(call: Call, item: Json) -> Json:
-    merged = {**copy.deepcopy(item), **copy.deepcopy(call.body), "id": item["id"], "owner_id": item["owner_id"]}
-    return merged
+    """The updated record: the body is a whole schedule or alert (the vendor's schema requires it)."""
+    return {**copy.deepcopy(call.body), "id": item["id"], "owner_id": item["owner_id"],
+            **({"created_at": item["created_at"]} if "created_at" in item else {})}
 
 
 @handles("update_data_schedule")
@@ -193,6 +240,16 @@ def execute_data_schedule(call: Call) -> Json:
                           source=source, notes=(note,))
 
 
+@handles("test_data_schedule")
+def test_data_schedule(call: Call) -> Json:
+    check_schedule(call.state, call.body)
+    dest = call.body["dest"]
+    data = {"dest_type": dest["type"], "recipients": list(dest.get("recipients") or [])}
+    note = f"Test delivery of {call.body['source_type']} {call.body['source_id']} to {dest['type']}"
+    return call.start_job({"test_data_schedule": call.body}, result_type="DataSchedule.execute", result_data=data,
+                          notes=(note,))
+
+
 @handles("create_data_alert")
 def create_data_alert(call: Call) -> Json:
     check_alert(call.state, call.body)
@@ -205,7 +262,7 @@ def list_data_alerts(call: Call) -> Json:
     term = (q.get("search_term") or "").lower()
     items = [
         a for a in call.state.data_alerts.values()
-        if term in a["title"].lower()
+        if term in (a.get("title") or "").lower()
         and (not q.get("dest_type") or a["dest"]["type"] == q["dest_type"])
         and (not q.get("source_type") or a["source_type"] == q["source_type"])
         and (q.get("source_id") is None or str(a["source_id"]) == str(q["source_id"]))
@@ -238,13 +295,13 @@ def evaluate_alert(state: State, alert: Json) -> bool:
     table = state.tables.get(str(alert["source_id"]))
     if table is None:
         return False
-    for item in alert["viz_conditions"]:
+    for item in alert.get("viz_conditions") or []:
         column = item["field_path"]["field_name"]
         if column not in table.columns:
             return False
         values = [row[table.columns.index(column)] for row in table.rows]
         numbers = [v for v in values if isinstance(v, (int, float))]
-        aggregate = AGGREGATIONS.get(item.get("aggregation") or "sum", sum)(numbers or values)
+        aggregate = COMPUTE.get(item.get("aggregation") or "sum", sum)(numbers or values)
         condition = item["condition"]
         if not OPERATORS[condition["operator"]](aggregate, condition.get("values") or []):
             return False

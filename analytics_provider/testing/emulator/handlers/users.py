@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from analytics_provider.api.operations import USER_ROLES
-from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, record_error
+from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, invalid_parameter, record_error
 from analytics_provider.testing.emulator.handlers import Call, handles, public
 from analytics_provider.testing.emulator.pagination import page
+from analytics_provider.testing.emulator.permissions import is_admin
 from analytics_provider.testing.emulator.seed import make_user
 from analytics_provider.testing.emulator.state import Json, State
 from analytics_provider.testing.emulator.validation import EMAIL, Record
@@ -112,9 +113,12 @@ def delete_user(call: Call) -> Json:
 @handles("invite_users")
 def invite_users(call: Call) -> Json:
     body = call.body
+    if body.get("role") not in USER_ROLES:  # a wrong structure (400): the 422 of this call is for e-mails
+        raise invalid_parameter(f"role must be one of {', '.join(USER_ROLES)}; got {body.get('role')!r}")
+    emails = body.get("emails")
+    if not isinstance(emails, list) or not emails or not all(isinstance(e, str) for e in emails):
+        raise invalid_parameter("param is missing or the value is empty: emails (an array of e-mail addresses)")
     record = Record()
-    emails = record.require(body, "emails", list)
-    record.choice(body, "role", USER_ROLES)
     _check_groups(call.state, record, body.get("group_ids"))
     record.check()
     used = {u["email"].lower() for u in call.state.users.values()}
@@ -141,7 +145,7 @@ def invite_users(call: Call) -> Json:
 
 @handles("is_email_used")
 def is_email_used(call: Call) -> Json:
-    email = call.query["email"].strip().lower()
+    email = (call.query.get("email") or "").strip().lower()  # optional in the vendor's schema: no one uses ""
     return {"is_already_user": any(u["email"].lower() == email for u in call.state.users.values())}
 
 
@@ -175,7 +179,7 @@ def create_group(call: Call) -> Json:
 def list_groups(call: Call) -> Json:
     groups = sorted(call.state.groups.values(), key=lambda g: g["id"], reverse=call.query.get("sort") == "id_desc")
     items, cursors = page(groups, call.query)
-    answer: Json = {"groups": [group_json(call.state, g) for g in items], "cursors": cursors}
+    answer: Json = {"groups": [group_json(call.state, g) for g in items], "users": {}, "cursors": cursors}
     if call.query.get("include_users"):
         members = {uid for g in answer["groups"] for uid in g["user_ids"]}
         answer["users"] = {str(uid): user_json(call.state.users[uid]) for uid in sorted(members)}
@@ -190,5 +194,65 @@ def get_group(call: Call) -> Json:
 @handles("update_group")
 def update_group(call: Call) -> Json:
     group = call.find("Group")
-    group["name"] = _group_name(call, group["id"])
+    if "name" in call.body:  # the vendor's update takes an optional name
+        group["name"] = _group_name(call, group["id"])
     return {"group": group_json(call.state, group)}
+
+
+@handles("delete_group")
+def delete_group(call: Call) -> Json:
+    group = call.find("Group")
+    del call.state.groups[group["id"]]
+    for user in call.state.users.values():
+        if group["id"] in user["group_ids"]:
+            user["group_ids"].remove(group["id"])
+    call.state.attribute_entries = [e for e in call.state.attribute_entries
+                                    if not (e["subject_type"] == "Group" and e["subject_id"] == group["id"])]
+    return {"message": f"Group {group['name']} has been deleted"}
+
+
+@handles("add_user_to_group")
+def add_user_to_group(call: Call) -> Json:
+    group, user = call.find("Group"), call.find("User", "user_id")
+    if user["is_deleted"]:
+        raise ApiError(422, "InvalidParameterError", f"User {user['id']} is deleted")
+    if group["id"] not in user["group_ids"]:  # adding a member again changes nothing (a retry is safe)
+        user["group_ids"].append(group["id"])
+    return {"message": f"User {user['id']} is a member of group {group['name']}"}
+
+
+@handles("remove_user_from_group")
+def remove_user_from_group(call: Call) -> Json:
+    group, user = call.find("Group"), call.find("User", "user_id")
+    if group["id"] in user["group_ids"]:
+        user["group_ids"].remove(group["id"])
+    return {"message": f"User {user['id']} is not a member of group {group['name']}"}
+
+
+@handles("restore_user")
+def restore_user(call: Call) -> Json:
+    user = call.find_any("User")
+    if not user["is_deleted"]:
+        raise invalid_operation(f"User {user['id']} is not deleted")
+    user["is_deleted"] = False
+    return {"message": f"User {user['email']} has been restored"}
+
+
+@handles("resend_user_invite")
+def resend_user_invite(call: Call) -> Json:
+    user = call.find("User")
+    if user["is_activated"]:
+        raise invalid_operation(f"Unable to locate an invitation of user {user['id']}: they have already joined")
+    return call.start_job({"id": user["id"]}, result_type="User.resend_invite",
+                          notes=(f"Sending the invitation to {user['email']} again",))
+
+
+@handles("revoke_user_api_key")
+def revoke_user_api_key(call: Call) -> Json:
+    user = call.find("User")
+    if user["id"] != call.user["id"] and not is_admin(call.user["role"]):
+        raise ApiError(403, "PermissionDeniedError", "Only an admin may revoke another user's API key")
+    for key in [k for k, uid in call.state.keys.items() if uid == user["id"]]:
+        del call.state.keys[key]
+    user["has_authentication_token"] = False
+    return {"message": f"The API key of user {user['id']} has been revoked"}

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from analytics_provider.api.operations import EXPORT_OUTPUTS
+from analytics_provider.api.operations import (
+    EXPORT_OUTPUTS,
+    MANIFEST_FIELD,
+    MAX_MANIFEST_BYTES,
+    MAX_MANIFEST_FILES,
+)
 from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, invalid_parameter, not_found
 from analytics_provider.testing.emulator.exports import ExportSpec
 from analytics_provider.testing.emulator.handlers import Call, Reply, handles
-from analytics_provider.testing.emulator.handlers.content import check_filter_conditions
+from analytics_provider.testing.emulator.handlers.content import check_filter_conditions, dashboard_uname
 from analytics_provider.testing.emulator.jobs import Job
+from analytics_provider.testing.emulator.multipart import Form
 from analytics_provider.testing.emulator.permissions import is_admin
 from analytics_provider.testing.emulator.state import Json, State
 from analytics_provider.testing.emulator.tables import apply_conditions
@@ -156,8 +163,8 @@ def publish_aml_project(call: Call) -> Json:
     aml_sets = [d for d in call.state.data_sets.values() if d["from_aml"] and not d.get("_deleted")]
     objects = [{"id": d["id"], "type": "Dataset", "uname": d["uname"], "title": d["label"], "status": "updated"}
                for d in aml_sets]
-    objects += [{"id": b["id"], "type": "Dashboard", "uname": re.sub(r"\W+", "_", b["title"].lower()),
-                 "title": b["title"], "status": "updated"} for b in call.state.dashboards.values()]
+    objects += [{"id": b["id"], "type": "Dashboard", "uname": dashboard_uname(b), "title": b["title"],
+                 "status": "updated"} for b in call.state.dashboards.values() if not b.get("_deleted")]
     preparing: Json = {"job_id": None, "status": "success"}
     data = {"status": "success", "target_commit": _commit(call), "objects_status": objects,
             "preparing_production_job": preparing}
@@ -178,3 +185,91 @@ def validate_aml_project(call: Call) -> Json:
     return call.start_job(params, result_type=VALIDATE_RESULT, result_data={"status": "success"},
                           failure=_aml_failure(call, "Validation"),
                           notes=(f"Validating {params['branch_name']} at {params['commit_oid']}",))
+
+
+@handles("list_jobs")
+def list_jobs(call: Call) -> Json:
+    found = []
+    for ident in call.query["ids"]:
+        job = call.world.jobs.jobs.get(ident)
+        if job is not None and (job.user_id == call.user["id"] or is_admin(call.user["role"])):
+            found.append(job.to_json(call.now))
+    return {"jobs": found}
+
+
+JOB_QUEUES = (("default", 8), ("export", 4), ("aml", 2), ("query", 6))
+
+
+@handles("list_job_queues")
+def list_job_queues(call: Call) -> Json:
+    pending = [j for j in call.world.jobs.jobs.values() if j.status_at(call.now) == "running"]
+    return {"job_queues": [
+        {"id": index + 1, "queue": name, "total_workers": workers,
+         "busy_workers": min(workers, sum(1 for j in pending if _queue_of(j.operation) == name))}
+        for index, (name, workers) in enumerate(JOB_QUEUES)
+    ]}
+
+
+def _queue_of(operation: str) -> str:
+    if operation == "submit_widget_export":
+        return "export"
+    if operation in ("publish_aml_project", "validate_aml_project", "upload_dbt_manifests"):
+        return "aml"
+    return "query" if operation in ("submit_data_set_query", "preload_dashboard") else "default"
+
+
+JSON_CHECKED_BYTES = 16 * 1024 * 1024
+"""Manifests up to this size are parsed; a bigger one is only checked to be one JSON object."""
+
+
+@handles("upload_dbt_manifests")
+def upload_dbt_manifests(call: Call) -> Json:
+    form: Form = call.body
+    files = [f for f in form.files if f.name in (MANIFEST_FIELD, MANIFEST_FIELD + "[]")]
+    if not files:
+        raise invalid_parameter("param is missing or the value is empty: files")
+    if len(files) > MAX_MANIFEST_FILES:
+        raise invalid_parameter(f"at most {MAX_MANIFEST_FILES} files per request, got {len(files)}")
+    too_big = [f.filename for f in files if f.size > MAX_MANIFEST_BYTES]
+    if too_big:
+        raise invalid_parameter(f"files larger than {MAX_MANIFEST_BYTES >> 20} MB: {', '.join(too_big)}")
+    names = form.fields.get("data_source_name")
+    sources = [s for s in call.state.data_sources.values() if not s.get("_deleted")]
+    if names:
+        source = next((s for s in sources if s["name"] == names[-1]), None)
+        if source is None:
+            raise not_found("DataSource", names[-1], "name")
+    else:
+        source = next(s for s in sources if s["is_default"])
+    broken = [f.filename for f in files if not _is_json_object(f.content, f.size)]
+    failure = (f"Malformed manifest(s): {', '.join(broken)}", "Dbt::ManifestParseError", None) if broken else None
+    params = {"data_source_id": source["id"], "files": [[f.filename, f.size] for f in files]}
+    return call.start_job(params, result_type="DataSource.upload_dbt_manifests", failure=failure,
+                          notes=(f"Syncing {len(files)} dbt manifest(s) into data source {source['id']}",))
+
+
+def _is_json_object(content: Any, size: int) -> bool:
+    try:
+        if size <= JSON_CHECKED_BYTES:
+            return isinstance(json.load(content), dict)
+        head = content.read(64).lstrip()
+        content.seek(max(0, size - 64))
+        tail = content.read().rstrip()
+        return head.startswith(b"{") and tail.endswith(b"}")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    finally:
+        content.close()
+
+
+DDL = re.compile(r"^\s*create\s+(or\s+replace\s+)?(temporary\s+)?(table|view)\s+\S+", re.IGNORECASE)
+
+
+@handles("validate_ddl")
+def validate_ddl(call: Call) -> Json:
+    ddl = call.body.get("ddl")
+    if not isinstance(ddl, str):
+        raise invalid_parameter("param is missing or the value is empty: ddl")
+    if not DDL.match(ddl):
+        raise invalid_operation("The custom DDL must create a table or a view (CREATE TABLE <name> ...)")
+    return {"status": "success"}
