@@ -111,8 +111,8 @@ class LineageRun:
         return {"externalQuery": facet}
 
 
-def file_dataset(location: Any, *, output: bool, size: int | None = None) -> Any:
-    """A file as a dataset named by OpenLineage's conventions; ``size`` in bytes, if known."""
+def file_dataset(location: Any, *, output: bool, size: int | None = None, rows: int | None = None) -> Any:
+    """A file as a dataset named by OpenLineage's conventions; its size (bytes, rows) when known."""
     from openlineage.client.event_v2 import InputDataset, OutputDataset
     from openlineage.client.facet_v2 import output_statistics_output_dataset as stats
 
@@ -120,9 +120,20 @@ def file_dataset(location: Any, *, output: bool, size: int | None = None) -> Any
     if not output:
         return InputDataset(namespace=namespace, name=name)
     facets: dict[str, Any] = {}
-    if size is not None:
-        facets["outputStatistics"] = stats.OutputStatisticsOutputDatasetFacet(size=size)
+    if size is not None or rows is not None:
+        facets["outputStatistics"] = stats.OutputStatisticsOutputDatasetFacet(size=size, rowCount=rows)
     return OutputDataset(namespace=namespace, name=name, outputFacets=facets or None)
+
+
+def written_file(run: LineageRun, destination: Any) -> list[Any]:
+    """The file a task wrote (its result's ``path``), or before that the destination it names."""
+    path = run.result.get("path")
+    if path:
+        return [file_dataset(path, output=True, size=run.result.get("bytes"), rows=run.result.get("rows"))]
+    planned = str(destination or "")
+    if planned and not planned.endswith("/"):  # a folder gets the file's name only once written
+        return [file_dataset(planned, output=True)]
+    return []
 
 
 def operator_lineage(operator: Any, phase: str) -> Any:
@@ -148,14 +159,7 @@ def _export(run: LineageRun) -> Description:
         dashboard_id = ((widget or {}).get("dashboard") or {}).get("id")
         if dashboard_id is not None:
             inputs.append(run.service_object("dashboards", dashboard_id))
-    path = run.result.get("path")
-    planned = str(op.destination or "")
-    outputs = []
-    if path:
-        outputs.append(file_dataset(path, output=True, size=run.result.get("bytes")))
-    elif planned and not planned.endswith("/"):  # a folder gets the service's file name: unknown yet
-        outputs.append(file_dataset(planned, output=True))
-    return inputs, outputs, run.job_facets()
+    return inputs, written_file(run, op.destination), run.job_facets()
 
 
 def _preload(run: LineageRun) -> Description:
@@ -208,6 +212,21 @@ def _publish(run: LineageRun) -> Description:
     return inputs, outputs, facets
 
 
+def _query(run: LineageRun) -> Description:
+    """Input the data set; output the file written (none when the rows are returned)."""
+    op = run.operator
+    return [run.service_object("data_sets", op.data_set_id)], written_file(run, op.destination), run.job_facets()
+
+
+def _dbt_upload(run: LineageRun) -> Description:
+    """Input the manifests; output the data source they were synced into (by name: the API's key)."""
+    op = run.operator
+    manifests = [op.manifests] if isinstance(op.manifests, str) else op.manifests
+    inputs = [file_dataset(m, output=False) for m in manifests if isinstance(m, str)]
+    source = run.service_object("data_sources", op.data_source_name or "default", output=True)
+    return inputs, [source], run.job_facets()
+
+
 def publish_facet(job_id: int, data: Mapping[str, Any], project_dir: str | None) -> Any:
     """The ``analyticsPublish`` run facet: the publish's status, commit, objects and diagnostics."""
     from analytics_provider.operators.publish import format_diagnostic
@@ -253,6 +272,8 @@ DESCRIBERS: dict[str, Callable[[LineageRun], Description]] = {
     "AnalyticsBustDataSourceCacheOperator": _bust_cache,
     "AnalyticsExecuteDataScheduleOperator": _execute_schedule,
     "AnalyticsPublishAmlProjectOperator": _publish,
+    "AnalyticsQueryDataSetOperator": _query,
+    "AnalyticsUploadDbtManifestOperator": _dbt_upload,
 }
 
 

@@ -148,3 +148,39 @@ def test_failed_publish_carries_the_diagnostics_in_its_error_facets(
     (project,) = failed["outputs"]
     assert project["name"] == "aml_projects/production"
     assert names(failed["inputs"]) == [("file", str(tmp_path))]
+
+
+def test_revenue_check_reports_the_data_set_and_the_file(
+    example_dag_bag, analytics_emulator, analytics_connection, openlineage_events, tmp_path
+):
+    from .test_data_platform_dags import revenue_conf, warehouse_from
+
+    warehouse = warehouse_from(analytics_emulator, tmp_path / "warehouse.sqlite")
+    dag_id = "analytics_revenue_check"
+    dag_run = run_dag(example_dag_bag, dag_id, True, revenue_conf(tmp_path, warehouse))
+    assert dag_run.state == "success", task_states(dag_run)
+    events, ns = openlineage_events(), service_namespace(analytics_emulator)
+    (returned,) = task_events(events, dag_id, "service_revenue", "COMPLETE")
+    assert names(returned["inputs"]) == [(ns, "data_sets/1")] and returned["outputs"] == []
+    (written,) = task_events(events, dag_id, "revenue_by_region", "COMPLETE")
+    (csv_file,) = tmp_path.rglob("revenue-by-region.csv")
+    assert names(written["inputs"]) == [(ns, "data_sets/1")]
+    (output,) = written["outputs"]
+    assert (output["namespace"], output["name"]) == ("file", str(csv_file))
+    statistics = output["outputFacets"]["outputStatistics"]
+    assert statistics["size"] == csv_file.stat().st_size
+    assert statistics["rowCount"] == len(csv_file.read_text().splitlines()) - 1
+
+
+def test_dbt_upload_reports_the_manifest_and_the_data_source(
+    example_dag_bag, analytics_emulator, analytics_connection, openlineage_events, tmp_path
+):
+    dag_id = "analytics_dbt_post_deploy"
+    dag_run = run_dag(example_dag_bag, dag_id, True, {"dbt_project_dir": str(tmp_path)})
+    assert dag_run.state == "success", task_states(dag_run)
+    events, ns = openlineage_events(), service_namespace(analytics_emulator)
+    (upload,) = task_events(events, dag_id, "upload_dbt_manifest", "COMPLETE")
+    assert names(upload["inputs"]) == [("file", str(tmp_path / "target" / "manifest.json"))]
+    assert names(upload["outputs"]) == [(ns, "data_sources/Production warehouse")]
+    job_id = job_id_of(analytics_emulator, "upload_dbt_manifests")
+    assert upload["run"]["facets"]["externalQuery"]["externalQueryId"] == str(job_id)
