@@ -101,7 +101,8 @@ def test_publish_reports_the_project_at_its_commit_and_the_objects_it_published(
     example_dag_bag, analytics_emulator, analytics_connection, openlineage_events, deferrable
 ):
     dag_id = "analytics_post_deploy_publish"
-    dag_run = run_dag(example_dag_bag, dag_id, deferrable, {})
+    project_dir = str(EXAMPLE_DAGS / "aml_project")  # explicit: an earlier run may have left its own
+    dag_run = run_dag(example_dag_bag, dag_id, deferrable, {"project_dir": project_dir})
     assert dag_run.state == "success", task_states(dag_run)
     events, ns = openlineage_events(), service_namespace(analytics_emulator)
     (job,) = [j for j in analytics_emulator.jobs if j.operation == "publish_aml_project"]
