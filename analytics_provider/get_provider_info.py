@@ -37,7 +37,12 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": "Analytics Service",
-                "python-modules": ["analytics_provider.operators.analytics", "analytics_provider.operators.publish"],
+                "python-modules": [
+                    "analytics_provider.operators.analytics",
+                    "analytics_provider.operators.publish",
+                    "analytics_provider.operators.query",
+                    "analytics_provider.operators.dbt",
+                ],
             }
         ],
         "sensors": [

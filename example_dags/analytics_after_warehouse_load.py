@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pendulum
+from airflow.providers.common.compat.sdk import Asset
 from airflow.sdk import DAG, Param, task
 
 from analytics_provider.operators import (
@@ -20,6 +21,8 @@ from analytics_provider.operators import (
 )
 
 EXPORT_DIR = str(Path(tempfile.gettempdir()) / "analytics-exports")
+# the table the load writes; analytics_preload_on_warehouse_table is scheduled on it
+WAREHOUSE_ORDERS = Asset(name="warehouse_orders", uri="postgres://warehouse:5432/analytics/public/orders")
 
 with DAG(
     dag_id="analytics_after_warehouse_load",
@@ -37,7 +40,7 @@ with DAG(
     default_args={"retries": 1, "retry_delay": pendulum.duration(seconds=30), "poll_interval": 1.0},
 ) as dag:
 
-    @task
+    @task(outlets=[WAREHOUSE_ORDERS])
     def load_warehouse() -> int:
         """Stand-in for your load (dbt, COPY, an ingestion tool...)."""
         return 1_000

@@ -3,7 +3,8 @@
 The widgets are a mapped task (one task instance per widget and format). The destination is an
 object-storage URI: ``file://`` under a temporary folder by default, so that the DAG runs
 anywhere; set ``export_root`` to ``s3://bucket/prefix`` (with an Airflow connection for the
-store) in production. Files appear there only when complete.
+store) in production. Files appear there only when complete, and each one gets an asset event
+through the alias ``analytics-scheduled-exports`` (``analytics_ship_exported_files`` runs on it).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pendulum
+from airflow.providers.common.compat.sdk import AssetAlias
 from airflow.sdk import DAG, Param, task
 
 from analytics_provider.operators import AnalyticsExportWidgetOperator
@@ -21,6 +23,7 @@ WIDGETS = [101, 102, 201]
 FORMATS = ["xlsx", "pdf"]
 # The run's day: every Airflow 3 run has run_after; a run triggered by hand has no logical date (ds).
 RUN_DAY = "{{ dag_run.run_after | ds }}"
+EXPORTS_ALIAS = "analytics-scheduled-exports"  # each file written gets an asset event through it
 
 with DAG(
     dag_id="analytics_scheduled_exports",
@@ -33,7 +36,9 @@ with DAG(
     params={"export_root": Param(EXPORT_ROOT, type="string")},
     default_args={"retries": 2, "retry_delay": pendulum.duration(minutes=1), "poll_interval": 1.0},
 ) as dag:
-    exports = AnalyticsExportWidgetOperator.partial(task_id="export_widget", max_active_tis_per_dagrun=4).expand_kwargs(
+    exports = AnalyticsExportWidgetOperator.partial(
+        task_id="export_widget", max_active_tis_per_dagrun=4, outlets=[AssetAlias(EXPORTS_ALIAS)]
+    ).expand_kwargs(
         [
             {
                 "widget_id": widget_id,

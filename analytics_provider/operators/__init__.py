@@ -12,6 +12,8 @@ _WHERE = {
     "AnalyticsBustDataSourceCacheOperator": "analytics",
     "AnalyticsExecuteDataScheduleOperator": "analytics",
     "AnalyticsPublishAmlProjectOperator": "publish",
+    "AnalyticsQueryDataSetOperator": "query",
+    "AnalyticsUploadDbtManifestOperator": "dbt",
 }
 __all__ = sorted(_WHERE)
 

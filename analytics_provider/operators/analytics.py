@@ -11,6 +11,7 @@ from airflow.exceptions import AirflowProviderDeprecationWarning
 from analytics_provider.api.filters import check_filter_conditions
 from analytics_provider.api.operations import EXPORT_OUTPUTS
 from analytics_provider.api.request import check_path_id
+from analytics_provider.assets import emit_file_asset_events
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.links import (
     AnalyticsDashboardLink,
@@ -77,7 +78,9 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         ``0666`` less the worker's umask), for example ``0o640``.
 
     Returns ``{"job_id", "path", "bytes", "content_type"}``. The file appears at the
-    destination only when complete; the destination is checked before the job is submitted.
+    destination only when complete; the destination is checked before the job is submitted. Each
+    ``AssetAlias`` in ``outlets`` receives an asset event for the file written (its URI from the
+    rendered destination), so DAGs can be scheduled on it.
     """
 
     template_fields: Sequence[str] = (
@@ -129,6 +132,8 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
         result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
         self.log.info("Downloaded %s bytes (%s) to %s", result["bytes"], result["content_type"], result["path"])
+        summary = {"job_id": job_id, "widget_id": self.widget_id, "output": self.export_format, **result}
+        emit_file_asset_events(self, context, result["path"], extra=summary)
         return {"job_id": job_id, **result}
 
 

@@ -21,6 +21,7 @@ from analytics_provider.api.follow import (
 )
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.operators.resumable import ResumableJobMixin
+from analytics_provider.lineage import OpenLineageMixin
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from analytics_provider.hooks.analytics import AnalyticsHook
 
 
-class AnalyticsJobOperator(ResumableJobMixin, BaseOperator):
+class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, BaseOperator):
     """Base of the operators that start a job of the service and wait for it.
 
     :param analytics_conn_id: the ``analytics`` connection (templated).
@@ -197,10 +198,12 @@ class AnalyticsJobOperator(ResumableJobMixin, BaseOperator):
         return self.on_success(context, job_id)
 
     def _finish(self, context: Context, job_id: int, status: str, last_error_log: str | None) -> Any:
+        self.lineage_job_id = job_id
         if status != "success":
             self.on_failure(context, job_id, status, last_error_log)
         self.log.info("Job %s succeeded", job_id)
-        return self.on_success(context, job_id)
+        self.lineage_result = self.on_success(context, job_id)
+        return self.lineage_result
 
 
 def describe_job_failure(hook: AnalyticsHook, job_id: int, status: str, last_error_log: str | None) -> str:

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 EXAMPLE_DAGS = Path(__file__).resolve().parents[2] / "example_dags"
+# Every DAG run of this folder emits OpenLineage events (when the provider is installed) to a file,
+# through OpenLineage's own file transport; it is configured before any plugin is loaded.
+OPENLINEAGE_EVENTS = Path(os.environ["AIRFLOW_HOME"]) / "openlineage-events.jsonl"
+os.environ["AIRFLOW__OPENLINEAGE__TRANSPORT"] = json.dumps(
+    {"type": "file", "log_file_path": str(OPENLINEAGE_EVENTS), "append": True}
+)
+os.environ["AIRFLOW__OPENLINEAGE__NAMESPACE"] = "analytics-provider-tests"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -72,3 +82,18 @@ def set_deferrable(dag: Any, deferrable: bool) -> None:
             task.partial_kwargs["deferrable"] = deferrable
         elif isinstance(task, AnalyticsJobOperator):
             task.deferrable = deferrable
+
+
+@pytest.fixture
+def openlineage_events() -> Iterator[Callable[[], list[dict[str, Any]]]]:
+    """The OpenLineage events written since the test started (a callable: read them when needed)."""
+    start = OPENLINEAGE_EVENTS.stat().st_size if OPENLINEAGE_EVENTS.exists() else 0
+
+    def read() -> list[dict[str, Any]]:
+        if not OPENLINEAGE_EVENTS.exists():
+            return []
+        with OPENLINEAGE_EVENTS.open("rb") as events:
+            events.seek(start)
+            return [json.loads(line) for line in events.read().decode().splitlines() if line.strip()]
+
+    yield read

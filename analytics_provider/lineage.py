@@ -1,0 +1,284 @@
+"""OpenLineage for the operators: which objects of the service and which files a task used.
+
+The OpenLineage provider (the ``openlineage`` extra) calls the ``get_openlineage_facets_on_*``
+methods :class:`OpenLineageMixin` gives every job operator. Only those calls import the
+OpenLineage client: without the extra, nothing of it is ever imported.
+
+Objects of the service are datasets named like the API's resource paths (``dashboards/12``,
+``dashboard_widgets/101``, ``data_sources/3``, ``data_sets/7``, ``data_schedules/4``,
+``aml_projects/production``), in one namespace per service address: ``analytics://eu.holistics.io``
+for a region, ``analytics://host:port[/prefix]`` for a base-address override. Files are named by
+OpenLineage's conventions for their scheme (:class:`~analytics_provider.locations.StorageLocation`).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from analytics_provider.locations import StorageLocation
+
+log = logging.getLogger(__name__)
+
+SERVICE_SCHEME = "analytics"
+PRODUCTION_PROJECT = "aml_projects/production"
+PUBLISH_FACET = "analyticsPublish"
+FACET_SCHEMA_URL = (
+    "https://airflow-provider-analytics.readthedocs.io/en/stable/_static/lineage/AnalyticsPublishRunFacet.json"
+)
+START, COMPLETE, FAIL = "start", "complete", "fail"
+OBJECT_KINDS = {"Dataset": "data_sets", "DataSet": "data_sets", "Dashboard": "dashboards"}
+SCHEDULE_SOURCE_KINDS = {"Dashboard": "dashboards", "QueryReport": "query_reports"}
+
+
+def service_namespace(base_url: str) -> str:
+    """The namespace of the service at ``base_url`` (``analytics://eu.holistics.io``)."""
+    parts = urlsplit(base_url)
+    prefix = parts.path.rstrip("/").removesuffix("/api/v2")
+    return f"{SERVICE_SCHEME}://{parts.netloc.rpartition('@')[2]}{prefix}"
+
+
+class OpenLineageMixin:
+    """Lineage of a job operator, for the OpenLineage provider.
+
+    What each operator reports is described in this module, one function per operator, found
+    through the operator's class hierarchy (so a subclass reports what its parent reports). The
+    job operators note the job and the task's result here as they finish: the provider extracts
+    lineage in a forked process, where reading XComs back is not safe.
+    """
+
+    lineage_job_id: int | None = None
+    lineage_result: Any = None
+
+    def get_openlineage_facets_on_start(self) -> Any:
+        return operator_lineage(self, START)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        return operator_lineage(self, COMPLETE)
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        return operator_lineage(self, FAIL)
+
+
+@dataclass
+class LineageRun:
+    """What a description of an operator's lineage can know: the operator (its fields rendered),
+    the phase, and once the job finished, its id and the task's result."""
+
+    operator: Any
+    phase: str
+
+    @functools.cached_property
+    def namespace(self) -> str:
+        return service_namespace(self.operator.hook.settings.base_url)
+
+    @property
+    def result(self) -> Mapping[str, Any]:
+        value = self.operator.lineage_result if self.phase == COMPLETE else None
+        return value if isinstance(value, Mapping) else {}
+
+    @property
+    def job_id(self) -> int | None:
+        return None if self.phase == START else self.operator.lineage_job_id
+
+    def ask(self, what: str, call: Callable[[Any], Any]) -> Any:
+        """One lookup in the service through the operator's hook; None when it fails."""
+        try:
+            return call(self.operator.hook)
+        except Exception as exc:
+            log.warning("OpenLineage: %s could not be read from the service: %s", what, exc)
+            return None
+
+    def service_object(
+        self, kind: str, object_id: Any, *, output: bool = False, facets: dict[str, Any] | None = None
+    ) -> Any:
+        from openlineage.client.event_v2 import InputDataset, OutputDataset
+
+        cls = OutputDataset if output else InputDataset
+        return cls(namespace=self.namespace, name=f"{kind}/{object_id}", facets=facets or None)
+
+    def job_facets(self) -> dict[str, Any]:
+        """The run facet naming the service's job (``externalQuery``), once there is one."""
+        if self.job_id is None:
+            return {}
+        from openlineage.client.facet_v2 import external_query_run
+
+        facet = external_query_run.ExternalQueryRunFacet(externalQueryId=str(self.job_id), source=self.namespace)
+        return {"externalQuery": facet}
+
+
+def file_dataset(location: Any, *, output: bool, size: int | None = None, rows: int | None = None) -> Any:
+    """A file as a dataset named by OpenLineage's conventions; its size (bytes, rows) when known."""
+    from openlineage.client.event_v2 import InputDataset, OutputDataset
+    from openlineage.client.facet_v2 import output_statistics_output_dataset as stats
+
+    namespace, name = StorageLocation.parse(str(location)).openlineage_name()
+    if not output:
+        return InputDataset(namespace=namespace, name=name)
+    facets: dict[str, Any] = {}
+    if size is not None or rows is not None:
+        facets["outputStatistics"] = stats.OutputStatisticsOutputDatasetFacet(size=size, rowCount=rows)
+    return OutputDataset(namespace=namespace, name=name, outputFacets=facets or None)
+
+
+def written_file(run: LineageRun, destination: Any) -> list[Any]:
+    """The file a task wrote (its result's ``path``), or before that the destination it names."""
+    path = run.result.get("path")
+    if path:
+        return [file_dataset(path, output=True, size=run.result.get("bytes"), rows=run.result.get("rows"))]
+    planned = str(destination or "")
+    if planned and not planned.endswith("/"):  # a folder gets the file's name only once written
+        return [file_dataset(planned, output=True)]
+    return []
+
+
+def operator_lineage(operator: Any, phase: str) -> Any:
+    """The ``OperatorLineage`` of ``operator`` at ``phase``, or None for an operator without one."""
+    describe = _describer(type(operator))
+    if describe is None:
+        return None
+    from airflow.providers.openlineage.extractors import OperatorLineage
+
+    inputs, outputs, run_facets = describe(LineageRun(operator, phase))
+    return OperatorLineage(inputs=inputs, outputs=outputs, run_facets=run_facets)
+
+
+Description = tuple[list[Any], list[Any], dict[str, Any]]
+
+
+def _export(run: LineageRun) -> Description:
+    """Input the widget and its dashboard; output the file written."""
+    op = run.operator
+    inputs = [run.service_object("dashboard_widgets", op.widget_id)]
+    if run.phase != START:
+        widget = run.ask("the widget", lambda hook: hook.get_dashboard_widget(op.widget_id, include_dashboard=True))
+        dashboard_id = ((widget or {}).get("dashboard") or {}).get("id")
+        if dashboard_id is not None:
+            inputs.append(run.service_object("dashboards", dashboard_id))
+    return inputs, written_file(run, op.destination), run.job_facets()
+
+
+def _preload(run: LineageRun) -> Description:
+    """Output the dashboard whose cache was filled."""
+    return [], [run.service_object("dashboards", run.operator.dashboard_id, output=True)], run.job_facets()
+
+
+def _bust_cache(run: LineageRun) -> Description:
+    """Output the data source whose cache was invalidated."""
+    return [], [run.service_object("data_sources", run.operator.data_source_id, output=True)], run.job_facets()
+
+
+def _execute_schedule(run: LineageRun) -> Description:
+    """Input what the schedule sends (its dashboard or report); output the schedule's delivery."""
+    op = run.operator
+    inputs = []
+    if run.phase != START:
+        schedule = run.ask("the schedule's source", lambda h: h.get_data_schedule(op.data_schedule_id)) or {}
+        kind = SCHEDULE_SOURCE_KINDS.get(str(schedule.get("source_type")))
+        if kind and schedule.get("source_id") is not None:
+            inputs.append(run.service_object(kind, schedule["source_id"]))
+    return inputs, [run.service_object("data_schedules", op.data_schedule_id, output=True)], run.job_facets()
+
+
+def _publish(run: LineageRun) -> Description:
+    """Input the project checkout (when given); output the production project at the published
+    commit and the data sets and dashboards it created or updated; the job's diagnostics on failure."""
+    from openlineage.client.facet_v2 import dataset_version_dataset
+
+    op = run.operator
+    inputs = [file_dataset(op.project_dir, output=False)] if op.project_dir else []
+    data: Mapping[str, Any] = {}
+    if run.phase == COMPLETE:
+        data = {"status": "success", **run.result}
+    elif run.phase == FAIL and run.job_id is not None:
+        data = run.ask("the publish result", lambda _: op._result_data(run.job_id)) or {}
+    commit = data.get("target_commit")
+    version: dict[str, Any] = {}
+    if commit:
+        version["version"] = dataset_version_dataset.DatasetVersionDatasetFacet(datasetVersion=str(commit))
+    project_kind, project_name = PRODUCTION_PROJECT.split("/")
+    outputs = [run.service_object(project_kind, project_name, output=True, facets=version)]
+    for obj in data.get("objects") or []:
+        kind = OBJECT_KINDS.get(str(obj.get("type")))
+        if kind and obj.get("id") is not None:
+            outputs.append(run.service_object(kind, obj["id"], output=True))
+    facets = run.job_facets()
+    if data and run.job_id is not None:
+        facets[PUBLISH_FACET] = publish_facet(run.job_id, data, op.project_dir)
+    return inputs, outputs, facets
+
+
+def _query(run: LineageRun) -> Description:
+    """Input the data set; output the file written (none when the rows are returned)."""
+    op = run.operator
+    return [run.service_object("data_sets", op.data_set_id)], written_file(run, op.destination), run.job_facets()
+
+
+def _dbt_upload(run: LineageRun) -> Description:
+    """Input the manifests; output the data source they were synced into (by name: the API's key)."""
+    op = run.operator
+    manifests = [op.manifests] if isinstance(op.manifests, str) else op.manifests
+    inputs = [file_dataset(m, output=False) for m in manifests if isinstance(m, str)]
+    source = run.service_object("data_sources", op.data_source_name or "default", output=True)
+    return inputs, [source], run.job_facets()
+
+
+def publish_facet(job_id: int, data: Mapping[str, Any], project_dir: str | None) -> Any:
+    """The ``analyticsPublish`` run facet: the publish's status, commit, objects and diagnostics."""
+    from analytics_provider.operators.publish import format_diagnostic
+
+    details = data.get("error_details")
+    diagnostics = (details.get("diagnostics") or []) if isinstance(details, Mapping) else []
+    return _publish_facet_type()(
+        jobId=job_id,
+        status=str(data.get("status") or "unknown"),
+        targetCommit=data.get("target_commit"),
+        errorType=data.get("error_type"),
+        diagnostics=[{**d, "text": format_diagnostic(d, project_dir)} for d in diagnostics if isinstance(d, Mapping)],
+        objects=[dict(o) for o in data.get("objects") or [] if isinstance(o, Mapping)],
+    )
+
+
+@functools.cache
+def _publish_facet_type() -> type:
+    import attr
+    from openlineage.client.generated.base import RunFacet
+
+    @attr.define
+    class AnalyticsPublishRunFacet(RunFacet):
+        """An AML publish: the job, its status, the commit, the objects and the compiler's diagnostics."""
+
+        jobId: int  # OpenLineage facets are camelCase
+        status: str
+        targetCommit: str | None = None
+        errorType: str | None = None
+        diagnostics: list[dict[str, Any]] = attr.field(factory=list)
+        objects: list[dict[str, Any]] = attr.field(factory=list)
+
+        @staticmethod
+        def _get_schema() -> str:
+            return FACET_SCHEMA_URL
+
+    return AnalyticsPublishRunFacet
+
+
+DESCRIBERS: dict[str, Callable[[LineageRun], Description]] = {
+    "AnalyticsExportWidgetOperator": _export,
+    "AnalyticsPreloadDashboardOperator": _preload,
+    "AnalyticsBustDataSourceCacheOperator": _bust_cache,
+    "AnalyticsExecuteDataScheduleOperator": _execute_schedule,
+    "AnalyticsPublishAmlProjectOperator": _publish,
+    "AnalyticsQueryDataSetOperator": _query,
+    "AnalyticsUploadDbtManifestOperator": _dbt_upload,
+}
+
+
+def _describer(cls: type) -> Callable[[LineageRun], Description] | None:
+    for klass in cls.__mro__:
+        if klass.__name__ in DESCRIBERS and klass.__module__.startswith("analytics_provider."):
+            return DESCRIBERS[klass.__name__]
+    return None

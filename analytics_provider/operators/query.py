@@ -1,0 +1,267 @@
+"""Running a query on a data set: the rows written to a file (csv or json), or returned when few."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.exceptions import AirflowException
+
+from analytics_provider.api.filters import check_data_set_query
+from analytics_provider.exceptions import AnalyticsJobError, AnalyticsParameterError
+from analytics_provider.operators.analytics import is_templated
+from analytics_provider.operators.base import AnalyticsJobOperator
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+QUERY_FILE_FORMATS = ("csv", "json")
+PAGE_SIZE = 1000
+"""Rows asked for in one page: the most the service gives."""
+DEFAULT_MAX_RETURN_ROWS = 1000
+
+
+class AnalyticsQueryResultTooLargeError(AirflowException):
+    """More rows than ``max_return_rows`` for a task that returns its rows; give it a destination."""
+
+
+class _AnsweredAtOnce(Exception):  # not an error: control flow out of ``submit``
+    """The service answered from its cache, with the first page itself: there is no job to wait for."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        super().__init__("answered from the cache")
+        self.data = data
+
+
+def file_format_of(destination: Any, file_format: str | None) -> str:
+    """``csv`` or ``json``: as given, else from the destination's suffix."""
+    if file_format is None:
+        suffix = os.path.splitext(str(destination).rstrip("/"))[1].lstrip(".").lower()
+        if suffix not in QUERY_FILE_FORMATS:
+            raise AnalyticsParameterError(
+                f"file_format is needed: the destination {str(destination)!r} does not end in "
+                f"{' or '.join('.' + f for f in QUERY_FILE_FORMATS)}"
+            )
+        return suffix
+    if file_format not in QUERY_FILE_FORMATS:
+        allowed = ", ".join(QUERY_FILE_FORMATS)
+        raise AnalyticsParameterError(f"file_format must be one of {allowed}; got {file_format!r}")
+    return file_format
+
+
+class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
+    """Run a query on a data set and write the rows to a file, or return them.
+
+    :param data_set_id: the data set (templated).
+    :param query: the API's Query object: ``metrics``, ``dimensions``, ``filters``, ``order``,
+        ``limit``, ``timezone``, ``bust_cache`` (templated; checked before any request). Without
+        ``page``/``page_size`` every row is fetched, page after page; with them, that page only.
+    :param destination: a local path, a folder (ending in ``/``), or an object-storage URI
+        (templated). Without it the rows are returned (see ``max_return_rows``).
+    :param file_format: ``csv`` (a header row, then the values) or ``json`` (an array of objects
+        keyed by the result's field names); by default from the destination's suffix (templated).
+    :param max_return_rows: without a destination, the most rows the task returns (through
+        XCom); more fail the task with :class:`AnalyticsQueryResultTooLargeError`.
+
+    With a destination, returns ``{"job_id", "data_set_id", "path", "bytes", "rows", "format",
+    "fields"}``; the file is written page by page to a temporary file and appears at the
+    destination only when complete. Without one, returns ``{"job_id", "data_set_id", "fields",
+    "rows"}`` with the rows as ``{field: value}`` (values as the service gives them: strings).
+    ``job_id`` is None when the service answered from its cache at once.
+    """
+
+    template_fields: Sequence[str] = (
+        *AnalyticsJobOperator.template_fields,
+        "data_set_id",
+        "query",
+        "destination",
+        "file_format",
+    )
+    template_fields_renderers: ClassVar[dict[str, str]] = {"query": "json"}
+
+    def __init__(
+        self,
+        *,
+        data_set_id: int | str,
+        query: Mapping[str, Any],
+        destination: Any = None,
+        file_format: str | None = None,
+        max_return_rows: int = DEFAULT_MAX_RETURN_ROWS,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if not isinstance(max_return_rows, int) or isinstance(max_return_rows, bool) or max_return_rows < 1:
+            raise AnalyticsParameterError(f"{self.task_id}: max_return_rows must be a positive integer")
+        self.data_set_id = data_set_id
+        self.query = query
+        self.destination = destination
+        self.file_format = file_format
+        self.max_return_rows = max_return_rows
+        if not is_templated(query):
+            check_data_set_query(query)
+        if destination and not is_templated(destination) and not is_templated(file_format):
+            file_format_of(destination, file_format)
+
+    def check_inputs(self) -> None:
+        if self.data_set_id in (None, ""):
+            raise AnalyticsParameterError(f"{self.task_id}: data_set_id is required")
+        self.query = check_data_set_query(self.query)
+        if self.destination:
+            file_format_of(self.destination, self.file_format)
+
+    @property
+    def fetches_all_pages(self) -> bool:
+        return "page" not in self.query and "page_size" not in self.query
+
+    def page_query(self, page: int) -> dict[str, Any]:
+        """The query for one page (the query as given when it names its own page)."""
+        if not self.fetches_all_pages:
+            return dict(self.query)
+        return {**self.query, "page": page, "page_size": PAGE_SIZE}
+
+    # -- the job flow ---------------------------------------------------------------------------
+
+    def execute(self, context: Context) -> Any:
+        try:
+            return super().execute(context)
+        except _AnsweredAtOnce as answer:
+            self.log.info("The service answered the query on data set %s from its cache", self.data_set_id)
+            self.lineage_result = self.deliver(context, None, answer.data)
+            return self.lineage_result
+
+    def submit(self, context: Context) -> dict[str, Any]:
+        from analytics_provider.hooks.analytics import is_job
+
+        answer = self.hook.submit_data_set_query(self.data_set_id, self.page_query(1))
+        if not is_job(answer):
+            raise _AnsweredAtOnce(answer)
+        return answer
+
+    def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
+        return self.deliver(context, job_id, self.job_data(job_id))
+
+    def job_data(self, job_id: int) -> Mapping[str, Any]:
+        result = self.hook.get_job_result(job_id) or {}
+        data = (result.get("result") or {}).get("data")
+        if not isinstance(data, Mapping) or not isinstance(data.get("values"), list):
+            raise AnalyticsJobError(f"query job {job_id} succeeded but its result holds no rows: {result!r}",
+                                    job_id=job_id, status="success")
+        return data
+
+    def fetch_page(self, context: Context, page: int) -> Mapping[str, Any]:
+        """One more page: at once from the cache, or through a job waited for here, on the worker."""
+        from analytics_provider.hooks.analytics import is_job
+
+        answer = self.hook.submit_data_set_query(self.data_set_id, self.page_query(page))
+        if not is_job(answer):
+            return answer
+        state = self.hook.wait_for_job(int(answer["id"]), poll_interval=self.poll_interval, timeout=self.timeout)
+        if state.status != "success":
+            self.on_failure(context, state.job_id, state.status, state.last_error_log)
+        return self.job_data(state.job_id)
+
+    def pages(self, context: Context, first: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+        """The first page, then the next ones until a page is short (or the total is reached)."""
+        page, data = 1, first
+        while True:
+            yield data
+            seen = page * PAGE_SIZE
+            total = (data.get("meta") or {}).get("num_rows")
+            if not self.fetches_all_pages or len(data["values"]) < PAGE_SIZE:
+                return
+            if isinstance(total, int) and total > len(data["values"]) and total <= seen:
+                return  # num_rows counts every row: all of them are here
+            page += 1
+            data = self.fetch_page(context, page)
+
+    # -- delivering the rows --------------------------------------------------------------------
+
+    def deliver(self, context: Context, job_id: int | None, first: Mapping[str, Any]) -> dict[str, Any]:
+        fields = [str(f) for f in first.get("fields") or []]
+        summary: dict[str, Any] = {"job_id": job_id, "data_set_id": self.data_set_id, "fields": fields}
+        if self.destination:
+            return {**summary, **self.write(context, fields, first)}
+        total = (first.get("meta") or {}).get("num_rows")
+        if isinstance(total, int) and total > len(first["values"]) and total > self.max_return_rows:
+            raise self.too_large(str(total))  # num_rows counts every row: known before any more page
+        rows: list[dict[str, Any]] = []
+        for data in self.pages(context, first):
+            rows.extend(as_records(fields, data["values"]))
+            if len(rows) > self.max_return_rows:
+                raise self.too_large(f"at least {len(rows)}")
+        self.log.info("Query on data set %s: %d row(s)", self.data_set_id, len(rows))
+        return {**summary, "rows": rows}
+
+    def too_large(self, how_many: str) -> AnalyticsQueryResultTooLargeError:
+        return AnalyticsQueryResultTooLargeError(
+            f"{self.task_id}: the query on data set {self.data_set_id} gives {how_many} rows, more than "
+            f"max_return_rows={self.max_return_rows}; give the operator a destination to write them to a "
+            "file, or raise max_return_rows"
+        )
+
+    def write(self, context: Context, fields: list[str], first: Mapping[str, Any]) -> dict[str, Any]:
+        from analytics_provider.hooks.download import save_stream
+
+        counted = {"rows": 0}
+
+        def rows() -> Iterator[list[Any]]:
+            for data in self.pages(context, first):
+                counted["rows"] += len(data["values"])
+                yield from data["values"]
+
+        file_format = file_format_of(self.destination, self.file_format)  # this instance may be a resumed one
+        encode = encode_csv if file_format == "csv" else encode_json
+        path, size = save_stream(
+            encode(fields, rows()),
+            self.destination,
+            expected_bytes=None,
+            suggested_name=f"data-set-{self.data_set_id}.{file_format}",
+            what=f"query on data set {self.data_set_id}",
+        )
+        self.log.info("Wrote %d row(s), %d bytes (%s) to %s", counted["rows"], size, file_format, path)
+        return {"path": path, "bytes": size, "rows": counted["rows"], "format": file_format}
+
+
+def as_records(fields: list[str], values: list[list[Any]]) -> list[dict[str, Any]]:
+    if len(set(fields)) != len(fields):
+        raise AnalyticsParameterError(
+            f"the result has repeated field names {fields}; give each metric and dimension a distinct id"
+        )
+    return [dict(zip(fields, row, strict=False)) for row in values]
+
+
+BATCH_ROWS = 1000
+
+
+def encode_csv(fields: list[str], rows: Iterator[list[Any]]) -> Iterator[bytes]:
+    """A header row, then the rows, as UTF-8 CSV, a batch of rows at a time."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(fields)
+    for count, row in enumerate(rows, 1):
+        writer.writerow(row)
+        if count % BATCH_ROWS == 0:
+            yield buffer.getvalue().encode()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue().encode()
+
+
+def encode_json(fields: list[str], rows: Iterator[list[Any]]) -> Iterator[bytes]:
+    """A JSON array of ``{field: value}`` objects, one per line, a batch of rows at a time."""
+    as_records(fields, [])  # refuses repeated field names before anything is written
+    batch: list[str] = []
+    first = True
+    yield b"["
+    for row in rows:
+        record = dict(zip(fields, row, strict=False))
+        batch.append(("\n" if first else ",\n") + json.dumps(record, ensure_ascii=False))
+        first = False
+        if len(batch) == BATCH_ROWS:
+            yield "".join(batch).encode()
+            batch = []
+    yield ("".join(batch) + "\n]\n").encode()

@@ -1,0 +1,97 @@
+"""Every morning, check that the service's revenue for yesterday equals the warehouse's.
+
+A query on the sales data set gives the service's figure (a handful of rows: returned through
+XCom); the same figure is read from the warehouse; a check fails the run when they differ, naming
+both. A second query writes yesterday's revenue by region to a csv file for the finance team.
+
+The warehouse side here is a stand-in reading a SQLite file (``warehouse_db``); in production use
+your warehouse's hook (``PostgresHook(...).get_first(sql)``, ``SnowflakeHook``...). The query's
+date field and day are params: by default ``orders.created_at`` and yesterday (``ds`` - 1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pendulum
+from airflow.providers.common.compat.sdk import AirflowFailException
+from airflow.sdk import DAG, Param, task
+
+from analytics_provider.operators import AnalyticsQueryDataSetOperator
+
+EXPORT_DIR = str(Path(tempfile.gettempdir()) / "analytics-revenue")
+WAREHOUSE_DB = str(Path(tempfile.gettempdir()) / "analytics-warehouse.sqlite")
+DAY = "{{ params.day or macros.ds_add(ds, -1) }}"  # yesterday unless the run names a day
+YESTERDAY = {"field": "{{ params.date_field }}", "operator": "is", "values": [DAY]}
+
+with DAG(
+    dag_id="analytics_revenue_check",
+    description="Check the service's revenue for yesterday against the warehouse's",
+    schedule="0 7 * * *",
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    tags=["analytics", "example", "data quality"],
+    params={
+        "data_set_id": Param(1, type="integer", description="the data set holding the orders model"),
+        "date_field": Param("orders.created_at", type="string", description="the date the day filters on"),
+        "day": Param("", type="string", description="the day to check; empty: yesterday"),
+        "warehouse_db": Param(WAREHOUSE_DB, type="string", description="the stand-in warehouse (SQLite)"),
+        "export_dir": Param(EXPORT_DIR, type="string"),
+    },
+    default_args={"poll_interval": 1.0},
+) as dag:
+    service_revenue = AnalyticsQueryDataSetOperator(
+        task_id="service_revenue",
+        data_set_id="{{ params.data_set_id }}",
+        query={
+            "metrics": [{"id": "revenue", "field": "orders.revenue", "aggregation": "sum"}],
+            "filters": [YESTERDAY],
+        },
+        max_return_rows=10,
+    )
+
+    revenue_by_region = AnalyticsQueryDataSetOperator(
+        task_id="revenue_by_region",
+        data_set_id="{{ params.data_set_id }}",
+        query={
+            "dimensions": [{"id": "region", "field": "orders.region"}],
+            "metrics": [{"id": "revenue", "field": "orders.revenue", "aggregation": "sum"}],
+            "filters": [YESTERDAY],
+            "order": [{"id": "revenue", "order": "desc"}],
+        },
+        destination="{{ params.export_dir }}/" + DAY + "/revenue-by-region.csv",
+    )
+
+    @task
+    def warehouse_revenue(params: dict[str, Any], ds: str) -> float:
+        """Stand-in for your warehouse query: the day's revenue in the orders table."""
+        column = params["date_field"].rsplit(".", 1)[-1]
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", column):
+            raise ValueError(f"date_field must end in a column name, got {params['date_field']!r}")
+        day = params["day"] or pendulum.parse(ds).subtract(days=1).to_date_string()
+        if not Path(params["warehouse_db"]).is_file():
+            raise FileNotFoundError(f"no warehouse at {params['warehouse_db']} (set the warehouse_db param)")
+        with sqlite3.connect(params["warehouse_db"]) as warehouse:
+            sql = f"SELECT COALESCE(SUM(revenue), 0) FROM orders WHERE {column} = ?"
+            (revenue,) = warehouse.execute(sql, (day,)).fetchone()
+        return float(revenue)
+
+    @task
+    def check(service: dict[str, Any], warehouse: float) -> float:
+        """Fail the run (without retries) when the two figures differ by a cent or more."""
+        rows = service["rows"]
+        figure = float(rows[0]["revenue"] or 0) if rows else 0.0
+        if not math.isclose(figure, warehouse, abs_tol=0.005):
+            raise AirflowFailException(
+                f"revenue differs: the service says {figure:.2f}, the warehouse {warehouse:.2f} "
+                f"(query job {service['job_id']} on data set {service['data_set_id']})"
+            )
+        print(f"revenue matches: {figure:.2f}")
+        return figure
+
+    check(service_revenue.output, warehouse_revenue())

@@ -1,0 +1,144 @@
+"""Asset events of the example DAGs, read back from Airflow's own records, and the DAGs they queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .test_example_dags import run_dag, task_states
+
+EXPORTS_ALIAS = "analytics-scheduled-exports"
+ORDERS_URI = "postgres://warehouse:5432/analytics/public/orders"
+
+
+def set_paused(dag_id: str, paused: bool) -> None:
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        session.get(DagModel, dag_id).is_paused = paused
+
+
+def run_events(dag_run: Any) -> list[dict[str, Any]]:
+    """The asset events a DAG run's tasks emitted: uri, extra, task and the aliases they came through."""
+    from airflow.models.asset import AssetEvent
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        query = select(AssetEvent).where(
+            AssetEvent.source_dag_id == dag_run.dag_id, AssetEvent.source_run_id == dag_run.run_id
+        )
+        return [
+            {
+                "uri": event.asset.uri,
+                "extra": dict(event.extra or {}),
+                "task_id": event.source_task_id,
+                "aliases": sorted(alias.name for alias in event.source_aliases),
+            }
+            for event in session.scalars(query)
+        ]
+
+
+def queued_uris(target_dag_id: str) -> set[str]:
+    """The assets whose events wait in the queue of a DAG scheduled on them."""
+    from airflow.models.asset import AssetDagRunQueue, AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        query = (
+            select(AssetModel.uri)
+            .join(AssetDagRunQueue, AssetDagRunQueue.asset_id == AssetModel.id)
+            .where(AssetDagRunQueue.target_dag_id == target_dag_id)
+        )
+        return set(session.scalars(query))
+
+
+def dags_ready_to_run() -> set[str]:
+    """The DAGs the scheduler would create an asset-triggered run for now."""
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        _, triggered = DagModel.dags_needing_dagruns(session)
+        return set(triggered)
+
+
+@pytest.fixture
+def consumers_unpaused() -> Any:
+    consumers = ("analytics_ship_exported_files", "analytics_preload_on_warehouse_table")
+    for dag_id in consumers:
+        set_paused(dag_id, False)
+    yield consumers
+    for dag_id in consumers:
+        set_paused(dag_id, True)
+
+
+def test_each_exported_file_is_an_asset_event_that_queues_the_consumer(
+    example_dag_bag, analytics_emulator, analytics_connection, consumers_unpaused, tmp_path
+):
+    dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", True, {"export_root": f"file://{tmp_path}"})
+    assert dag_run.state == "success", task_states(dag_run)
+    files = {p.as_uri(): p for p in tmp_path.rglob("*.*")}
+    events = run_events(dag_run)
+    assert len(files) == 6
+    assert sorted(e["uri"] for e in events) == sorted(files)  # one event per file, named by the rendered path
+    for event in events:
+        assert event["aliases"] == [EXPORTS_ALIAS] and event["task_id"] == "export_widget"
+        assert event["extra"]["bytes"] == files[event["uri"]].stat().st_size
+        assert event["extra"]["job_id"] in {j.id for j in analytics_emulator.jobs}
+    assert queued_uris("analytics_ship_exported_files") == set(files)
+    assert "analytics_ship_exported_files" in dags_ready_to_run()
+
+
+def test_a_paused_consumer_is_not_queued(example_dag_bag, analytics_emulator, analytics_connection, tmp_path):
+    set_paused("analytics_ship_exported_files", True)
+    dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", False, {"export_root": f"file://{tmp_path}"})
+    assert dag_run.state == "success", task_states(dag_run)
+    assert len(run_events(dag_run)) == 6
+    assert not queued_uris("analytics_ship_exported_files") & {p.as_uri() for p in tmp_path.rglob("*.*")}
+
+
+def test_the_load_updates_the_table_asset_that_schedules_the_preload(
+    example_dag_bag, analytics_emulator, analytics_connection, consumers_unpaused, tmp_path
+):
+    dag_run = run_dag(example_dag_bag, "analytics_after_warehouse_load", False, {"export_dir": str(tmp_path)})
+    assert dag_run.state == "success", task_states(dag_run)
+    events = run_events(dag_run)
+    assert [(e["uri"], e["task_id"]) for e in events] == [(ORDERS_URI, "load_warehouse")]
+    assert queued_uris("analytics_preload_on_warehouse_table") == {ORDERS_URI}
+    assert "analytics_preload_on_warehouse_table" in dags_ready_to_run()
+
+
+def test_an_export_without_an_alias_emits_no_asset_event(
+    example_dag_bag, analytics_emulator, analytics_connection, tmp_path
+):
+    dag_run = run_dag(example_dag_bag, "analytics_after_warehouse_load", True, {"export_dir": str(tmp_path)})
+    assert dag_run.state == "success", task_states(dag_run)
+    assert [e["task_id"] for e in run_events(dag_run)] == ["load_warehouse"]
+
+
+@pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "deferred"])
+def test_preload_on_warehouse_table_runs_green(
+    example_dag_bag, analytics_emulator, analytics_connection, capfd, deferrable
+):
+    dag_run = run_dag(example_dag_bag, "analytics_preload_on_warehouse_table", deferrable, {})
+    assert dag_run.state == "success", task_states(dag_run)
+    kinds = sorted(j.operation for j in analytics_emulator.jobs)
+    assert kinds == ["bust_data_source_cache", "preload_dashboard", "preload_dashboard"]
+    preloaded = sorted(j.params["id"] for j in analytics_emulator.jobs if j.operation == "preload_dashboard")
+    assert preloaded == [1, 2]
+    output = capfd.readouterr()
+    assert output.out.count("Pausing task as DEFERRED") + output.err.count("Pausing task as DEFERRED") == (
+        3 if deferrable else 0
+    )
+
+
+def test_ship_exported_files_started_by_hand_ships_nothing(
+    example_dag_bag, analytics_emulator, analytics_connection, tmp_path
+):
+    dag_run = run_dag(example_dag_bag, "analytics_ship_exported_files", False, {"outbox": str(tmp_path / "outbox")})
+    assert dag_run.state == "success", task_states(dag_run)
+    assert list((tmp_path / "outbox").iterdir()) == []
