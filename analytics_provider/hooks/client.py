@@ -172,9 +172,17 @@ class AnalyticsClientHook(BaseHook):
                 raise
             raise final from exc
 
-    def _send(self, request: ApiRequest, plan: CallPlan) -> Any:
+    def _send(
+        self,
+        request: ApiRequest,
+        plan: CallPlan,
+        data: Any = None,
+        headers_extra: Mapping[str, str] | None = None,
+    ) -> Any:
+        """One attempt: the request's JSON body, or ``data`` (a stream or bytes) with its headers."""
         url = self.settings.url(request.path)
-        with self._exchange(request, url, plan, params=request.params, json=request.json) as response:
+        body: dict[str, Any] = {"json": request.json} if data is None else {"data": data}
+        with self._exchange(request, url, plan, headers_extra, params=request.params, **body) as response:
             limit = None if response.ok else MAX_ERROR_BODY
             body = b"".join(self._stream(response, request, plan, AnalyticsTransportError, limit))
         return parse_response(request, response.status_code, response.headers, body, secrets=self._secrets())

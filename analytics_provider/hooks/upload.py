@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from analytics_provider.api.operations import MANIFEST_FIELD, MAX_MANIFEST_BYTES, MAX_MANIFEST_FILES
-from analytics_provider.api.request import ApiRequest, build_request, parse_response
+from analytics_provider.api.request import ApiRequest, build_request
 from analytics_provider.exceptions import AnalyticsParameterError
 
 if TYPE_CHECKING:
@@ -145,15 +145,12 @@ def send_json_with_headers(hook: AnalyticsClientHook, name: str, body: bytes, he
 def _send(
     hook: AnalyticsClientHook, request: ApiRequest, body: Callable[[], tuple[Any, dict[str, str], list[Any]]]
 ) -> Any:
-    def attempt() -> Any:
+    def attempt(request: ApiRequest, plan: Any) -> Any:
         data, headers, opened = body()  # a fresh body each attempt: a stream is read once
         try:
-            response = hook._http(
-                request, hook.settings.url(request.path), headers_extra=headers, params=request.params, data=data
-            )
+            return hook._send(request, plan, data=data, headers_extra=headers)
         finally:
             for handle in opened:
                 handle.close()
-        return parse_response(request, response.status_code, response.headers, response.content)
 
-    return hook._retrying(request)(attempt)
+    return hook._run(request, attempt, None, None)
