@@ -130,6 +130,7 @@ class QuotaState:
         if found is None or found.remaining is None:
             return
         self.latest = found
+        count = found.remaining
         now = self._clock()
         if found.reset_at is not None:
             found = RateLimit(found.limit, found.remaining, now + (found.reset_at - wall))
@@ -146,7 +147,7 @@ class QuotaState:
             self._seen, self._ours, self._theirs = found.remaining, 0, 0  # the baseline of the count
         else:  # same frame: answers of other turns (ours or other processes') may be older
             self.remaining = min(self.remaining, found.remaining)  # type: ignore[type-var]
-            self._learn_share(found.remaining)
+            self._learn_share(count)
 
     def _learn_share(self, count: int) -> None:
         """Between two of our answers the count drops by one for ours and one for each request of
