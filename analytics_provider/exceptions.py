@@ -224,9 +224,9 @@ class AnalyticsJobError(AirflowException):
 
     def __init__(self, message: str, *, job_id: int, status: str, last_error_log: str | None = None) -> None:
         self.job_id = job_id
-        self.status = status
-        self.last_error_log = last_error_log
-        super().__init__(message)
+        self.status = bounded(str(status), 100)
+        self.last_error_log = bounded(str(last_error_log)) if last_error_log is not None else None
+        super().__init__(bounded(message, 2 * MAX_TEXT))  # the service's logs can be long
 
 
 class AnalyticsJobTimeout(AnalyticsJobError):

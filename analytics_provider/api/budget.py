@@ -48,6 +48,7 @@ class Claim:
 
     kind: str
     delay: float = 0.0
+    until: float | None = None  # a ``wait``: the reset it waits for
 
 
 class QuotaState:
@@ -91,7 +92,7 @@ class QuotaState:
                 check(delay)
             if self.reset_at is None:
                 self.remaining = None  # no reset reported: ask again after the pause
-            return Claim(WAIT, delay)
+            return Claim(WAIT, delay, self.reset_at)
         turn = now
         if self.reset_at is not None and self.remaining <= self.pace_from * (self.limit or self.remaining):
             turn = max(now, self._next_turn)
@@ -103,6 +104,12 @@ class QuotaState:
             self._next_turn = now + max(0.0, self.reset_at - now) / usable
         self.remaining -= 1
         return Claim(GO, turn - now)
+
+    def waited(self, claim: Claim) -> None:
+        """The caller slept out a ``wait``: that frame is over, even on a clock that did not move
+        (an injected one); the next caller learns the new frame."""
+        if claim.until is not None and self.reset_at == claim.until:
+            self.remaining = None
 
     def answered(self, headers: Mapping[str, str] | None) -> None:
         """Take in an answer's ``RateLimit-*`` headers (None: no answer came)."""
@@ -200,6 +207,7 @@ class QuotaBudget:
                     await sleep(claim.delay)
                 if claim.kind == GO:
                     return
+                self.state.waited(claim)
         finally:
             self._lock.release()
 
@@ -251,6 +259,8 @@ class SyncQuota:
                 sleep(claim.delay)
             if claim.kind == GO:
                 return
+            with self._lock:
+                self.state.waited(claim)
 
     def answered(self, headers: Mapping[str, str] | None = None) -> None:
         with self._lock:

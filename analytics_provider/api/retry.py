@@ -15,7 +15,8 @@ The interfaces the waits build on:
   (its ``clock`` attribute, ``time.monotonic`` unless swapped). Each request's connect, read and
   total time is capped by what is left; quota waits and retry backoff never sleep past it; when
   no time is left, or the next wait would pass it, the call raises
-  :class:`~analytics_provider.exceptions.AnalyticsDeadlineExceeded` instead of sleeping.
+  :class:`~analytics_provider.exceptions.AnalyticsDeadlineExceeded` instead of sleeping. A Unix
+  end time (a trigger's) converts as ``client.clock() + (end_time - time.time())``.
 * :func:`is_transient`: the one predicate telling a transient failure (connection refused or
   dropped, timeout, 5xx, 429, an unusable answer) from a final one.
 * ``RetryPolicy(max_attempts=None, max_elapsed=...)``: retry transient failures for a time
@@ -174,15 +175,15 @@ class CallPlan:
         return left
 
     def quota_wait_allowed(self, delay: float) -> float | None:
-        """Refuse a quota wait that would pass the deadline, or outlast the call's retry time;
-        return the seconds left (None: no deadline)."""
+        """Refuse a quota wait that would pass the deadline (or, without one, outlast the call's
+        retry time); return the seconds left (None: no deadline)."""
         left = self.left()
         if left is not None and delay >= left:
             raise AnalyticsDeadlineExceeded(
                 f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, past the deadline",
                 method=self.op.method, path=self.request.path,
             )
-        if delay > self.policy.max_elapsed:
+        if left is None and delay > self.policy.max_elapsed:  # with a deadline, the deadline rules
             raise RateLimitExceedError(
                 f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, "
                 f"longer than this call may wait ({self.policy.max_elapsed:g} s)",

@@ -31,7 +31,9 @@ def filename_from_disposition(value: str | None) -> str | None:
         return None
     found = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)\"?", value, flags=re.IGNORECASE)
     name = os.path.basename(found.group(1).strip()) if found else ""
-    return name or None
+    if name in (".", ".."):
+        return None
+    return name[-200:] or None  # the end keeps the extension
 
 
 def check_destination(destination: Destination) -> None:

@@ -65,7 +65,8 @@ class _DashboardJobOperator(AnalyticsJobOperator):
 class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     """Export a dashboard widget's data as csv, xlsx or pdf and download the file.
 
-    :param widget_id: the dashboard widget (templated).
+    :param widget_id: the dashboard widget (templated): a positive integer, refused otherwise
+        before any request.
     :param destination: a local path, a folder (ending in ``/``: the service's file name is
         kept) or an object-storage URI such as ``s3://bucket/key.csv`` (templated).
     :param output: ``csv``, ``xlsx`` or ``pdf`` (templated; held as ``export_format``, since

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 
 import pytest
 
@@ -17,7 +18,7 @@ from analytics_provider.exceptions import (
     UnexpectedResponseError,
 )
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
-from hostile.server import Answer, always, in_turn
+from hostile.server import Answer, Seen, always, in_turn
 
 RUNNING = Answer(200, {"job": {"id": 7, "status": "running"}})
 SUCCESS = Answer(200, {"job": {"id": 7, "status": "success"}})
@@ -145,8 +146,22 @@ def test_a_429_with_an_endless_retry_after_is_capped(hook, server, waits) -> Non
 # -- case 5: pagination that never ends ------------------------------------------------------------------
 
 
+def endless_then_done(page: Answer, pages: int = 20) -> Callable[[Seen], Answer]:
+    """``page`` again and again, then (a client that never stopped looping) a last page."""
+
+    served = [0]
+
+    def answer(seen: Seen) -> Answer:
+        served[0] += 1
+        if served[0] > pages:
+            return Answer(200, {"dashboards": [], "cursors": {"next": None}})
+        return page
+
+    return answer
+
+
 def test_a_repeated_cursor_ends_the_walk_with_an_error_naming_the_operation(hook, server) -> None:
-    server.answer = always(Answer(200, {"dashboards": [{"id": 1}], "cursors": {"next": "same"}}))
+    server.answer = endless_then_done(Answer(200, {"dashboards": [{"id": 1}], "cursors": {"next": "same"}}))
     with pytest.raises(PaginationLoopError, match="list_dashboards answered the cursor 'same' a second time"):
         list(hook.list_dashboards())
     assert len(server.requests) == 2
@@ -154,7 +169,7 @@ def test_a_repeated_cursor_ends_the_walk_with_an_error_naming_the_operation(hook
 
 def test_a_cycle_of_cursors_is_caught_too(hook, server) -> None:
     pages = iter(["b", "c", "a", "b"])
-    server.answer = lambda seen: Answer(200, {"dashboards": [{"id": 1}], "cursors": {"next": next(pages)}})
+    server.answer = lambda seen: Answer(200, {"dashboards": [{"id": 1}], "cursors": {"next": next(pages, None)}})
     with pytest.raises(PaginationLoopError):
         list(hook.list_dashboards(after="a"))
     assert len(server.requests) == 3

@@ -28,8 +28,8 @@ from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 from hostile.server import Answer, always, in_turn
 
 RUNNING = Answer(200, {"job": {"id": 7, "status": "running"}})
-TRICKLE = Answer(200, {"job": {"id": 7, "status": "running", "padding": "x" * 200}}, trickle=0.1)
-STALL = Answer(200, {"job": {"id": 7, "status": "running"}}, delay=5.0)
+TRICKLE = Answer(200, {"job": {"id": 7, "status": "running", "padding": "x" * 200}}, trickle=0.1)  # 25 s whole
+STALL = Answer(200, {"job": {"id": 7, "status": "running"}}, delay=10.0)
 DOWN = Answer(503, {"type": "MaintenanceError", "message": "upgrading"})
 
 
@@ -40,7 +40,7 @@ def test_a_slow_answer_cannot_hold_a_call_past_its_deadline(connect, server, ans
     started = time.monotonic()
     with pytest.raises(AnalyticsDeadlineExceeded):
         hook.call("get_job", 7, deadline=started + 1.0)
-    assert time.monotonic() - started < 1.6
+    assert time.monotonic() - started < 2.5  # the deadline, with room for a busy machine
 
 
 @pytest.mark.parametrize("answer", [TRICKLE, STALL], ids=["trickle", "stall"])
@@ -50,7 +50,7 @@ async def test_the_async_client_holds_the_same_deadline(connect, server, answer)
         started = time.monotonic()
         with pytest.raises(AnalyticsDeadlineExceeded):
             await client.call("get_job", 7, deadline=started + 1.0)
-        assert time.monotonic() - started < 1.6
+        assert time.monotonic() - started < 2.5  # the deadline, with room for a busy machine
 
 
 def test_backoff_never_sleeps_past_the_deadline(hook, server, waits) -> None:
@@ -124,3 +124,11 @@ def test_a_create_is_not_resent_after_an_unusable_answer() -> None:
     create = operation("create_data_schedule")
     assert not is_retryable(UnexpectedResponseError("login page", status=200), create)
     assert is_retryable(AnalyticsTransportError("refused", sent=False), create)
+
+
+def test_with_a_deadline_a_quota_wait_may_outlast_the_retry_time(hook, server, waits) -> None:
+    limits = {"RateLimit-Limit": "100", "RateLimit-Remaining": "0", "RateLimit-Reset": "400"}
+    server.answer = always(Answer(200, {"job": {"id": 7, "status": "running"}}, limits))
+    hook.get_job(7)
+    hook.call("get_job", 7, deadline=waits() + 3600)  # 400 s > max_elapsed (300), but inside the deadline
+    assert waits.sleeps == [400.0] and len(server.requests) == 2

@@ -248,3 +248,12 @@ def test_the_sync_quota_waits_out_a_429_on_its_own_clock() -> None:
     quota.exhausted(7.0)
     quota.acquire(sleep)  # waits the 7 s, then probes the new frame
     assert slept == [pytest.approx(7.0)] and quota.state.probe_out
+
+
+def test_a_sleep_that_does_not_move_the_clock_cannot_trap_a_caller() -> None:
+    quota = SyncQuota(clock=lambda: 0.0)  # a frozen clock, as in a test that only records sleeps
+    slept: list[float] = []
+    quota.acquire(slept.append)
+    quota.answered(headers(100, 0, 30))
+    quota.acquire(slept.append)  # waits the reset out once, then probes the new frame
+    assert slept == [30.0] and quota.state.probe_out
