@@ -15,8 +15,11 @@ learning only from the headers, stay clear of 429:
 * a reserve of the quota (``reserve``, 15% of the limit) is never spent: what other processes
   sent since this one's last answer is not known yet (the shared-quota benchmark measured 5%
   of answers 429 with three processes and a 5% reserve, none with 15%);
-* turns are spaced so that what is left lasts until the reset (from ``pace_from`` of the limit
-  down; the hook's calls run unspaced while more than half is left);
+* each process spends only its share of what is left: between two of its answers the count
+  drops by one for its own request and by one for each request of another process, so each
+  learns the part of the key's use that is its own (kept from frame to frame) and spaces its
+  turns so that its share lasts until the reset (from ``pace_from`` of the limit down; the
+  hook's calls run unspaced while more than half is left);
 * after a 429 nothing is sent until its ``Retry-After`` (or the known reset).
 """
 
@@ -70,6 +73,10 @@ class QuotaState:
         self.latest: RateLimit | None = None
         self.probe_out = False
         self._next_turn = 0.0
+        self.share = 1.0  # our part of the key's use of the endpoint, as the answers show it
+        self._seen: int | None = None  # the count in this frame's latest answer
+        self._ours = 0  # answers of this frame that were ours
+        self._theirs = 0  # requests of other processes counted between them
 
     @property
     def reserve(self) -> int:
@@ -85,8 +92,8 @@ class QuotaState:
                 return Claim(AWAIT_PROBE)
             self.probe_out = True
             return Claim(PROBE)
-        usable = self.remaining - self.reserve
-        if usable <= 0:
+        usable = (self.remaining - self.reserve) * self.share
+        if usable < 1:
             delay = (self.reset_at if self.reset_at is not None else now + _NO_RESET_PAUSE) - now
             if check is not None:
                 check(delay)
@@ -123,6 +130,7 @@ class QuotaState:
         if found is None or found.remaining is None:
             return
         self.latest = found
+        count = found.remaining
         now = self._clock()
         if found.reset_at is not None:
             found = RateLimit(found.limit, found.remaining, now + (found.reset_at - wall))
@@ -136,8 +144,21 @@ class QuotaState:
         if new_frame:
             self.remaining, self.reset_at = found.remaining, found.reset_at
             self._next_turn = now
+            self._seen, self._ours, self._theirs = found.remaining, 0, 0  # the baseline of the count
         else:  # same frame: answers of other turns (ours or other processes') may be older
             self.remaining = min(self.remaining, found.remaining)  # type: ignore[type-var]
+            self._learn_share(count)
+
+    def _learn_share(self, count: int) -> None:
+        """Between two of our answers the count drops by one for ours and one for each request of
+        another process on the key: our share of the endpoint's use, kept across frames."""
+        if self._seen is None or count >= self._seen:
+            return  # an older answer, overtaken
+        self._ours += 1
+        self._theirs += self._seen - count - 1
+        self._seen = count
+        if self._ours + self._theirs >= 4:
+            self.share = max(0.05, self._ours / (self._ours + self._theirs))
 
     def exhausted(self, retry_after: float | None) -> None:
         """A 429 came back: nothing is left until ``retry_after`` (or the known reset)."""

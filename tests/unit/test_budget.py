@@ -257,3 +257,26 @@ def test_a_sleep_that_does_not_move_the_clock_cannot_trap_a_caller() -> None:
     quota.answered(headers(100, 0, 30))
     quota.acquire(slept.append)  # waits the reset out once, then probes the new frame
     assert slept == [30.0] and quota.state.probe_out
+
+
+def test_a_process_learns_its_share_of_the_key_and_spends_only_that() -> None:
+    now = [0.0]
+    state = QuotaState(clock=lambda: now[0])
+    state.claim()  # the probe
+    state.answered(headers(100, 90, 60))
+    for count in (87, 84, 81, 78):  # between two of our answers, two requests of other processes
+        assert state.claim().kind == "go"
+        state.answered(headers(100, count, 60))
+    assert state.share == pytest.approx(1 / 3)
+    first, second = state.claim().delay, state.claim().delay
+    assert second - first == pytest.approx((60 - first) / ((78 - 15) / 3))  # our third of what may be spent
+
+
+def test_a_process_alone_keeps_the_whole_quota() -> None:
+    state = QuotaState(clock=lambda: 0.0)
+    state.claim()
+    state.answered(headers(100, 90, 60))
+    for count in (89, 88, 87, 86, 85):
+        state.claim()
+        state.answered(headers(100, count, 60))
+    assert state.share == 1.0
