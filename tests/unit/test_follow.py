@@ -281,3 +281,11 @@ def test_watch_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="max_outage"):
         JobWatch(1, poll_interval=1, max_outage=-1, clock=lambda: 0.0)
     assert JobWatch(1, poll_interval=1, clock=lambda: 0.0).deadline == math.inf
+
+
+def test_the_trigger_module_states_the_same_default_max_outage() -> None:
+    """The trigger module repeats the figure (it may not import this module on the event loop)."""
+    from analytics_provider.api import follow
+    from analytics_provider.triggers import analytics as trigger_module
+
+    assert trigger_module.DEFAULT_MAX_OUTAGE == follow.DEFAULT_MAX_OUTAGE
