@@ -93,12 +93,24 @@ GENERATED_BODIES = {
     "add_object_tags": ("post", "/tags/submit_add_object_tags", None),
     "validate_aml_project": ("post", "/aml_studio/projects/submit_validate", None),
     "update_data_source": ("put", "/data_sources/{id}", "1"),
+    "update_data_schedule": ("put", "/data_schedules/{id}", "1"),
+    "test_data_schedule": ("post", "/data_schedules/submit_execute", None),
+    "update_data_alert": ("put", "/data_alerts/{id}", "1"),
+    "test_data_alert": ("post", "/data_alerts/submit_execute", None),
+    "update_user_attribute": ("put", "/user_attributes/{id}", "3"),
+    "update_shareable_link": ("put", "/shareable_links/{id}", "1"),
+    "create_shortened_embed_token": ("post", "/embed/{hashcode}/shorten_token", None),
+    "publish_aml_project": ("post", "/aml_studio/projects/submit_publish", None),
+    "remove_object_tags": ("post", "/tags/submit_remove_object_tags", None),
+    "validate_ddl": ("post", "/data_model_persistences/validate_ddl", None),
 }
 GENERATED_QUERIES = {
     "list_users": "/users", "list_data_schedules": "/data_schedules", "list_dashboards": "/dashboards",
     "list_dashboards_metadata": "/dashboards/list_metadata", "list_data_alerts": "/data_alerts",
     "list_shareable_links": "/shareable_links", "get_dependants": "/dependencies/downstream_dependencies",
     "list_user_attribute_entries": "/user_attribute_entries", "list_groups": "/groups",
+    "list_jobs": "/jobs", "get_data_set": "/data_sets/{id}", "get_dashboard_widget": "/dashboard_widgets/{id}",
+    "is_email_used": "/users/check_holistics_user", "list_data_models": "/data_models",
 }
 
 
@@ -200,8 +212,9 @@ def _mutated(body: Any) -> Any:
 
 
 def query_strategy(path: str) -> st.SearchStrategy[dict[str, Any]]:
+    item = SPEC["paths"][path]
     params = [p if "$ref" not in p else SPEC["components"]["parameters"][p["$ref"].split("/")[-1]]
-              for p in SPEC["paths"][path]["get"].get("parameters", [])]
+              for p in [*item.get("parameters", []), *item["get"].get("parameters", [])]]
     fields: dict[str, st.SearchStrategy[Any]] = {}
     for param in params:
         if param["in"] != "query" or param["name"] in ("before", "after"):
@@ -239,7 +252,7 @@ def test_generated_bodies(emu: AnalyticsEmulator, vendor_checked: Exchanges, nam
     method, template, ident = GENERATED_BODIES[name]
     body = data.draw(body_strategy(method, template), label="body")
     emu.reset()
-    path = template.replace("{id}", ident) if ident else template
+    path = template.replace("{id}", ident or "").replace("{hashcode}", "embed002x7k2")
     requests.request(method, emu.base_url + path, data=json.dumps(body), timeout=10,
                      headers={emu.header_name: emu.api_key, "Content-Type": "application/json"})
     _judged(vendor_checked)
@@ -252,5 +265,7 @@ def test_generated_queries(emu: AnalyticsEmulator, vendor_checked: Exchanges, na
     path = GENERATED_QUERIES[name]
     query = data.draw(query_strategy(path), label="query")
     params = {(f"{k}[]" if isinstance(v, list) else k): v for k, v in query.items()}
-    requests.get(emu.base_url + path, params=params, timeout=10, headers={emu.header_name: emu.api_key})
+    ident = "101" if "dashboard_widgets" in path else "1"
+    requests.get(emu.base_url + path.replace("{id}", ident), params=params, timeout=10,
+                 headers={emu.header_name: emu.api_key})
     _judged(vendor_checked)
