@@ -18,8 +18,9 @@ demo: $(VENV)/.installed  ## run the example DAGs through Airflow against the lo
 test: $(VENV)/.installed  ## the whole test suite, on Airflow $(AIRFLOW_VERSION)
 	$(PY) -m pytest
 
+MATRIX_JOBS ?= 2
 test-matrix:  ## the whole test suite on every supported Airflow and Python, one venv each (.matrix/)
-	$(PYTHON) scripts/test_matrix.py
+	$(PYTHON) scripts/test_matrix.py --jobs $(MATRIX_JOBS)
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check analytics_provider tests example_dags benchmarks scripts

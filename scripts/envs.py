@@ -81,6 +81,7 @@ def run_step(
     say(f"  {label}")
     start = last = time.monotonic()
     collected = 0
+    installing = False
     with log.open("a", encoding="utf-8") as out:
         first_line = out.tell()
         out.write(f"\n$ {' '.join(map(str, command))}\n")
@@ -95,10 +96,15 @@ def run_step(
             if line.startswith("Collecting "):
                 collected += 1
             if line.startswith("Installing collected packages"):
-                say(f"      {collected} packages resolved; installing them ({now - start:.0f}s)")
+                installing = True
+                count = len(line.split(":", 1)[-1].split(","))
+                say(f"      {collected} requirements resolved; installing {count} packages ({now - start:.0f}s)")
                 last = now
             elif now - last >= 15:
-                progress = f"{collected} packages resolved so far" if collected else "still running"
+                if installing:
+                    progress = "still installing"
+                else:
+                    progress = f"{collected} requirements resolved so far" if collected else "still running"
                 say(f"      ... {progress} ({now - start:.0f}s)")
                 last = now
         code = proc.wait()

@@ -4,8 +4,8 @@ Each cell of ``MATRIX`` (``scripts/envs.py``) gets ``.matrix/airflow-<version>-p
 installed with ``constraints/airflow-<version>.txt`` (reused while the constraints and
 ``pyproject.toml`` are unchanged), then runs ``pytest`` on the whole suite. Prints one row per
 cell with its result and wall times; exits non-zero if any cell failed, pytest's exit code 5
-(no test ran) included. ``--cell 3.0.6/3.11`` runs only the cells named; pytest's output is in
-``.matrix/logs/``.
+(no test ran) included. ``--cell 3.0.6/3.11`` runs only the cells named, ``--jobs 2`` two cells
+at a time (their waits on the emulator overlap); pytest's output is in ``.matrix/logs/``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from envs import MATRIX, REPO, ensure_venv, find_python, python_of, say
@@ -86,12 +87,14 @@ def table(results: Sequence[Result]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run the whole test suite on every supported Airflow.")
     parser.add_argument("--cell", action="append", default=[], help="AIRFLOW/PYTHON, e.g. 3.0.6/3.11 (repeatable)")
+    parser.add_argument("--jobs", type=int, default=1, help="cells at a time (default 1)")
     args = parser.parse_args(argv)
     cells = [cell for cell in MATRIX if not args.cell or "/".join(cell) in args.cell]
     if not cells:
         parser.error(f"no such cell; the matrix: {', '.join('/'.join(c) for c in MATRIX)}")
     start = time.monotonic()
-    results = [run_cell(airflow, python) for airflow, python in cells]
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each cell is its own processes
+        results = list(pool.map(lambda cell: run_cell(*cell), cells))
     say(f"\n{table(results)}\n\ntest-matrix: {time.monotonic() - start:.0f}s in all")
     failed = [f"{r.airflow}/{r.python}" for r in results if not r.ok]
     if failed:

@@ -144,7 +144,9 @@ def _create_scratch(folder: str | None) -> tuple[int, str]:
 
 def _remote_path(destination: Destination) -> Any | None:
     """An object-storage path that is not on local disk, or None."""
-    if isinstance(destination, (str, os.PathLike)):
+    # A path object with a protocol (UPath, ObjectStoragePath) is kept whole (with its conn_id):
+    # the universal-pathlib that Airflow 3.0 and 3.1 use makes it os.PathLike too.
+    if isinstance(destination, str) or (isinstance(destination, os.PathLike) and not hasattr(destination, "protocol")):
         text = os.fspath(destination)
         if "://" not in text or text.startswith("file://"):
             return None

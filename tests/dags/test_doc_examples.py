@@ -36,13 +36,21 @@ def localised(code: str, tmp_path: Path) -> str:
     )
 
 
-def run_without_logical_date(dag: Any, tmp_path: Path) -> Any:
-    bag = _dag_bag_class()(dag_folder=str(tmp_path / "no-dag-files"))
-    bag.bag_dag(dag)
+def run_without_logical_date(dag_file: str, dag_id: str, tmp_path: Path) -> Any:
+    """Write a DAG file, load and store it as the dag processor would, run it as a manual trigger."""
+    folder = tmp_path / "dags"
+    folder.mkdir()
+    (folder / f"{dag_id}.py").write_text(dag_file, encoding="utf-8")
+    bag = _dag_bag_class()(dag_folder=str(folder))
+    assert bag.import_errors == {}
     _sync_bag_to_db(bag)
-    dag_run = dag.test(logical_date=None)
+    dag_run = bag.get_dag(dag_id).test(logical_date=None)
     assert dag_run.logical_date is None
     return dag_run
+
+
+def indented(code: str) -> str:
+    return "".join(f"    {line}\n" if line else "\n" for line in code.splitlines())
 
 
 def states(dag_run: Any) -> dict[str, str]:
@@ -57,16 +65,15 @@ def test_every_page_here_has_its_examples() -> None:
 
 
 def test_operator_examples_run_as_one_dag(example_dag_bag, analytics_emulator, analytics_connection, tmp_path) -> None:
-    import pendulum
-    from airflow.sdk import DAG
-
-    namespace: dict[str, Any] = {}
-    with DAG("doc_operator_examples", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC")) as dag:
-        for page in OPERATOR_PAGES:
-            for code in examples(f"operators/{page}"):
-                exec(compile(localised(code, tmp_path), f"docs/operators/{page}.rst", "exec"), namespace)
-        namespace["AnalyticsExecuteDataAlertOperator"](task_id="execute_alert", data_alert_id=1)
-    dag_run = run_without_logical_date(dag, tmp_path)
+    dag_file = (
+        "import pendulum\nfrom airflow.sdk import DAG\n\n"
+        'with DAG("doc_operator_examples", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC")):\n'
+    )
+    for page in OPERATOR_PAGES:
+        for code in examples(f"operators/{page}"):
+            dag_file += f"    # docs/operators/{page}.rst\n" + indented(localised(code, tmp_path))
+    dag_file += '    AnalyticsExecuteDataAlertOperator(task_id="execute_alert", data_alert_id=1)\n'
+    dag_run = run_without_logical_date(dag_file, "doc_operator_examples", tmp_path)
     assert dag_run.state == "success", states(dag_run)
     assert set(states(dag_run)) == {
         "bust_cache", "send_daily_report", "export_revenue", "preload_sales_overview",
@@ -82,9 +89,7 @@ def test_operator_examples_run_as_one_dag(example_dag_bag, analytics_emulator, a
 
 def test_quickstart_dag_runs(example_dag_bag, analytics_emulator, analytics_connection, tmp_path) -> None:
     (code,) = examples("quickstart")
-    namespace: dict[str, Any] = {}
-    exec(compile(localised(code, tmp_path), "docs/quickstart.rst", "exec"), namespace)
-    dag_run = run_without_logical_date(namespace["export"].dag, tmp_path)
+    dag_run = run_without_logical_date(localised(code, tmp_path), "revenue_export", tmp_path)
     assert dag_run.state == "success", states(dag_run)
     (export,) = (tmp_path / "reports").rglob("revenue.xlsx")
     assert export.parent.name == dag_run.run_after.strftime("%Y-%m-%d")

@@ -140,3 +140,13 @@ def test_a_remote_folder_spelled_with_a_slash_keeps_the_file_name(hook, mock, mo
     result = hook.download_export(7, "memory://bucket/daily/")
     assert result["path"].endswith("bucket/daily/report.csv")
     assert UPath("memory://bucket/daily/report.csv").read_bytes() == CSV
+
+
+def test_an_object_storage_path_is_kept_whole_with_its_connection() -> None:
+    """Not rebuilt from its text (which would drop conn_id), whatever universal-pathlib makes of it."""
+    from airflow.providers.common.compat.sdk import ObjectStoragePath
+
+    from analytics_provider.hooks.download import _remote_path
+
+    target = ObjectStoragePath("s3://bucket/exports/out.csv", conn_id="aws_reports")
+    assert _remote_path(target) is target
