@@ -25,9 +25,10 @@ lint: $(VENV)/.installed
 docs: $(VENV)/.installed
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
-bench: $(VENV)/.installed  ## benchmarks (not tests): download memory, trigger CPU, shared quota
+bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, shared quota
 	$(PY) -m pip install --quiet -e ".[bench]" "apache-airflow==$(AIRFLOW_VERSION)"
 	$(PY) benchmarks/download_memory.py
+	$(PY) benchmarks/upload_memory.py
 	$(PY) benchmarks/trigger_polling.py
 	$(PY) benchmarks/shared_quota.py
 

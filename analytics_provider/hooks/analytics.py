@@ -99,7 +99,9 @@ class AnalyticsHook(AnalyticsClientHook):
         return self.call("get_job", job_id)
 
     def get_job_result(self, job_id: Id) -> Json:
-        """``{status, error, result}``; ``result.data`` holds e.g. a publish's diagnostics."""
+        """``{status, error, result}``: ``result.data`` holds an AML publish's outcome (its diagnostics on
+        failure) or a data-set query's rows (``{fields, values, meta}``); the vendor types no
+        ``result`` for other kinds of job."""
         return self.call("get_job_result", job_id)
 
     def get_job_logs(self, job_id: Id) -> list[Json]:
@@ -330,7 +332,6 @@ class AnalyticsHook(AnalyticsClientHook):
 
     def validate_aml_project(self, branch_name: str, commit_oid: str) -> Json:
         return self.call("validate_aml_project", body={"branch_name": branch_name, "commit_oid": commit_oid})
-
 
     # -- the rest of the vendor's operations ------------------------------------------------------
     # users

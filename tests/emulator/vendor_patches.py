@@ -17,9 +17,12 @@ from typing import Any
 
 import yaml
 
-SPEC = Path(__file__).resolve().parents[2] / ".." / ".." / "shared" / "spec" / "vendor" / "openapi-v2.yml"
-if not SPEC.exists():  # the main checkout sits beside the shared folder too
-    SPEC = Path("/work/shared/spec/vendor/openapi-v2.yml")
+_ROOT = Path(__file__).resolve().parents[2]
+SPEC = next(  # the shared folder beside the main checkout, or two levels up from a worktree
+    (found for up in (_ROOT.parent, _ROOT.parent.parent)
+     if (found := up / "shared" / "spec" / "vendor" / "openapi-v2.yml").exists()),
+    Path("/work/shared/spec/vendor/openapi-v2.yml"),
+)
 Spec = dict[str, Any]
 ERROR_STATUSES = ("400", "401", "403", "404", "422", "429", "500", "502", "503", "504")
 
@@ -65,6 +68,8 @@ def _bodies_required(spec: Spec, _: str) -> None:
                 continue
             for media in body["content"].values():
                 schema = media.get("schema") or {}
+                if list(schema.get("properties") or {}) == ["user"]:  # the one wrapped body the YAML leaves optional
+                    schema["required"] = ["user"]
                 if schema.get("required"):
                     body["required"] = True
 
@@ -165,8 +170,9 @@ PATCHES: tuple[Patch, ...] = (
           "API document, DataAlert table; ENDPOINTS.md", _alert_dest),
     Patch("an upsert entry names its attribute by user_attribute_id or by user_attribute_name (the YAML requires "
           "both); at most 100 entries a request", "API document, UserAttributeEntry and Limits", _upsert_entries),
-    Patch("a request body whose schema has required properties is itself required",
-          "API document, Conventions: create and update bodies are wrapped in one key", _bodies_required),
+    Patch("a request body whose schema has required properties is itself required; the user update's body "
+          "requires its user key", "API document, Conventions: create and update bodies are wrapped in one key",
+          _bodies_required),
     Patch("error type ExportJobNotReady (422 of the export download)", "ENDPOINTS.md, Table 4.1", _export_not_ready),
     Patch("a publish result's objects_status is an array of objects", "ENDPOINTS.md, Jobs", _objects_status),
     Patch("the export output 'excel' is accepted (an alias of xlsx)", "API document, Export flow", _excel_output),

@@ -99,21 +99,22 @@ def test_data_sets_from_aml_cannot_be_deleted(hook: AnalyticsHook) -> None:
 
 def test_schedules_and_alerts(hook: AnalyticsHook) -> None:
     dashboard_id = next(iter(hook.list_dashboards()))["id"]
-    schedule = hook.create_data_schedule(
-        {
-            "source_type": "Dashboard",
-            "source_id": dashboard_id,
-            "schedule": {"repeat": "0 7 * * *", "paused": False},
-            "dest": {
-                "type": "EmailDest",
-                "title": "Daily {{$today}}",
-                "recipients": ["ops@example.org"],
-                "options": {"attachment_formats": ["pdf"]},
-            },
-        }
-    )
+    schedule_body = {
+        "source_type": "Dashboard",
+        "source_id": dashboard_id,
+        "schedule": {"repeat": "0 7 * * *", "paused": False},
+        "dest": {
+            "type": "EmailDest",
+            "title": "Daily {{$today}}",
+            "recipients": ["ops@example.org"],
+            "options": {"attachment_formats": ["pdf"]},
+        },
+    }
+    schedule = hook.create_data_schedule(schedule_body)
     assert hook.get_data_schedule(schedule["id"])["id"] == schedule["id"]
-    paused = hook.update_data_schedule(schedule["id"], {"schedule": {"repeat": "0 7 * * *", "paused": True}})
+    # an update carries the whole schedule (the vendor's schema requires it)
+    paused = hook.update_data_schedule(schedule["id"], {**schedule_body, "schedule": {"repeat": "0 7 * * *",
+                                                                                      "paused": True}})
     assert paused["schedule"]["paused"] is True
     assert schedule["id"] in [s["id"] for s in hook.list_data_schedules(dest_type="EmailDest")]
     assert wait_success(hook, hook.execute_data_schedule(schedule["id"]))
@@ -128,6 +129,7 @@ def test_schedules_and_alerts(hook: AnalyticsHook) -> None:
         "source_id": widget_id,
         "dest": {"type": "EmailDest", "title": "Alert", "recipients": ["ops@example.org"]},
         "schedule": {"repeat": "0 * * * *", "paused": False},
+        "dynamic_filter_presets": [],
         "viz_conditions": [
             {
                 "field_path": {"field_name": "revenue", "model_id": 1},
@@ -138,7 +140,7 @@ def test_schedules_and_alerts(hook: AnalyticsHook) -> None:
     }
     alert = hook.create_data_alert(alert_body)
     assert hook.get_data_alert(alert["id"])["title"] == "Revenue dropped"
-    assert hook.update_data_alert(alert["id"], {"title": "Revenue fell"})["title"] == "Revenue fell"
+    assert hook.update_data_alert(alert["id"], {**alert_body, "title": "Revenue fell"})["title"] == "Revenue fell"
     assert alert["id"] in [a["id"] for a in hook.list_data_alerts(search_term="Revenue")]
     assert wait_success(hook, hook.execute_data_alert(alert["id"]))
     assert wait_success(hook, hook.test_data_alert(alert_body))

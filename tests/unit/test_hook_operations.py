@@ -6,11 +6,14 @@ import email
 import io
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+import yaml
 
+from analytics_provider.api.conditions import OPERATOR_VALUES
 from analytics_provider.api.operations import OPERATIONS
 from analytics_provider.hooks.analytics import AnalyticsHook
 
@@ -714,3 +717,177 @@ def test_upload_is_never_sent_twice(hook, mock, tmp_path) -> None:
     assert len(mock.request_history) == 1  # the body may have arrived: a second upload would duplicate the sync
     mock.post(url, [{"status_code": 503, "json": {"type": "MaintenanceError", "message": "m"}}, {"json": JOB}])
     assert hook.upload_dbt_manifests([manifest]) == JOB["job"]  # a 503 refused it before any work: sent again
+
+
+# -- the table and the hook's checks against the vendor's own document --------------------------------------
+
+_ROOT = Path(__file__).resolve().parents[2]
+_SPEC = next((found for up in (_ROOT.parent, _ROOT.parent.parent)
+              if (found := up / "shared" / "spec" / "vendor" / "openapi-v2.yml").exists()), None)
+VENDOR = yaml.safe_load(_SPEC.read_text(encoding="utf-8")) if _SPEC is not None else None
+needs_vendor = pytest.mark.skipif(VENDOR is None, reason="the vendor's OpenAPI document is not beside the checkout")
+
+
+def _vendor_operations() -> dict[tuple[str, str], dict[str, Any]]:
+    assert VENDOR is not None
+    return {(method.upper(), path): op for path, item in VENDOR["paths"].items() for method, op in item.items()
+            if method in ("get", "post", "put", "delete")}
+
+
+def _parameter(param: dict[str, Any]) -> dict[str, Any]:
+    assert VENDOR is not None
+    return VENDOR["components"]["parameters"][param["$ref"].split("/")[-1]] if "$ref" in param else param
+
+
+@needs_vendor
+def test_the_table_has_every_operation_of_the_vendor_document_and_no_other() -> None:
+    assert {(op.method, op.path) for op in OPERATIONS.values()} == set(_vendor_operations())
+
+
+# where the API document adds to the vendor's options: its pagination envelope covers every list
+API_DOCUMENT_QUERY = {"list_user_attribute_entries": {"before", "after", "limit"}}
+
+
+@needs_vendor
+@pytest.mark.parametrize("name", sorted(OPERATIONS))
+def test_each_operation_takes_the_vendor_query_options_and_answers_its_status(name: str) -> None:
+    op = OPERATIONS[name]
+    assert VENDOR is not None
+    vendor_op = _vendor_operations()[(op.method, op.path)]
+    common = VENDOR["paths"][op.path].get("parameters", [])
+    params = [_parameter(p) for p in [*common, *vendor_op.get("parameters", [])]]
+    query = {p["name"]: p for p in params if p["in"] == "query"}
+    assert {p.name for p in op.query} == set(query) | API_DOCUMENT_QUERY.get(name, set())
+    for param in op.query:
+        if param.name not in query:
+            continue
+        schema = query[param.name].get("schema", {})
+        items = schema.get("items", {}) if schema.get("type") == "array" else schema
+        if "$ref" in items:
+            items = VENDOR["components"]["schemas"][items["$ref"].split("/")[-1]]
+        assert set(param.choices) == set(items.get("enum", [])), param.name
+        assert param.required == bool(query[param.name].get("required")), param.name
+        assert param.many == (schema.get("type") == "array" or "oneOf" in schema), param.name
+    headers = {p["name"] for p in params if p["in"] == "header"}
+    assert {h.name for h in op.headers} == headers
+    successes = sorted(int(code) for code in vendor_op["responses"] if str(code).startswith(("2", "3")))
+    # the download's 302 leads to the file, which the hook follows; the table holds the file's status
+    assert op.status == (200 if successes == [302] else successes[0])
+    assert op.keyless == (vendor_op.get("security") == [] and bool(headers))
+
+
+@needs_vendor
+def test_the_filter_operators_are_the_vendor_conditions() -> None:
+    assert VENDOR is not None
+    schemas = VENDOR["components"]["schemas"]
+    mapping = schemas["Condition"]["discriminator"]["mapping"]
+    assert set(OPERATOR_VALUES) == set(mapping)
+    for operator, ref in mapping.items():
+        values = next(p["properties"]["values"] for p in schemas[ref.split("/")[-1]]["allOf"]
+                      if "values" in p.get("properties", {}))
+        assert OPERATOR_VALUES[operator] == (values.get("minItems", 0), values.get("maxItems")), operator
+
+
+def _values(operator: str) -> list[Any]:
+    low, high = OPERATOR_VALUES[operator]
+    return list(range(1, (low if high is None else high) + 1))
+
+
+@pytest.mark.parametrize("operator", sorted(OPERATOR_VALUES))
+def test_the_hook_sends_every_vendor_operator(hook, mock, operator: str) -> None:
+    condition = {"operator": operator, "values": _values(operator)}
+    if operator in ("last", "next", "transform_pop_relative"):
+        condition["modifier"] = "week"
+    mock.post(BASE + "/dashboard_widgets/101/submit_export", json=JOB)
+    hook.submit_widget_export(101, "csv", [{"dynamic_filter_id": 1, "condition": condition}])
+    assert mock.last_request.json()["dashboard_filter_conditions"][0]["condition"] == condition
+
+
+@pytest.mark.parametrize(
+    ("condition", "message"),
+    [
+        ({"operator": "greater_than_or_equal", "values": [1]}, r"operator must be one of is, is_not, .*; got 'greater"),
+        ({"operator": "between", "values": [1]}, r"values between takes exactly 2 values; got 1"),
+        ({"operator": "greater_than", "values": []}, r"values greater_than takes exactly 1 value; got 0"),
+        ({"operator": "is"}, r"values must be a list \(is takes at least 0 values\)"),
+        ({"operator": "is_null", "values": ["x"]}, r"values is_null takes no values; got 1"),
+        ({"operator": "contains", "values": [None]}, r"values must hold strings, numbers or booleans"),
+        ({"operator": "last", "values": [3], "modifier": "fortnight"}, r"modifier of last must be one of year, qu"),
+    ],
+)
+def test_the_hook_refuses_what_the_vendor_refuses(hook, mock, condition: dict[str, Any], message: str) -> None:
+    from analytics_provider.exceptions import AnalyticsParameterError
+
+    with pytest.raises(AnalyticsParameterError, match=r"dashboard_filter_conditions\[0\]\.condition\." + message):
+        hook.submit_widget_export(101, "csv", [{"dynamic_filter_id": 1, "condition": condition}])
+    assert not mock.request_history
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"metrics": [{"aggregation": "sum"}]}, r"query\.metrics\[0\]\.field is required"),
+        ({"dimensions": [{"field": "a", "transformation": "datetrunc decade"}]},
+         r"dimensions\[0\]\.transformation must be one of datetrunc year"),
+        ({"filters": [{"field": "a", "operator": "between", "values": [1]}]}, r"filters\[0\]\.values between takes"),
+        ({"limit": 0}, r"query\.limit must be an integer from 1 to 1000000; got 0"),
+        ({"order": [{"id": "a", "order": "up"}]}, r"order\[0\]\.order must be one of asc, desc"),
+        ({"timezone": "CET"}, r"timezone must be an IANA name"),
+        ("rows please", r"query must be an object"),
+    ],
+)
+def test_data_set_queries_are_checked_before_sending(hook, mock, query: Any, message: str) -> None:
+    from analytics_provider.exceptions import AnalyticsParameterError
+
+    with pytest.raises(AnalyticsParameterError, match=message):
+        hook.submit_data_set_query(1, query)
+    with pytest.raises(AnalyticsParameterError, match=message):
+        hook.generate_data_set_sql(1, query)
+    assert not mock.request_history
+
+
+def test_a_data_set_query_answers_a_job_or_the_rows(hook, mock) -> None:
+    from analytics_provider.hooks.analytics import is_job
+
+    mock.post(BASE + "/data_sets/1/submit_query", [{"json": JOB}, {"json": DATA}])
+    first, second = hook.submit_data_set_query(1, QUERY), hook.submit_data_set_query(1, QUERY)
+    assert first == JOB["job"] and is_job(first)
+    assert second == DATA and not is_job(second)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda h: h.list_jobs([]), "job_ids must be a non-empty list"),
+        (lambda h: h.list_dashboards_metadata(permission_action="steal"), "permission_action must be one of create"),
+        (lambda h: h.clone_canvas_dashboard(3, ""), "new_uname must be a non-empty string"),
+        (lambda h: h.clone_canvas_dashboard(3, "x", category_type="Drawer"), "category_type must be one of Report"),
+        (lambda h: h.add_object_tags("sales", "report", ["a"]), "object_type must be one of dataset, dashboard"),
+        (lambda h: h.add_object_tags("sales", "dataset", "finance"), "tags must be a list of tag names"),
+        (lambda h: h.validate_ddl(" "), "ddl must be a non-empty string"),
+        (lambda h: h.send_github_event({}, event="fork", hook_id="1", signature=SIGNATURE), "event must be one of"),
+        (lambda h: h.send_github_event({}, event="push", hook_id="", signature=SIGNATURE), "X-GitHub-Hook-ID header"),
+        (lambda h: h.send_gitlab_event({}, event="Tag Hook", token="t"), "event must be one of Merge Request Hook"),
+        (lambda h: h.create_shareable_link({"resource_type": "Dashboard", "resource_id": 1, "dynamic_filter_presets": [
+            {"dynamic_filter_id": 1, "preset_condition": {"operator": "matches_user_attribute", "values": []}}]}),
+         r"dynamic_filter_presets\[0\]\.preset_condition\.values matches_user_attribute takes at least 1 value"),
+    ],
+)
+def test_new_operations_refuse_bad_input_before_sending(hook, mock, call, message: str) -> None:
+    from analytics_provider.exceptions import AnalyticsParameterError
+
+    with pytest.raises(AnalyticsParameterError, match=message):
+        call(hook)
+    assert not mock.request_history
+
+
+@pytest.mark.parametrize(
+    ("name", "creates"),
+    [("create_shareable_link", True), ("clone_canvas_dashboard", True), ("upload_dbt_manifests", True),
+     ("resend_user_invite", True), ("send_github_event", True), ("send_gitlab_event", True),
+     ("send_github_app_event", True), ("submit_data_set_query", False), ("add_object_tags", False),
+     ("test_data_schedule", False), ("delete_group", False), ("list_jobs", False)],
+)
+def test_retry_class_of_the_new_operations(name: str, creates: bool) -> None:
+    # a create is never re-sent once it may have arrived: a duplicate link, dashboard, sync, e-mail or event
+    assert OPERATIONS[name].creates is creates

@@ -8,7 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from analytics_provider.api.operations import OPERATIONS, Operation, match_route
-from analytics_provider.testing.emulator.errors import ApiError, error_for_status, new_debug_id, whole_seconds
+from analytics_provider.testing.emulator.errors import (
+    ApiError,
+    error_for_status,
+    invalid_parameter,
+    new_debug_id,
+    whole_seconds,
+)
 from analytics_provider.testing.emulator.faults import Fault, FaultPlan
 from analytics_provider.testing.emulator.handlers import Call, Reply, load_handlers
 from analytics_provider.testing.emulator.multipart import read_form
@@ -118,7 +124,10 @@ class ApiService:
             if op.body_type == "multipart/form-data":
                 body = read_form(request)
             else:
-                body = unwrap(op, parse_json(request.body), required=op.keyless)
+                parsed = parse_json(request.body)
+                if parsed is None and request.body.strip():
+                    raise invalid_parameter("the request body must be a JSON object, not null")
+                body = unwrap(op, parsed, required=op.keyless)
         handler = self.handlers[op.name]
         with self.world.lock:
             result = handler(Call(op, params, query, body, user, self.world, time.time(), request.headers))

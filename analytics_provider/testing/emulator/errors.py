@@ -32,6 +32,42 @@ _MESSAGES: dict[str, str] = {
 }
 
 
+BUSINESS_RULES: dict[str, str] = {
+    "exists": "what a request refers to exists: a report or dashboard to send, a dashboard's filter, a widget, "
+              "a group, a user attribute, a data source (by name), a user to add to a group",
+    "unique-name": "group names, user attribute names and cloned dashboards' unames are unique",
+    "not-blank": "names, tokens, branch names and commits are not empty",
+    "crontab": "schedule.repeat is a five-field crontab expression",
+    "email": "recipients and invited addresses are e-mail addresses; an invited address is not a user's yet",
+    "attribute": "a user attribute's name is lowercase letters, digits and underscores and its type one of string, "
+                 "number, boolean, date, datetime; system attributes cannot be changed or given entries",
+    "password": "a new password has at least 8 characters",
+    "user-state": "you cannot delete yourself or a deleted user, restore an active one, re-invite one who joined, "
+                  "or add a deleted user to a group",
+    "aml": "data sets defined in AML cannot be deleted through the API; object_mapping maps data set ids to unames",
+    "in-use": "a data source that data sets use cannot be deleted",
+    "canvas": "only canvas dashboards (version 4) can be cloned",
+    "query-fields": "a data-set query names fields found together in one of the seed's tables",
+    "ddl": "a custom DDL creates a table or a view",
+    "webhook": "a webhook carries a sha256=<hex> signature, or a GitLab token of at least 8 characters",
+    "upload-limits": "at most 5 manifests of at most 200 MB each per upload",
+    "cursor": "before and after are cursors the emulator handed out",
+    "export": "only a finished export job of the caller can be downloaded; the caller may export data",
+    "upsert-limit": "at most 100 user attribute entries per upsert",
+}
+"""The rules by which the emulator refuses a request the vendor's schema allows (docs/emulator.rst lists them)."""
+
+
+def rule_details(*names: str) -> dict[str, Any]:
+    """The ``details`` of an error answer that a business rule caused."""
+    for name in names:
+        if name not in BUSINESS_RULES:
+            raise KeyError(f"no business rule {name!r}")
+    text = "; ".join(f"Business rule {name}: {BUSINESS_RULES[name]}" for name in dict.fromkeys(names))
+    return {"details": {"description": text, "docs": "https://airflow-provider-analytics.readthedocs.io/"
+                                                     "en/latest/emulator.html#business-rules"}}
+
+
 class ApiError(Exception):
     """An error answer: raise it anywhere in a handler, the server turns it into the body."""
 
@@ -77,13 +113,22 @@ def not_found(model: str, value: Any, key: str = "id") -> ApiError:
     return ApiError(404, "BaseError", f"Couldn't find {model} with {key}={value}")
 
 
-def record_error(record: Mapping[str, list[str]], message: str | None = None) -> ApiError:
+def record_error(
+    record: Mapping[str, list[str]], message: str | None = None, rules: tuple[str, ...] = ()
+) -> ApiError:
     text = message or "; ".join(f"{field} {', '.join(msgs)}" for field, msgs in record.items())
-    return ApiError(422, "RecordError", text, record=record)
+    return ApiError(422, "RecordError", text, record=record, extra=rule_details(*rules) if rules else None)
 
 
-def invalid_operation(message: str) -> ApiError:
-    return ApiError(422, "InvalidOperationError", message)
+def invalid_operation(message: str, rule: str) -> ApiError:
+    """A 422 by one of :data:`BUSINESS_RULES` (the action cannot be processed in this state)."""
+    return ApiError(422, "InvalidOperationError", message, extra=rule_details(rule))
+
+
+def by_rule(error: ApiError, rule: str) -> ApiError:
+    """``error``, marked as caused by a business rule."""
+    error.extra.update(rule_details(rule))
+    return error
 
 
 def whole_seconds(seconds: float) -> int:

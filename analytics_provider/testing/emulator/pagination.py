@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from analytics_provider.api.operations import MAX_PAGE_SIZE
-from analytics_provider.testing.emulator.errors import invalid_parameter
+from analytics_provider.testing.emulator.errors import by_rule, invalid_parameter
 
 T = TypeVar("T")
 DEFAULT_LIMIT = 20
@@ -26,7 +26,7 @@ def decode_cursor(name: str, cursor: str) -> int:
             return int(text[len(_PREFIX):])
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
-    raise invalid_parameter(f"{name} is not a valid cursor: {cursor!r}")
+    raise by_rule(invalid_parameter(f"{name} is not a valid cursor: {cursor!r}"), "cursor")
 
 
 def page(items: Sequence[T], query: Mapping[str, Any]) -> tuple[list[T], dict[str, str | None]]:

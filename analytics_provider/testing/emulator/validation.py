@@ -10,7 +10,9 @@ from analytics_provider.api.operations import MAX_PAGE_SIZE, Operation
 from analytics_provider.testing.emulator.errors import ApiError, invalid_parameter, record_error
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_TRUE, _FALSE = ("true", "1"), ("false", "0")
+_TRUE = ("true", "1", "t", "y", "yes", "on")
+_FALSE = ("false", "0", "f", "n", "no", "off")
+"""The spellings of a boolean query value the service (a Rails application) and openapi-core both read."""
 
 
 NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
@@ -23,7 +25,9 @@ def parse_query(op: Operation, raw: Mapping[str, list[str]]) -> dict[str, Any]:
     """
     parsed: dict[str, Any] = {}
     for param in op.query:
-        values = [v for v in (raw.get(param.name + "[]") or []) + (raw.get(param.name) or []) if v != ""]
+        values = (raw.get(param.name + "[]") or []) + (raw.get(param.name) or [])
+        if "" in values:  # the vendor's parameters do not allow empty values
+            raise invalid_parameter(f"param is missing or the value is empty: {param.name}")
         if not values:
             if param.required:
                 raise invalid_parameter(f"param is missing or the value is empty: {param.name}")
@@ -106,37 +110,52 @@ class Record:
 
     def __init__(self) -> None:
         self.errors: dict[str, list[str]] = {}
+        self.rules: list[str] = []
+        self.unruled = False
 
-    def add(self, field: str, message: str) -> None:
+    def add(self, field: str, message: str, rule: str | None = None) -> None:
+        """One problem; ``rule`` names the business rule it breaks (else the vendor's schema refuses it too)."""
         self.errors.setdefault(field, []).append(message)
+        if rule is None:
+            self.unruled = True
+        else:
+            self.rules.append(rule)
 
     def require(self, body: Mapping[str, Any], field: str, kind: type | tuple[type, ...] | None = None) -> Any:
         value = _dig(body, field)
-        if value is None or value == "" or value == []:
+        if value is None:
             self.add(field, "can't be blank")
+        elif value == "" or value == []:
+            self.add(field, "can't be blank", rule="not-blank")
         elif kind is not None and not isinstance(value, kind):
             self.add(field, "is invalid")
         return value
 
-    def choice(self, body: Mapping[str, Any], field: str, choices: Iterable[Any], *, required: bool = True) -> Any:
+    def choice(
+        self, body: Mapping[str, Any], field: str, choices: Iterable[Any], *, required: bool = True,
+        rule: str | None = None,
+    ) -> Any:
+        """``rule``: the business rule the choice is (when the vendor's schema does not list the values)."""
         value = _dig(body, field)
         allowed = list(choices)
         if value is None:
             if required:
                 self.add(field, "can't be blank")
         elif value not in allowed:
-            self.add(field, f"is not included in the list ({', '.join(map(str, allowed))})")
+            self.add(field, f"is not included in the list ({', '.join(map(str, allowed))})", rule=rule)
         return value
 
     def emails(self, field: str, values: Any) -> None:
         if values is None:
             return
-        if not isinstance(values, list) or not all(isinstance(v, str) and EMAIL.match(v) for v in values):
-            self.add(field, "must be a list of valid e-mail addresses")
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            self.add(field, "must be a list of e-mail addresses")
+        elif not all(EMAIL.match(v) for v in values):
+            self.add(field, "must be a list of valid e-mail addresses", rule="email")
 
     def check(self) -> None:
         if self.errors:
-            raise record_error(self.errors)
+            raise record_error(self.errors, rules=() if self.unruled else tuple(self.rules))
 
 
 def _dig(body: Mapping[str, Any], dotted: str) -> Any:
@@ -158,9 +177,9 @@ def as_int(value: Any, what: str) -> int:
         raise record_error({what: ["is not a number"]}) from None
 
 
-def object_list(value: Any, what: str) -> list[dict[str, Any]]:
-    """A list of objects, or a 400 naming ``what``."""
-    if value is None:
+def object_list(value: Any, what: str, present: bool = False) -> list[dict[str, Any]]:
+    """A list of objects, or a 400 naming ``what`` (``present``: the key was sent, so null is wrong)."""
+    if value is None and not present:
         return []
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
         raise ApiError(400, "InvalidParameterError", f"{what} must be an array of objects")

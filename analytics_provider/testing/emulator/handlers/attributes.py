@@ -24,10 +24,11 @@ def _check_attribute(state: State, body: Json, current_id: int | None = None) ->
     name = record.require(body, "name", str)
     if isinstance(name, str) and name:
         if not NAME.match(name):
-            record.add("name", "must start with a letter and hold only lowercase letters, digits and underscores")
+            record.add("name", "must start with a letter and hold only lowercase letters, digits and underscores",
+                       rule="attribute")
         elif any(a["name"] == name and a["id"] != current_id for a in state.user_attributes.values()):
-            record.add("name", "has already been taken")
-    record.choice(body, "attribute_type", ATTRIBUTE_TYPES)
+            record.add("name", "has already been taken", rule="unique-name")
+    record.choice(body, "attribute_type", ATTRIBUTE_TYPES, rule="attribute")
     record.require(body, "label", str)
     if body.get("description") is not None and not isinstance(body["description"], str):
         record.add("description", "must be a string")
@@ -58,7 +59,7 @@ def list_user_attributes(call: Call) -> Json:
 def update_user_attribute(call: Call) -> Json:
     attribute = call.find("UserAttribute")
     if attribute["is_system_attribute"]:
-        raise record_error({"base": [f"System attribute {attribute['name']} cannot be changed"]})
+        raise record_error({"base": [f"System attribute {attribute['name']} cannot be changed"]}, rules=("attribute",))
     merged = {**attribute, **call.body}
     _check_attribute(call.state, {"description": None, **call.body}, attribute["id"])  # a whole attribute
     attribute.update(_attribute_fields(merged))
@@ -125,7 +126,9 @@ def _entry_attribute(state: State, entry: Json, where: str) -> Json:
         return find(state, "UserAttribute", entry["user_attribute_id"])
     name = entry.get("user_attribute_name") or entry.get("name")
     if not name:
-        raise record_error({f"{where}.user_attribute_id": ["give user_attribute_id or user_attribute_name"]})
+        blank = entry.get("user_attribute_name") == ""  # named, but by an empty name
+        raise record_error({f"{where}.user_attribute_id": ["give user_attribute_id or user_attribute_name"]},
+                           rules=("not-blank",) if blank else ())
     found = next((a for a in state.user_attributes.values() if a["name"] == name), None)
     if found is None:
         raise not_found("UserAttribute", name, "name")
@@ -136,7 +139,7 @@ def _entry_attribute(state: State, entry: Json, where: str) -> Json:
 def upsert_user_attribute_entries(call: Call) -> Json:
     entries = call.body
     if len(entries) > MAX_UPSERT_ENTRIES:
-        raise invalid_operation(f"At most {MAX_UPSERT_ENTRIES} entries per request, got {len(entries)}")
+        raise invalid_operation(f"At most {MAX_UPSERT_ENTRIES} entries per request, got {len(entries)}", "upsert-limit")
     planned = []
     for index, entry in enumerate(entries):
         where = f"user_attribute_entries[{index}]"
@@ -153,7 +156,7 @@ def upsert_user_attribute_entries(call: Call) -> Json:
             raise record_error({f"{where}.{k}": v for k, v in record.errors.items()})
         attribute = _entry_attribute(call.state, entry, where)
         if attribute["is_system_attribute"]:
-            raise invalid_operation(f"System attribute {attribute['name']} has no entries to set")
+            raise invalid_operation(f"System attribute {attribute['name']} has no entries to set", "attribute")
         subject = _subject(call.state, entry["subject_type"], entry["subject_id"])
         planned.append((attribute["id"], entry["subject_type"], subject["id"], input_type, list(values or [])))
     answered = []

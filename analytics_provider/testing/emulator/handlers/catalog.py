@@ -42,14 +42,14 @@ def _check_link(state: State, body: Json) -> None:
         else:
             dashboard = state.dashboards.get(int(resource_id))
             if dashboard is None or dashboard.get("_deleted"):
-                record.add("resource_id", f"Dashboard {resource_id} does not exist")
+                record.add("resource_id", f"Dashboard {resource_id} does not exist", rule="exists")
     for name in ("title", "expired_at"):
         if body.get(name) is not None and not isinstance(body[name], str):
             record.add(name, "must be a string")
     if "password_enabled" in body and not isinstance(body["password_enabled"], bool):
         record.add("password_enabled", "must be true or false")
     if body.get("password_enabled") and not body.get("password"):
-        record.add("password", "can't be blank when password_enabled is true")
+        record.add("password", "can't be blank when password_enabled is true", rule="not-blank")
     filter_ids = {f["id"] for f in dashboard["dynamic_filters"]} if dashboard else None
     check_presets_of(record, body, filter_ids)
     rules = body.get("permission_rules")
@@ -210,7 +210,7 @@ def _tenant(call: Call, status: str, message: str) -> Json:
 def _check_signature(call: Call) -> None:
     signature = call.headers.get("x-hub-signature-256", "")
     if not SIGNATURE.match(signature):
-        raise invalid_operation("X-Hub-Signature-256 must be sha256=<64 hex digits> (the payload's HMAC)")
+        raise invalid_operation("X-Hub-Signature-256 must be sha256=<64 hex digits> (the payload's HMAC)", "webhook")
 
 
 @handles("send_github_event")
@@ -224,7 +224,7 @@ def send_github_event(call: Call) -> Json:
 @handles("send_gitlab_event")
 def send_gitlab_event(call: Call) -> Json:
     if len(call.headers.get("x-gitlab-token", "")) < 8:
-        raise invalid_operation("X-Gitlab-Token does not match the project's webhook token")
+        raise invalid_operation("X-Gitlab-Token does not match the project's webhook token", "webhook")
     event = call.headers["x-gitlab-event"]
     status = "skipped" if event == "System Hook" else "success"
     return {"data": [_tenant(call, status, f"GitLab {event} received")]}

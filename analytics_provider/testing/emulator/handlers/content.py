@@ -7,10 +7,15 @@ import hashlib
 import json
 import re
 import secrets
-from typing import Any
 
 from analytics_provider.api.operations import DASHBOARD_CATEGORIES
-from analytics_provider.testing.emulator.errors import invalid_operation, invalid_parameter, not_found, record_error
+from analytics_provider.testing.emulator.errors import (
+    by_rule,
+    invalid_operation,
+    invalid_parameter,
+    not_found,
+    record_error,
+)
 from analytics_provider.testing.emulator.handlers import Call, handles, public
 from analytics_provider.testing.emulator.pagination import page
 from analytics_provider.testing.emulator.permissions import allowed
@@ -71,9 +76,9 @@ def data_set_json(world: World, data_set: Json, models: bool = False, reports: b
     return found
 
 
-def check_filter_conditions(dashboard: Json, conditions: Any, field: str) -> list[Json]:
-    """DynamicFilterConditions of ``dashboard``: 400 when not a list of objects, 422 when wrong."""
-    items = object_list(conditions, field)
+def check_filter_conditions(dashboard: Json, body: Json, field: str) -> list[Json]:
+    """The DynamicFilterConditions ``body[field]`` of ``dashboard``: 400 when not a list of objects, 422 when wrong."""
+    items = object_list(body.get(field), field, present=field in body)
     filter_ids = {f["id"] for f in dashboard["dynamic_filters"]}
     for index, item in enumerate(items):
         where = f"{field}[{index}]"
@@ -85,7 +90,7 @@ def check_filter_conditions(dashboard: Json, conditions: Any, field: str) -> lis
         if not known:
             raise record_error({f"{where}.dynamic_filter_id": [
                 f"{filter_id!r} is not a dynamic filter of dashboard {dashboard['id']}"
-            ]})
+            ]}, rules=("exists",))
         check_condition(item.get("condition"), f"{where}.condition")
     return items
 
@@ -107,7 +112,7 @@ def list_dashboards(call: Call) -> Json:
 @handles("build_dashboard_url")
 def build_dashboard_url(call: Call) -> Json:
     dashboard = call.find("Dashboard")
-    states = check_filter_conditions(dashboard, call.body.get("filter_states"), "filter_states")
+    states = check_filter_conditions(dashboard, call.body, "filter_states")
     url = dashboard_url(call.world, dashboard)
     if not states:
         return {"dashboard_url": url, "fstate_hash": None}
@@ -147,27 +152,34 @@ def update_data_source(call: Call) -> Json:
     source = call.find("DataSource")
     body = call.body
     record = Record()
-    if "name" in body and (not isinstance(body["name"], str) or not body["name"].strip()):
-        record.add("name", "can't be blank")
+    name = body.get("name")  # nullable: null changes nothing
+    if name is not None and not isinstance(name, str):
+        record.add("name", "must be a string")
+    elif isinstance(name, str) and not name.strip():
+        record.add("name", "can't be blank", rule="not-blank")
     settings = body.get("settings") or {}
     if not isinstance(settings, dict):
         record.add("settings", "must be an object")
         settings = {}
-    for name, value in settings.items():
-        kind = SETTING_TYPES.get(name)
-        if kind is None or not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            record.add(f"settings.{name}", "is invalid")
+    settings = {k: v for k, v in settings.items() if k in SETTING_TYPES}  # others are not the API's to set
+    for key, value in settings.items():
+        kind = SETTING_TYPES[key]
+        if value is None and key == "query_timeout":
+            continue
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            record.add(f"settings.{key}", "is invalid")
     dbconfig = body.get("dbconfig") or {}
     if not isinstance(dbconfig, dict) or any(
-        k not in DBCONFIG_FIELDS or not isinstance(v, str) for k, v in dbconfig.items()
+        k in DBCONFIG_FIELDS and v is not None and not isinstance(v, str) for k, v in dbconfig.items()
     ):
         record.add("dbconfig", f"must be an object of strings ({', '.join(DBCONFIG_FIELDS)})")
     record.check()
-    if "name" in body:
-        source["name"] = body["name"].strip()
+    if isinstance(name, str):
+        source["name"] = name.strip()
     source["settings"].update(settings)
     if dbconfig:
-        source["_dbconfig"] = {**source.get("_dbconfig", {}), **dbconfig}  # never answered
+        known = {k: v for k, v in dbconfig.items() if k in DBCONFIG_FIELDS}
+        source["_dbconfig"] = {**source.get("_dbconfig", {}), **known}  # never answered
     return {"data_source": public(source)}
 
 
@@ -184,7 +196,8 @@ def delete_data_set(call: Call) -> Json:
     data_set = call.find("DataSet")
     if data_set["from_aml"]:
         raise invalid_operation(
-            f"Data set {data_set['id']} ({data_set['uname']}) is defined in AML and cannot be deleted through the API"
+            f"Data set {data_set['id']} ({data_set['uname']}) is defined in AML and cannot be deleted through the API",
+            "aml",
         )
     data_set["_deleted"] = True
     return {"message": f"Data set {data_set['id']} has been deleted"}
@@ -223,7 +236,7 @@ def create_shortened_embed_token(call: Call) -> Json:
         raise not_found("EmbedLink", hashcode, "hash_code")
     token = call.body.get("token")
     if not isinstance(token, str) or not token:
-        raise invalid_parameter("param is missing or the value is empty: token")
+        raise by_rule(invalid_parameter("param is missing or the value is empty: token"), "not-blank")
     short = secrets.token_urlsafe(12)
     call.state.shortened_tokens[short] = {"hashcode": hashcode, "token": token}
     return {"shortened_token": short}
@@ -260,7 +273,7 @@ def delete_data_source(call: Call) -> Json:
     used = [d["id"] for d in call.state.data_sets.values()
             if d["data_source_id"] == source["id"] and not d.get("_deleted")]
     if used:
-        raise invalid_operation(f"Data source {source['id']} is used by data sets {used}; delete them first")
+        raise invalid_operation(f"Data source {source['id']} is used by data sets {used}; delete them first", "in-use")
     source["_deleted"] = True
     return {"message": f"Data source {source['id']} has been deleted"}
 
@@ -293,9 +306,9 @@ def clone_canvas_dashboard(call: Call) -> Json:
         record.add("category_id", "must be an integer or null")
     record.check()
     if source["version"] != 4:
-        raise invalid_operation(f"Dashboard {source['id']} is not a canvas dashboard (version 4)")
+        raise invalid_operation(f"Dashboard {source['id']} is not a canvas dashboard (version 4)", "canvas")
     if any(dashboard_uname(d) == uname for d in call.state.dashboards.values() if not d.get("_deleted")):
-        raise invalid_operation(f"A dashboard named {uname!r} already exists")
+        raise invalid_operation(f"A dashboard named {uname!r} already exists", "unique-name")
     new_id = call.state.new_id("Dashboard")
     clone = copy.deepcopy(source)
     clone.update(id=new_id, uname=uname, title=body.get("new_title") or f"{source['title']} (copy)",

@@ -39,7 +39,7 @@ def _check_schedule(record: Record, body: Json) -> None:
         return
     repeat = record.require(body, "schedule.repeat", str)
     if isinstance(repeat, str) and not (len(parts := repeat.split()) == 5 and all(map(CRON_FIELD.match, parts))):
-        record.add("schedule.repeat", "is not a valid crontab expression")
+        record.add("schedule.repeat", "is not a valid crontab expression", rule="crontab")
     paused = body["schedule"].get("paused")
     if not isinstance(paused, bool):
         record.add("schedule.paused", "must be true or false")
@@ -94,10 +94,10 @@ def check_presets_of(record: Record, body: Json, filter_ids: set[int] | None) ->
         try:
             filter_id = int(raw_id)
         except ValueError:
-            record.add(f"{where}.dynamic_filter_id", f"{raw_id!r} is not a filter of the source")
+            record.add(f"{where}.dynamic_filter_id", f"{raw_id!r} is not a filter of the source", rule="exists")
             continue
         if filter_ids is not None and filter_id not in filter_ids:
-            record.add(f"{where}.dynamic_filter_id", f"{filter_id} is not a filter of the source")
+            record.add(f"{where}.dynamic_filter_id", f"{filter_id} is not a filter of the source", rule="exists")
         check_condition(preset.get("preset_condition"), f"{where}.preset_condition")
 
 
@@ -128,7 +128,7 @@ def check_schedule(state: State, body: Json) -> None:
     elif source_type and source_id is not None:
         found = (state.query_reports if source_type == "QueryReport" else state.dashboards).get(_int(source_id) or 0)
         if found is None:
-            record.add("source_id", f"{source_type} {source_id} does not exist")
+            record.add("source_id", f"{source_type} {source_id} does not exist", rule="exists")
     if body.get("title") is not None and not isinstance(body["title"], str):
         record.add("title", "must be a string")
     _check_schedule(record, body)
@@ -146,7 +146,7 @@ def check_alert(state: State, body: Json) -> None:
     if (source_id is not None and not isinstance(source_id, (int, str))) or isinstance(source_id, bool):
         record.add("source_id", "must be an integer or a string")
     elif source_type == "DashboardWidget" and source_id is not None and str(source_id) not in state.widgets:
-        record.add("source_id", f"DashboardWidget {source_id} does not exist")
+        record.add("source_id", f"DashboardWidget {source_id} does not exist", rule="exists")
     _check_schedule(record, body)
     _check_dest(record, body, ALERT_DESTS)
     if not isinstance(body.get("dynamic_filter_presets"), list):
@@ -174,7 +174,8 @@ def _create(call: Call, collection: dict[int, Json], kind: str, body: Json) -> J
     wanted = body.get("id")
     if wanted is not None:
         if _int(wanted) is None or _int(wanted) in collection:
-            raise record_error({"id": ["has already been taken" if _int(wanted) in collection else "is invalid"]})
+            raise record_error({"id": ["has already been taken" if _int(wanted) in collection else "is invalid"]},
+                               rules=("unique-name",))
         ident = int(wanted)
     else:
         ident = call.state.new_id(kind)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from analytics_provider.api.queries import query_problems
-from analytics_provider.testing.emulator.errors import ApiError, record_error
+from analytics_provider.testing.emulator.errors import ApiError, by_rule, record_error
 from analytics_provider.testing.emulator.handlers import Call, handles
 from analytics_provider.testing.emulator.state import Json, State, Table
 from analytics_provider.testing.emulator.tables import OPERATORS, VALUELESS
@@ -42,8 +42,8 @@ def _table(state: State, data_set: Json, columns: set[str]) -> Table:
         table = state.tables.get(widget["id"])
         if int(widget["source_id"]) in report_ids and table is not None and columns <= set(table.columns):
             return table
-    raise ApiError(422, "BaseError", f"Data set {data_set['id']} has no field(s) {', '.join(sorted(columns))} "
-                                     "together in one model")
+    raise by_rule(ApiError(422, "BaseError", f"Data set {data_set['id']} has no field(s) {', '.join(sorted(columns))} "
+                                     "together in one model"), "query-fields")
 
 
 def _fields(query: Json) -> tuple[list[Json], list[Json]]:

@@ -5,12 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from analytics_provider.api.operations import USER_ROLES
-from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, invalid_parameter, record_error
+from analytics_provider.testing.emulator.errors import (
+    ApiError,
+    by_rule,
+    invalid_operation,
+    invalid_parameter,
+    record_error,
+    rule_details,
+)
 from analytics_provider.testing.emulator.handlers import Call, handles, public
 from analytics_provider.testing.emulator.pagination import page
 from analytics_provider.testing.emulator.permissions import is_admin
 from analytics_provider.testing.emulator.seed import make_user
-from analytics_provider.testing.emulator.state import Json, State
+from analytics_provider.testing.emulator.state import Json, State, find
 from analytics_provider.testing.emulator.validation import EMAIL, Record
 
 COUNTER_ROLES = {"user": "viewer", "explorer": "explorer", "analyst": "analyst", "admin": "admin",
@@ -66,7 +73,7 @@ def _check_groups(state: State, record: Record, group_ids: Any) -> None:
     if group_ids is None:
         return
     if not isinstance(group_ids, list) or not all(isinstance(g, int) and g in state.groups for g in group_ids):
-        record.add("group_ids", "must be ids of existing groups")
+        record.add("group_ids", "must be ids of existing groups", rule="exists")
 
 
 @handles("update_user")
@@ -82,9 +89,9 @@ def update_user(call: Call) -> Json:
         if text in body and body[text] is not None and not isinstance(body[text], str):
             record.add(text, "must be a string")
     if "name" in body and not (body["name"] or "").strip():
-        record.add("name", "can't be blank")
+        record.add("name", "can't be blank", rule="not-blank")
     if isinstance(body.get("password"), str) and len(body["password"]) < 8:
-        record.add("password", "is too short (minimum is 8 characters)")
+        record.add("password", "is too short (minimum is 8 characters)", rule="password")
     _check_groups(call.state, record, body.get("group_ids"))
     record.check()
     for name in ("name", "title", "job_title", "role", "allow_authentication_token", "enable_export_data",
@@ -100,9 +107,9 @@ def update_user(call: Call) -> Json:
 def delete_user(call: Call) -> Json:
     user = call.find("User")
     if user["id"] == call.user["id"]:
-        raise invalid_operation("You cannot delete yourself")
+        raise invalid_operation("You cannot delete yourself", "user-state")
     if user["is_deleted"]:
-        raise invalid_operation(f"User {user['id']} is already deleted")
+        raise invalid_operation(f"User {user['id']} is already deleted", "user-state")
     user["is_deleted"] = True
     for key in [k for k, uid in call.state.keys.items() if uid == user["id"]]:
         del call.state.keys[key]  # a deleted user's key stops working at once
@@ -116,11 +123,17 @@ def invite_users(call: Call) -> Json:
     if body.get("role") not in USER_ROLES:  # a wrong structure (400): the 422 of this call is for e-mails
         raise invalid_parameter(f"role must be one of {', '.join(USER_ROLES)}; got {body.get('role')!r}")
     emails = body.get("emails")
-    if not isinstance(emails, list) or not emails or not all(isinstance(e, str) for e in emails):
+    if not isinstance(emails, list) or not all(isinstance(e, str) for e in emails):
         raise invalid_parameter("param is missing or the value is empty: emails (an array of e-mail addresses)")
-    record = Record()
-    _check_groups(call.state, record, body.get("group_ids"))
-    record.check()
+    if not emails:
+        raise by_rule(invalid_parameter("emails is empty: give at least one address"), "not-blank")
+    group_ids = body.get("group_ids")
+    if group_ids is not None:  # the vendor keeps 422 of this call for e-mails: other faults are 400 or 404
+        if not isinstance(group_ids, list) or not all(isinstance(g, int) and not isinstance(g, bool)
+                                                      for g in group_ids):
+            raise invalid_parameter("group_ids must be an array of group ids")
+        for group_id in group_ids:
+            find(call.state, "Group", group_id)
     used = {u["email"].lower() for u in call.state.users.values()}
     invalid = [{"email": str(e), "reason": "is not a valid e-mail address"}
                for e in emails if not isinstance(e, str) or not EMAIL.match(e)]
@@ -128,7 +141,8 @@ def invite_users(call: Call) -> Json:
                 for e in emails if isinstance(e, str) and e.lower() in used]
     if invalid:
         listed = ", ".join(item["email"] for item in invalid)
-        raise ApiError(422, "InvalidEmailsInvitationError", f"Invalid e-mails: {listed}", extra={"data": invalid})
+        raise ApiError(422, "InvalidEmailsInvitationError", f"Invalid e-mails: {listed}",
+                       extra={"data": invalid, **rule_details("email")})
     for email in emails:
         user_id = call.state.new_id("User")
         user = make_user(user_id, email.split("@")[0].replace(".", " ").title() or email, body["role"],
@@ -163,7 +177,7 @@ def _group_name(call: Call, current_id: int | None = None) -> str:
     record.check()
     taken = any(g["name"].lower() == name.strip().lower() and g["id"] != current_id for g in call.state.groups.values())
     if taken:
-        raise record_error({"name": ["has already been taken"]})
+        raise record_error({"name": ["has already been taken"]}, rules=("unique-name",))
     return name.strip()
 
 
@@ -215,7 +229,7 @@ def delete_group(call: Call) -> Json:
 def add_user_to_group(call: Call) -> Json:
     group, user = call.find("Group"), call.find("User", "user_id")
     if user["is_deleted"]:
-        raise ApiError(422, "InvalidParameterError", f"User {user['id']} is deleted")
+        raise by_rule(ApiError(422, "InvalidParameterError", f"User {user['id']} is deleted"), "user-state")
     if group["id"] not in user["group_ids"]:  # adding a member again changes nothing (a retry is safe)
         user["group_ids"].append(group["id"])
     return {"message": f"User {user['id']} is a member of group {group['name']}"}
@@ -233,7 +247,7 @@ def remove_user_from_group(call: Call) -> Json:
 def restore_user(call: Call) -> Json:
     user = call.find_any("User")
     if not user["is_deleted"]:
-        raise invalid_operation(f"User {user['id']} is not deleted")
+        raise invalid_operation(f"User {user['id']} is not deleted", "user-state")
     user["is_deleted"] = False
     return {"message": f"User {user['email']} has been restored"}
 
@@ -242,7 +256,7 @@ def restore_user(call: Call) -> Json:
 def resend_user_invite(call: Call) -> Json:
     user = call.find("User")
     if user["is_activated"]:
-        raise invalid_operation(f"Unable to locate an invitation of user {user['id']}: they have already joined")
+        raise invalid_operation(f"Unable to locate an invitation of user {user['id']}: they have joined", "user-state")
     return call.start_job({"id": user["id"]}, result_type="User.resend_invite",
                           notes=(f"Sending the invitation to {user['email']} again",))
 

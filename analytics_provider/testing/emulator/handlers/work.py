@@ -12,7 +12,14 @@ from analytics_provider.api.operations import (
     MAX_MANIFEST_BYTES,
     MAX_MANIFEST_FILES,
 )
-from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, invalid_parameter, not_found
+from analytics_provider.testing.emulator.errors import (
+    ApiError,
+    by_rule,
+    invalid_operation,
+    invalid_parameter,
+    not_found,
+    rule_details,
+)
 from analytics_provider.testing.emulator.exports import ExportSpec
 from analytics_provider.testing.emulator.handlers import Call, Reply, handles
 from analytics_provider.testing.emulator.handlers.content import check_filter_conditions, dashboard_uname
@@ -80,9 +87,7 @@ def submit_widget_export(call: Call) -> Json:
     record.check()
     output = OUTPUT_ALIASES.get(output, output)
     dashboard = call.state.dashboards[widget["dashboard_id"]]
-    conditions = check_filter_conditions(
-        dashboard, call.body.get("dashboard_filter_conditions"), "dashboard_filter_conditions"
-    )
+    conditions = check_filter_conditions(dashboard, call.body, "dashboard_filter_conditions")
     rows = filtered_rows(call.state, widget, conditions)
     table = call.state.tables[widget["id"]]
     params = {"id": widget["id"], "output": output, "dashboard_filter_conditions": conditions}
@@ -104,11 +109,12 @@ def submit_widget_export(call: Call) -> Json:
 def download_export(call: Call) -> Reply:
     job = visible_job(call, call.query["job_id"])
     if job.operation != "submit_widget_export":
-        raise invalid_operation(f"Job {job.id} is not an export job")
+        raise invalid_operation(f"Job {job.id} is not an export job", "export")
     status = job.status_at(call.now)
     if status != "success" or call.world.exports.spec(job.id) is None:
-        raise ApiError(422, "ExportJobNotReady",
-                       f"Job {job.id} is not successful or not ready to be downloaded yet (status: {status})")
+        raise by_rule(ApiError(422, "ExportJobNotReady",
+                               f"Job {job.id} is not successful or not ready to be downloaded yet (status: {status})"),
+                      "export")
     location = call.world.files_url + call.world.exports.signed_path(job.id)
     return Reply(302, None, {"Location": location})
 
@@ -116,9 +122,7 @@ def download_export(call: Call) -> Reply:
 @handles("preload_dashboard")
 def preload_dashboard(call: Call) -> Json:
     dashboard = call.find("Dashboard")
-    conditions = check_filter_conditions(
-        dashboard, call.body.get("dashboard_filter_conditions"), "dashboard_filter_conditions"
-    )
+    conditions = check_filter_conditions(dashboard, call.body, "dashboard_filter_conditions")
     bust_cache = call.body.get("bust_cache", False)
     if not isinstance(bust_cache, bool):
         raise invalid_parameter("bust_cache must be true or false")
@@ -159,7 +163,7 @@ def publish_aml_project(call: Call) -> Json:
         datasets = mapping.get("datasets", {}) if isinstance(mapping, dict) else None
         if not isinstance(datasets, dict) or not all(isinstance(v, str) for v in datasets.values()):
             raise ApiError(422, "RecordError", "object_mapping must be {datasets: {<data set id>: <uname>}}",
-                           record={"object_mapping": ["is invalid"]})
+                           record={"object_mapping": ["is invalid"]}, extra=rule_details("aml"))
     aml_sets = [d for d in call.state.data_sets.values() if d["from_aml"] and not d.get("_deleted")]
     objects = [{"id": d["id"], "type": "Dataset", "uname": d["uname"], "title": d["label"], "status": "updated"}
                for d in aml_sets]
@@ -180,7 +184,7 @@ def publish_aml_project(call: Call) -> Json:
 def validate_aml_project(call: Call) -> Json:
     for name in ("branch_name", "commit_oid"):
         if not isinstance(call.body.get(name), str) or not call.body[name]:
-            raise invalid_parameter(f"param is missing or the value is empty: {name}")
+            raise by_rule(invalid_parameter(f"param is missing or the value is empty: {name}"), "not-blank")
     params = {"branch_name": call.body["branch_name"], "commit_oid": call.body["commit_oid"]}
     return call.start_job(params, result_type=VALIDATE_RESULT, result_data={"status": "success"},
                           failure=_aml_failure(call, "Validation"),
@@ -229,10 +233,12 @@ def upload_dbt_manifests(call: Call) -> Json:
     if not files:
         raise invalid_parameter("param is missing or the value is empty: files")
     if len(files) > MAX_MANIFEST_FILES:
-        raise invalid_parameter(f"at most {MAX_MANIFEST_FILES} files per request, got {len(files)}")
+        raise by_rule(invalid_parameter(f"at most {MAX_MANIFEST_FILES} files per request, got {len(files)}"),
+                      "upload-limits")
     too_big = [f.filename for f in files if f.size > MAX_MANIFEST_BYTES]
     if too_big:
-        raise invalid_parameter(f"files larger than {MAX_MANIFEST_BYTES >> 20} MB: {', '.join(too_big)}")
+        raise by_rule(invalid_parameter(f"files larger than {MAX_MANIFEST_BYTES >> 20} MB: {', '.join(too_big)}"),
+                      "upload-limits")
     names = form.fields.get("data_source_name")
     sources = [s for s in call.state.data_sources.values() if not s.get("_deleted")]
     if names:
@@ -271,5 +277,5 @@ def validate_ddl(call: Call) -> Json:
     if not isinstance(ddl, str):
         raise invalid_parameter("param is missing or the value is empty: ddl")
     if not DDL.match(ddl):
-        raise invalid_operation("The custom DDL must create a table or a view (CREATE TABLE <name> ...)")
+        raise invalid_operation("The custom DDL must create a table or a view (CREATE TABLE <name> ...)", "ddl")
     return {"status": "success"}
