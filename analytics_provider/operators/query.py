@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow.exceptions import AirflowException
+from airflow.providers.common.compat.sdk import AirflowFailException
 
 from analytics_provider.api.filters import check_data_set_query
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsParameterError
@@ -25,8 +25,10 @@ PAGE_SIZE = 1000
 DEFAULT_MAX_RETURN_ROWS = 1000
 
 
-class AnalyticsQueryResultTooLargeError(AirflowException):
-    """More rows than ``max_return_rows`` for a task that returns its rows; give it a destination."""
+class AnalyticsQueryResultTooLargeError(AirflowFailException):
+    """More rows than ``max_return_rows`` for a task that returns its rows; give it a destination.
+
+    The task fails without retries: another try would get as many rows."""
 
 
 class _AnsweredAtOnce(Exception):  # not an error: control flow out of ``submit``

@@ -56,6 +56,17 @@ def queued_uris(target_dag_id: str) -> set[str]:
         return set(session.scalars(query))
 
 
+def dags_scheduled_on_alias(name: str) -> set[str]:
+    """The DAGs an alias's events are handed to (the scheduler gives them to their next run)."""
+    from airflow.models.asset import AssetAliasModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        alias = session.scalars(select(AssetAliasModel).where(AssetAliasModel.name == name)).one()
+        return {reference.dag_id for reference in alias.scheduled_dags}
+
+
 def dags_ready_to_run() -> set[str]:
     """The DAGs the scheduler would create an asset-triggered run for now."""
     from airflow.models.dag import DagModel
@@ -91,6 +102,7 @@ def test_each_exported_file_is_an_asset_event_that_queues_the_consumer(
         assert event["extra"]["job_id"] in {j.id for j in analytics_emulator.jobs}
     assert queued_uris("analytics_ship_exported_files") == set(files)
     assert "analytics_ship_exported_files" in dags_ready_to_run()
+    assert dags_scheduled_on_alias(EXPORTS_ALIAS) == {"analytics_ship_exported_files"}
 
 
 def test_a_paused_consumer_is_not_queued(example_dag_bag, analytics_emulator, analytics_connection, tmp_path):

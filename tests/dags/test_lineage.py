@@ -185,3 +185,16 @@ def test_dbt_upload_reports_the_manifest_and_the_data_source(
     assert names(upload["outputs"]) == [(ns, "data_sources/Production warehouse")]
     job_id = job_id_of(analytics_emulator, "upload_dbt_manifests")
     assert upload["run"]["facets"]["externalQuery"]["externalQueryId"] == str(job_id)
+
+
+def test_preload_on_the_table_reports_the_data_source_and_the_dashboards(
+    example_dag_bag, analytics_emulator, analytics_connection, openlineage_events
+):
+    dag_id = "analytics_preload_on_warehouse_table"
+    dag_run = run_dag(example_dag_bag, dag_id, True, {"data_source_id": 1})
+    assert dag_run.state == "success", task_states(dag_run)
+    events, ns = openlineage_events(), service_namespace(analytics_emulator)
+    (bust,) = task_events(events, dag_id, "bust_data_source_cache", "COMPLETE")
+    assert names(bust["outputs"]) == [(ns, "data_sources/1")]
+    preloads = task_events(events, dag_id, "preload_dashboard", "COMPLETE")
+    assert sorted(n for e in preloads for n in names(e["outputs"])) == [(ns, "dashboards/1"), (ns, "dashboards/2")]

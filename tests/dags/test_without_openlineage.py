@@ -41,7 +41,13 @@ sys.meta_path.insert(0, OpenLineageImportSpy())
 missing = [m for m in ("openlineage", "airflow.providers.openlineage") if importlib.util.find_spec(m) is None]
 from airflow.utils import db
 from airflow.dag_processing.bundles.manager import DagBundlesManager
-from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+try:
+    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+except ImportError:  # Airflow 3.0 and 3.1
+    from airflow.models.dagbag import DagBag
+
+    def sync_bag_to_db(bag, bundle_name, bundle_version):
+        bag.sync_to_db(bundle_name, bundle_version)
 db.resetdb()
 DagBundlesManager().sync_bundles_to_db()
 bag = DagBag(dag_folder=sys.argv[1])

@@ -125,8 +125,11 @@ def test_more_rows_than_the_limit_fail_naming_the_limit(analytics_emulator, anal
     monkeypatch.setattr(query_module, "PAGE_SIZE", 2)
     count = len(expected_revenue_by_region(analytics_emulator))
     limit = f"gives {count} rows, more than max_return_rows={count - 1}"
-    with pytest.raises(AnalyticsQueryResultTooLargeError, match=limit):
+    with pytest.raises(AnalyticsQueryResultTooLargeError, match=limit) as too_large:
         query_op(max_return_rows=count - 1).execute(context)
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    assert isinstance(too_large.value, AirflowFailException)  # no retry: another try gets as many rows
     assert len(query_jobs(analytics_emulator)) == 1  # the total was known from the first page
 
 

@@ -204,7 +204,7 @@ def test_not_waiting_keeps_the_id_and_a_later_try_does_not_submit_again(mock) ->
 
 
 def test_with_an_older_common_compat_the_operators_still_run_submitting_on_every_try() -> None:
-    """common-compat before 1.23 (Airflow 3.0 to 3.2 constraints) has no ResumableJobMixin."""
+    """Airflow before 3.3 with common-compat before 1.23 (Python 3.10) has no ResumableJobMixin."""
     import subprocess
     import sys
     import textwrap
@@ -212,9 +212,19 @@ def test_with_an_older_common_compat_the_operators_still_run_submitting_on_every
     code = textwrap.dedent('''
         import sys, types
         import airflow.providers.common.compat.sdk as real
-        old = types.ModuleType(real.__name__)
-        old.BaseOperator = real.BaseOperator  # what an older common-compat has, without the mixin
-        sys.modules[real.__name__] = old
+        import airflow.sdk as real_sdk
+
+        def without_mixin(module):  # what Airflow < 3.3 and common-compat < 1.23 offer
+            stand_in = types.ModuleType(module.__name__)
+            def lookup(name):
+                if name == "ResumableJobMixin":
+                    raise AttributeError(name)
+                return getattr(module, name)
+            stand_in.__getattr__ = lookup
+            sys.modules[module.__name__] = stand_in
+
+        without_mixin(real)
+        without_mixin(real_sdk)
         from analytics_provider.operators import AnalyticsBustDataSourceCacheOperator as Bust
         calls = []
         class Counted(Bust):
