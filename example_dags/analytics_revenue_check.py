@@ -26,7 +26,7 @@ from analytics_provider.operators import AnalyticsQueryDataSetOperator
 
 EXPORT_DIR = str(Path(tempfile.gettempdir()) / "analytics-revenue")
 WAREHOUSE_DB = str(Path(tempfile.gettempdir()) / "analytics-warehouse.sqlite")
-DAY = "{{ params.day or macros.ds_add(ds, -1) }}"  # yesterday unless the run names a day
+DAY = "{{ params.day or macros.ds_add(dag_run.run_after | ds, -1) }}"  # yesterday unless the run names a day
 YESTERDAY = {"field": "{{ params.date_field }}", "operator": "is", "values": [DAY]}
 
 with DAG(
@@ -68,12 +68,12 @@ with DAG(
     )
 
     @task
-    def warehouse_revenue(params: dict[str, Any], ds: str) -> float:
+    def warehouse_revenue(params: dict[str, Any], dag_run: Any) -> float:
         """Stand-in for your warehouse query: the day's revenue in the orders table."""
         column = params["date_field"].rsplit(".", 1)[-1]
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", column):
             raise ValueError(f"date_field must end in a column name, got {params['date_field']!r}")
-        day = params["day"] or pendulum.parse(ds).subtract(days=1).to_date_string()
+        day = params["day"] or pendulum.instance(dag_run.run_after).subtract(days=1).to_date_string()
         if not Path(params["warehouse_db"]).is_file():
             raise FileNotFoundError(f"no warehouse at {params['warehouse_db']} (set the warehouse_db param)")
         with sqlite3.connect(params["warehouse_db"]) as warehouse:

@@ -181,8 +181,8 @@ class AnalyticsClientHook(BaseHook):
     ) -> Any:
         """One attempt: the request's JSON body, or ``data`` (a stream or bytes) with its headers."""
         url = self.settings.url(request.path)
-        body: dict[str, Any] = {"json": request.json} if data is None else {"data": data}
-        with self._exchange(request, url, plan, headers_extra, params=request.params, **body) as response:
+        payload: dict[str, Any] = {"json": request.json} if data is None else {"data": data}
+        with self._exchange(request, url, plan, headers_extra, params=request.params, **payload) as response:
             limit = None if response.ok else MAX_ERROR_BODY
             body = b"".join(self._stream(response, request, plan, AnalyticsTransportError, limit))
         return parse_response(request, response.status_code, response.headers, body, secrets=self._secrets())

@@ -20,8 +20,8 @@ from analytics_provider.api.follow import (
     is_pending_status,
 )
 from analytics_provider.exceptions import AnalyticsJobError
-from analytics_provider.operators.resumable import ResumableJobMixin
 from analytics_provider.lineage import OpenLineageMixin
+from analytics_provider.operators.resumable import ResumableJobMixin
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

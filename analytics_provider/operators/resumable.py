@@ -15,7 +15,7 @@ try:
     from airflow.providers.common.compat.sdk import ResumableJobMixin
 except ImportError:  # apache-airflow-providers-common-compat < 1.23 (Python 3.10)
     try:
-        from airflow.sdk import ResumableJobMixin  # type: ignore[no-redef]
+        from airflow.sdk import ResumableJobMixin  # type: ignore[no-redef,unused-ignore]
     except ImportError:  # Airflow < 3.3: no task state store to resume from
 
         class ResumableJobMixin:  # type: ignore[no-redef]

@@ -18,7 +18,7 @@ import pytest
 from .conftest import EXAMPLE_DAGS, _dag_bag_class, _sync_bag_to_db
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-OPERATOR_PAGES = ("bust_cache", "execute_schedule", "export", "preload", "publish", "sensor", "index")
+OPERATOR_PAGES = ("bust_cache", "execute_schedule", "export", "preload", "publish", "sensor", "index", "dbt", "query")
 BLOCK = re.compile(r"^\.\. code-block:: python\n\n((?:(?: {3}.*)?\n)+)", re.MULTILINE)
 
 
@@ -31,6 +31,8 @@ def examples(page: str) -> list[str]:
 def localised(code: str, tmp_path: Path) -> str:
     return (
         code.replace("s3://reports/", f"file://{tmp_path}/reports/")
+        .replace("s3://finance/", f"file://{tmp_path}/finance/")
+        .replace("s3://dbt-artifacts/", f"file://{tmp_path}/dbt-artifacts/")
         .replace("/opt/airflow/checkouts/analytics", str(EXAMPLE_DAGS / "aml_project"))
         .replace("/data/exports/", f"{tmp_path}/exports/")
     )
@@ -73,12 +75,24 @@ def test_operator_examples_run_as_one_dag(example_dag_bag, analytics_emulator, a
         for code in examples(f"operators/{page}"):
             dag_file += f"    # docs/operators/{page}.rst\n" + indented(localised(code, tmp_path))
     dag_file += '    AnalyticsExecuteDataAlertOperator(task_id="execute_alert", data_alert_id=1)\n'
+    import datetime
+    import runpy
+
+    write_manifest = runpy.run_path(str(EXAMPLE_DAGS / "analytics_dbt_post_deploy.py"))["write_manifest"]
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    for day in (today, today + datetime.timedelta(days=1)):  # the run's run_after, even across midnight
+        target = tmp_path / "dbt-artifacts" / day.isoformat() / "target"
+        target.mkdir(parents=True)
+        write_manifest(target / "manifest.json", project_name="docs_example")
     dag_run = run_without_logical_date(dag_file, "doc_operator_examples", tmp_path)
     assert dag_run.state == "success", states(dag_run)
     assert set(states(dag_run)) == {
         "bust_cache", "send_daily_report", "export_revenue", "preload_sales_overview",
         "publish_aml_project", "send_report", "report_sent", "execute_alert",
+        "upload_dbt_manifest", "revenue_by_region",
     }
+    (revenue,) = (tmp_path / "finance").rglob("revenue-by-region.csv")
+    assert revenue.parent.name == dag_run.run_after.strftime("%Y-%m-%d")
     (export,) = (tmp_path / "reports").rglob("revenue.xlsx")
     assert export.parent.name == dag_run.run_after.strftime("%Y-%m-%d")
     from openpyxl import load_workbook
@@ -98,7 +112,7 @@ def test_quickstart_dag_runs(example_dag_bag, analytics_emulator, analytics_conn
 def test_hook_examples_run(analytics_emulator, analytics_connection, tmp_path) -> None:
     from analytics_provider.hooks.analytics import AnalyticsHook
 
-    task_example, download_example = examples("hook")
+    task_example, download_example, query_example = examples("hook")
     namespace: dict[str, Any] = {}
     exec(compile(task_example, "docs/hook.rst", "exec"), namespace)
     job_id = namespace["invite_missing_analysts"].function(["new.analyst@example.com"])
@@ -109,6 +123,10 @@ def test_hook_examples_run(analytics_emulator, analytics_connection, tmp_path) -
     exec(compile(localised(download_example, tmp_path), "docs/hook.rst", "exec"), namespace)
     assert Path(namespace["result"]["path"]).parent == tmp_path / "exports"
     assert namespace["result"]["content_type"].startswith("text/csv")
+    namespace = {"hook": AnalyticsHook()}
+    exec(compile(query_example, "docs/hook.rst", "exec"), namespace)
+    answer = namespace["answer"]
+    assert answer["fields"] and answer["meta"]["num_rows"] == len(answer["values"]) > 0
 
 
 def test_trigger_example_is_what_the_trigger_serialises() -> None:

@@ -25,6 +25,7 @@ REVENUE_BY_REGION = {
 class FakeTI:
     def __init__(self) -> None:
         self.xcom: dict[str, Any] = {}
+        self.stats_tags: dict[str, str] = {}  # read by Airflow 3.3's ResumableJobMixin
 
     def xcom_push(self, key: str, value: Any) -> None:
         self.xcom[key] = value
