@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -30,15 +31,32 @@ def test_cli_connections_test_reaches_the_service(airflow_db, analytics_emulator
     assert analytics_emulator.api_key not in result.stdout + result.stderr
 
 
+API_CALL = """
+import json, sys
+from fastapi.testclient import TestClient
+from airflow.api_fastapi.app import create_app
+client = TestClient(create_app())
+token = client.get("/auth/token")  # all-admins mode hands out a token (needed from 3.1 on)
+headers = {"Authorization": f"Bearer {token.json()['access_token']}"} if token.status_code in (200, 201) else {}
+answer = client.post("/api/v2/connections/test", json=json.loads(sys.argv[1]), headers=headers)
+print(json.dumps({"status_code": answer.status_code, "body": answer.json()}))
+"""
+
+
 @pytest.fixture
-def api_client(airflow_db, monkeypatch: pytest.MonkeyPatch) -> Any:
-    from fastapi.testclient import TestClient
+def api_client(airflow_db) -> Any:
+    """POST /api/v2/connections/test to Airflow's API app, in a fresh process as an api-server is."""
+    env = {**os.environ, **ENABLED, "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True"}
 
-    for name, value in {**ENABLED, "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True"}.items():
-        monkeypatch.setenv(name, value)
-    from airflow.api_fastapi.app import create_app
+    def post(body: dict[str, Any]) -> SimpleNamespace:
+        result = subprocess.run(
+            [sys.executable, "-c", API_CALL, json.dumps(body)], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        answer = json.loads(result.stdout.strip().splitlines()[-1])
+        return SimpleNamespace(status_code=answer["status_code"], json=lambda: answer["body"], text=answer["body"])
 
-    return TestClient(create_app())
+    return SimpleNamespace(post=lambda _path, json: post(json))
 
 
 def test_rest_api_connection_test_with_the_key_in_the_body(api_client, analytics_emulator) -> None:
