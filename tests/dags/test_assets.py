@@ -105,6 +105,33 @@ def test_each_exported_file_is_an_asset_event_that_queues_the_consumer(
     assert dags_scheduled_on_alias(EXPORTS_ALIAS) == {"analytics_ship_exported_files"}
 
 
+def test_the_schedulers_run_of_the_consumer_receives_every_exported_file(
+    example_dag_bag, analytics_emulator, analytics_connection, consumers_unpaused, tmp_path
+):
+    """The scheduler's own step that turns queued asset events into a DAG run, run once here."""
+    from airflow.jobs.job import Job
+    from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
+    from airflow.models.dag import DagModel
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    create_runs = getattr(SchedulerJobRunner, "_create_dag_runs_asset_triggered", None)
+    if create_runs is None:
+        pytest.skip("this Airflow's scheduler names its asset-triggered step differently")
+    dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", False, {"export_root": f"file://{tmp_path}"})
+    assert dag_run.state == "success", task_states(dag_run)
+    consumer = "analytics_ship_exported_files"
+    with create_session() as session:
+        create_runs(SchedulerJobRunner(job=Job()), dag_models=[session.get(DagModel, consumer)], session=session)
+    with create_session() as session:
+        (run,) = session.scalars(select(DagRun).where(DagRun.dag_id == consumer, DagRun.run_type == "asset_triggered"))
+        consumed = {(event.asset.uri, event.source_dag_id) for event in run.consumed_asset_events}
+    files = {p.as_uri() for p in tmp_path.rglob("*.*")}
+    assert len(files) == 6 and files <= {uri for uri, _ in consumed}  # (earlier tests' events are queued too)
+    assert {source for _, source in consumed} == {"analytics_scheduled_exports"}
+
+
 def test_a_paused_consumer_is_not_queued(example_dag_bag, analytics_emulator, analytics_connection, tmp_path):
     set_paused("analytics_ship_exported_files", True)
     dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", False, {"export_root": f"file://{tmp_path}"})
