@@ -195,13 +195,18 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, BaseOperator):
         if not self.wait_for_completion:
             return {"job_id": job_id, "status": "success"}
         self.log.info("Job %s succeeded on an earlier try; finishing without submitting again", job_id)
-        return self.on_success(context, job_id)
+        return self._succeeded(context, job_id)
 
     def _finish(self, context: Context, job_id: int, status: str, last_error_log: str | None) -> Any:
         self.lineage_job_id = job_id
         if status != "success":
             self.on_failure(context, job_id, status, last_error_log)
         self.log.info("Job %s succeeded", job_id)
+        return self._succeeded(context, job_id)
+
+    def _succeeded(self, context: Context, job_id: int) -> Any:
+        """The task's result for a job that succeeded; kept for the lineage facets too."""
+        self.lineage_job_id = job_id
         self.lineage_result = self.on_success(context, job_id)
         return self.lineage_result
 
