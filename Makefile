@@ -7,10 +7,10 @@ CONSTRAINTS := constraints/airflow-$(AIRFLOW_VERSION).txt
 
 .PHONY: demo test test-matrix lint docs bench dist wheel-smoke constraints check clean e2e
 
-# Airflow and the provider (editable, with the dev and bench extras), held to the constraints file; one line
+# Airflow and the provider (editable, with the dev, bench and openlineage extras), held to the constraints file; one line
 # per step with its time (pip's own output: $(VENV)/install.log).
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
-	$(PYTHON) scripts/envs.py $(VENV) --airflow $(AIRFLOW_VERSION) --extras dev,bench
+	$(PYTHON) scripts/envs.py $(VENV) --airflow $(AIRFLOW_VERSION) --extras dev,bench,openlineage
 
 demo: $(VENV)/.installed  ## run the example DAGs through Airflow against the local emulator
 	$(PY) scripts/demo.py

@@ -30,7 +30,18 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import tomllib
-from envs import MATRIX, REPO, SUPPORTED, constraints_file, find_python, pip_install, python_of, run_step, say
+from envs import (
+    MATRIX,
+    REPO,
+    SUPPORTED,
+    constraints_file,
+    find_python,
+    pip_install,
+    python_of,
+    run_step,
+    say,
+    test_extras,
+)
 
 try:
     from packaging.requirements import Requirement
@@ -40,7 +51,6 @@ except ImportError:  # a bare interpreter: pip vendors packaging
     from pip._vendor.packaging.utils import canonicalize_name
 
 PYPI = "https://pypi.org/simple"
-EXTRAS = "dev,bench"
 CHECK = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/dags", "-k", "deferred"]
 BUILD = REPO / ".matrix" / "constraints-build"
 
@@ -110,10 +120,11 @@ def build(airflow: str, python_version: str, cutoff: str) -> dict[str, str]:
     pins = seed_pins(release_day_set(venv, airflow, cutoff))
     seeds = venv / "release-day-constraints.txt"
     seeds.write_text("".join(f"{name}=={version}\n" for name, version in sorted(pins.items())))
+    extras = f"{test_extras(airflow)},bench"
     pip_install(
         venv,
-        ["-e", f".[{EXTRAS}]", f"apache-airflow=={airflow}", "-c", seeds],
-        f"installing Airflow {airflow} and the provider [{EXTRAS}] held to the release-day set",
+        ["-e", f".[{extras}]", f"apache-airflow=={airflow}", "-c", seeds],
+        f"installing Airflow {airflow} and the provider [{extras}] held to the release-day set",
     )
     run_step("checking the install: the deferrable DAG tests", [python_of(venv), *CHECK], venv / "check.log")
     frozen = subprocess.run(

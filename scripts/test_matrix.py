@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from envs import MATRIX, REPO, ensure_venv, find_python, python_of, say
+from envs import MATRIX, REPO, ensure_venv, find_python, python_of, say, test_extras
 
 PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"]
 LOGS = REPO / ".matrix" / "logs"
@@ -45,7 +45,7 @@ def run_cell(airflow: str, python_version: str) -> Result:
     result = Result(airflow, python_version)
     venv = REPO / ".matrix" / f"airflow-{airflow}-py{python_version}"
     try:
-        result.install_s = ensure_venv(venv, find_python(python_version), airflow, "dev")
+        result.install_s = ensure_venv(venv, find_python(python_version), airflow, test_extras(airflow))
     except SystemExit as failure:
         result.summary = f"install failed: {failure}"
         return result

@@ -1,10 +1,11 @@
 """``ResumableJobMixin`` (durable execution) wherever Airflow has it, and a stand-in where it has not.
 
 common-compat 1.23 hands out the mixin on every Airflow: the real one on 3.3, a stand-in that
-submits on every try before. It needs Python 3.11, so on Python 3.10 an older common-compat is
-installed, which has no mixin at all: then Airflow 3.3's own mixin is taken from ``airflow.sdk``
-(the one import that common-compat does not cover there), and before 3.3 this module's stand-in,
-which behaves as common-compat's does (the operators run as they did before durability existed).
+submits on every try before. Older common-compat releases (what each Airflow's constraints file
+pins; 1.23 also needs Python 3.11) have no mixin at all: then Airflow 3.3's own mixin is taken
+from ``airflow.sdk`` (the one import that common-compat does not cover there), and before 3.3 this
+module's stand-in, which behaves as common-compat's does (the operators run as they did before
+durability existed).
 """
 
 from __future__ import annotations

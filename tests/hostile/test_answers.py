@@ -62,7 +62,7 @@ async def test_the_async_client_reads_the_same_answers_the_same_way(server, conn
 
 
 def test_the_sensor_leaves_an_unusable_answer_to_airflow_retries(server, connect) -> None:
-    from airflow.sdk.exceptions import AirflowFailException
+    from airflow.providers.common.compat.sdk import AirflowFailException
 
     from analytics_provider.sensors.analytics import AnalyticsJobSensor
 

@@ -99,7 +99,7 @@ def test_a_pushed_link_is_given_from_what_the_task_pushed(server, connect, tmp_p
     op = export(destination=str(tmp_path / "out.csv"))
     op.execute({"ti": ti})
     assert ti.xcom[DASHBOARD_URL_KEY] == "https://x/d/1"
-    from airflow.sdk.execution_time.xcom import XCom
+    from airflow.providers.common.compat.sdk import XCom
 
     def no_xcom(**kwargs: Any) -> None:
         raise AssertionError("no XCom read is needed (and none may log 'XCom not found')")
@@ -109,7 +109,7 @@ def test_a_pushed_link_is_given_from_what_the_task_pushed(server, connect, tmp_p
 
 
 def test_a_task_that_failed_before_pushing_reads_no_xcom_for_its_link(server, connect, monkeypatch) -> None:
-    from airflow.sdk.execution_time.xcom import XCom
+    from airflow.providers.common.compat.sdk import XCom
 
     op = export(destination="/proc/x.csv")
     with pytest.raises(AnalyticsParameterError):

@@ -220,7 +220,7 @@ def memory_store(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_manifest_in_object_storage_is_streamed_from_there(
     analytics_emulator, analytics_connection, context, memory_store
 ):
-    from airflow.sdk import ObjectStoragePath
+    from airflow.providers.common.compat.sdk import ObjectStoragePath
 
     remote = ObjectStoragePath("memory://dbt-artifacts/prod/target/manifest.json")
     body = json.dumps({"metadata": {}, "nodes": {f"model.x.m{i}": {} for i in range(200)}}).encode()

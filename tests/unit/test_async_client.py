@@ -57,18 +57,18 @@ class FakeSession:
 
 @pytest.fixture
 def connection(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The connection, as aget_connection returns it; the ids looked up are recorded."""
-    from airflow.sdk import BaseHook
-    from airflow.sdk.definitions.connection import Connection
+    """The connection, as the async lookup returns it; the ids looked up are recorded."""
+    import airflow.providers.common.compat.connection as compat_connection
+    from airflow.providers.common.compat.sdk import Connection
 
     looked_up: list[str] = []
 
-    async def aget_connection(conn_id: str) -> Connection:
+    async def get_async_connection(conn_id: str, hook: object = None) -> Connection:
         looked_up.append(conn_id)
         await asyncio.sleep(0)  # a real lookup yields: concurrent callers meet here
         return Connection(conn_id=conn_id, conn_type="analytics", password=KEY, extra=json.dumps({"region": "eu"}))
 
-    monkeypatch.setattr(BaseHook, "aget_connection", staticmethod(aget_connection))
+    monkeypatch.setattr(compat_connection, "get_async_connection", get_async_connection)
     return looked_up
 
 
