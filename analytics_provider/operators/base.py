@@ -71,14 +71,7 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, BaseOperator):
             raise ValueError(f"{self.task_id}: poll_interval must be a positive number of seconds")
         if timeout <= 0:
             raise ValueError(f"{self.task_id}: timeout must be a positive number of seconds")
-        if max_outage < 0:
-            raise ValueError(f"{self.task_id}: max_outage must be a number of seconds, 0 or more")
-        if max_failures is not None:
-            warnings.warn(
-                "max_failures is deprecated and ignored: a wait now outlasts failures for max_outage seconds",
-                AirflowProviderDeprecationWarning,
-                stacklevel=2,
-            )
+        check_max_outage(self.task_id, max_outage, max_failures)
         self.analytics_conn_id = analytics_conn_id
         self.wait_for_completion = wait_for_completion
         self.poll_interval = poll_interval
@@ -209,6 +202,18 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, BaseOperator):
         self.lineage_job_id = job_id
         self.lineage_result = self.on_success(context, job_id)
         return self.lineage_result
+
+
+def check_max_outage(task_id: str, max_outage: float, max_failures: int | None) -> None:
+    """Refuse a negative ``max_outage``; warn that ``max_failures`` (its predecessor) is ignored."""
+    if max_outage < 0:
+        raise ValueError(f"{task_id}: max_outage must be a number of seconds, 0 or more")
+    if max_failures is not None:
+        warnings.warn(
+            "max_failures is deprecated and ignored: a wait now outlasts failures for max_outage seconds",
+            AirflowProviderDeprecationWarning,
+            stacklevel=3,
+        )
 
 
 def describe_job_failure(hook: AnalyticsHook, job_id: int, status: str, last_error_log: str | None) -> str:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from airflow.exceptions import AirflowProviderDeprecationWarning
 from airflow.providers.common.compat.sdk import (
     AirflowFailException,
     AirflowSensorTimeout,
@@ -17,7 +15,7 @@ from airflow.providers.common.compat.sdk import (
 
 from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, JobWatch, WaitResult, drive
 from analytics_provider.exceptions import AnalyticsJobError
-from analytics_provider.operators.base import describe_job_failure
+from analytics_provider.operators.base import check_max_outage, describe_job_failure
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -55,14 +53,7 @@ class AnalyticsJobSensor(BaseSensorOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if max_outage < 0:
-            raise ValueError(f"{self.task_id}: max_outage must be a number of seconds, 0 or more")
-        if max_failures is not None:
-            warnings.warn(
-                "max_failures is deprecated and ignored: a wait now outlasts failures for max_outage seconds",
-                AirflowProviderDeprecationWarning,
-                stacklevel=2,
-            )
+        check_max_outage(self.task_id, max_outage, max_failures)
         self.job_id = job_id
         self.analytics_conn_id = analytics_conn_id
         self.deferrable = deferrable
