@@ -21,6 +21,7 @@ from analytics_provider.api.follow import (
 )
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.lineage import OpenLineageMixin
+from analytics_provider.operators.fresh_retry import FreshRetryMixin
 from analytics_provider.operators.resumable import ResumableJobMixin
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from analytics_provider.hooks.analytics import AnalyticsHook
 
 
-class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, BaseOperator):
+class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin, BaseOperator):
     """Base of the operators that start a job of the service and wait for it.
 
     :param analytics_conn_id: the ``analytics`` connection (templated).
@@ -169,6 +170,7 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, BaseOperator):
                     poll_interval=self.poll_interval,
                     end_time=AnalyticsJobTrigger.clock() + self.timeout,
                     max_outage=self.max_outage,
+                    try_number=context["ti"].try_number,
                 ),
                 method_name="execute_complete",
             )

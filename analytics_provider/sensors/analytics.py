@@ -16,6 +16,7 @@ from airflow.providers.common.compat.sdk import (
 from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, JobWatch, WaitResult, drive
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.operators.base import check_max_outage, describe_job_failure
+from analytics_provider.operators.fresh_retry import FreshRetryMixin
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from analytics_provider.hooks.analytics import AnalyticsHook
 
 
-class AnalyticsJobSensor(BaseSensorOperator):
+class AnalyticsJobSensor(FreshRetryMixin, BaseSensorOperator):
     """Wait until a job of the service is final; succeed on ``success``, fail on anything else.
 
     ``poke_interval``, ``timeout``, ``mode="reschedule"`` and ``soft_fail`` behave as for any
@@ -103,6 +104,7 @@ class AnalyticsJobSensor(BaseSensorOperator):
                 poll_interval=self.poke_interval,
                 end_time=AnalyticsJobTrigger.clock() + self.timeout,
                 max_outage=self.max_outage,
+                try_number=context["ti"].try_number,
             ),
             method_name="execute_complete",
         )

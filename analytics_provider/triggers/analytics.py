@@ -25,6 +25,16 @@ _machinery: SimpleNamespace | None = None
 
 def _import_machinery() -> SimpleNamespace:
     import aiohttp  # noqa: F401  (the client's first request must import nothing on the loop)
+    import airflow.providers.common.compat.connection
+    from airflow.providers.common.compat.sdk import BaseHook
+
+    if BaseHook.__module__ == "airflow.hooks.base":
+        # Airflow 3.0: a connection is an ORM object, and the first one made in a process configures
+        # every mapper, importing all of airflow.models (0.1 s and more of the GIL): done here instead.
+        import airflow.models.connection  # noqa: F401
+        from sqlalchemy.orm import configure_mappers
+
+        configure_mappers()
 
     from analytics_provider.api import follow
     from analytics_provider.hooks.async_client import AsyncAnalyticsClient
@@ -55,6 +65,8 @@ class AnalyticsJobTrigger(BaseTrigger):
     :param end_time: the deadline, as a Unix time (absolute, so a restarted trigger keeps it).
     :param max_outage: seconds of failures in a row (service unreachable, 5xx, 429) the wait outlasts.
     :param max_failures: accepted from triggers serialised by earlier versions, and ignored.
+    :param try_number: the task's try that deferred, echoed in the event (see
+        :mod:`analytics_provider.operators.fresh_retry`).
     """
 
     clock = staticmethod(time.time)  # Unix time, the clock of ``end_time``; tests swap both
@@ -68,6 +80,7 @@ class AnalyticsJobTrigger(BaseTrigger):
         end_time: float,
         max_outage: float = DEFAULT_MAX_OUTAGE,
         max_failures: int | None = None,
+        try_number: int | None = None,
     ) -> None:
         super().__init__()
         self.analytics_conn_id = analytics_conn_id
@@ -75,6 +88,7 @@ class AnalyticsJobTrigger(BaseTrigger):
         self.poll_interval = float(poll_interval)
         self.end_time = float(end_time)
         self.max_outage = float(max_outage)
+        self.try_number = try_number
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -85,6 +99,7 @@ class AnalyticsJobTrigger(BaseTrigger):
                 "poll_interval": self.poll_interval,
                 "end_time": self.end_time,
                 "max_outage": self.max_outage,
+                "try_number": self.try_number,
             },
         )
 
@@ -107,4 +122,7 @@ class AnalyticsJobTrigger(BaseTrigger):
                 return await client.call("get_job", action.job_id, retry_policy=follow.ONE_LOOK, deadline=deadline)
 
             result = await follow.adrive(watch, read, self.sleep)
-        yield TriggerEvent(result.to_event())
+        event = result.to_event()
+        if self.try_number is not None:
+            event["try_number"] = self.try_number  # read by FreshRetryMixin (operators/fresh_retry.py)
+        yield TriggerEvent(event)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 EXAMPLE_DAGS = Path(__file__).resolve().parents[2] / "example_dags"
+AIRFLOW_VERSION = tuple(int(part) for part in metadata.version("apache-airflow").split(".")[:2])
 # Every DAG run of this folder emits OpenLineage events (when the provider is installed) to a file,
 # through OpenLineage's own file transport; it is configured before any plugin is loaded.
 OPENLINEAGE_EVENTS = Path(os.environ["AIRFLOW_HOME"]) / "openlineage-events.jsonl"
@@ -26,11 +28,26 @@ def task_log_level() -> None:
     Airflow 3.0 leaves structlog unconfigured, which prints the task runner's debug lines (each
     message to the supervisor in full, the values handed to ``mask_secret`` included)."""
     import logging
+    import sys
 
     import structlog
 
+    class CurrentStdout:
+        """``sys.stdout`` as it is at each write, so that a test's capture sees the task's log."""
+
+        def write(self, text: str) -> int:
+            return sys.stdout.write(text)
+
+        def flush(self) -> None:
+            sys.stdout.flush()
+
     if not structlog.is_configured():
-        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+        renderer = structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
+        structlog.configure(
+            processors=[*structlog.get_config()["processors"][:-1], renderer],  # plain text: tests read it
+            wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+            logger_factory=structlog.PrintLoggerFactory(file=CurrentStdout()),  # type: ignore[arg-type]
+        )
 
 
 @pytest.fixture(scope="session")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pytest
 
+from .conftest import AIRFLOW_VERSION
 from .test_example_dags import run_dag, task_states
 
 EXPORTS_ALIAS = "analytics-scheduled-exports"
@@ -58,13 +60,17 @@ def queued_uris(target_dag_id: str) -> set[str]:
 
 def dags_scheduled_on_alias(name: str) -> set[str]:
     """The DAGs an alias's events are handed to (the scheduler gives them to their next run)."""
-    from airflow.models.asset import AssetAliasModel
+    from airflow.models.asset import AssetAliasModel, DagScheduleAssetAliasReference
     from airflow.utils.session import create_session
     from sqlalchemy import select
 
     with create_session() as session:
-        alias = session.scalars(select(AssetAliasModel).where(AssetAliasModel.name == name)).one()
-        return {reference.dag_id for reference in alias.scheduled_dags}
+        query = (
+            select(DagScheduleAssetAliasReference.dag_id)
+            .join(AssetAliasModel, AssetAliasModel.id == DagScheduleAssetAliasReference.alias_id)
+            .where(AssetAliasModel.name == name)
+        )
+        return set(session.scalars(query))
 
 
 def dags_ready_to_run() -> set[str]:
@@ -123,13 +129,19 @@ def test_the_schedulers_run_of_the_consumer_receives_every_exported_file(
     assert dag_run.state == "success", task_states(dag_run)
     consumer = "analytics_ship_exported_files"
     with create_session() as session:
-        create_runs(SchedulerJobRunner(job=Job()), dag_models=[session.get(DagModel, consumer)], session=session)
+        arguments: dict[str, Any] = {"dag_models": [session.get(DagModel, consumer)], "session": session}
+        if "triggered_date_by_dag" in inspect.signature(create_runs).parameters:  # Airflow 3.0
+            arguments["triggered_date_by_dag"] = DagModel.dags_needing_dagruns(session)[1]
+        create_runs(SchedulerJobRunner(job=Job()), **arguments)
     with create_session() as session:
         (run,) = session.scalars(select(DagRun).where(DagRun.dag_id == consumer, DagRun.run_type == "asset_triggered"))
         consumed = {(event.asset.uri, event.source_dag_id) for event in run.consumed_asset_events}
     files = {p.as_uri() for p in tmp_path.rglob("*.*")}
-    assert len(files) == 6 and files <= {uri for uri, _ in consumed}  # (earlier tests' events are queued too)
-    assert {source for _, source in consumed} == {"analytics_scheduled_exports"}
+    if AIRFLOW_VERSION >= (3, 1):
+        assert len(files) == 6 and files <= {uri for uri, _ in consumed}  # (earlier tests' events are queued too)
+        assert {source for _, source in consumed} == {"analytics_scheduled_exports"}
+    else:  # Airflow 3.0's scheduler hands an alias's events to no run (apache/airflow#50182, fixed in 3.1)
+        assert len(files) == 6 and consumed == set()
 
 
 def test_a_paused_consumer_is_not_queued(example_dag_bag, analytics_emulator, analytics_connection, tmp_path):

@@ -58,6 +58,9 @@ def clock(monkeypatch) -> FakeClock:
 @pytest.fixture
 def emulator(analytics_emulator, analytics_connection) -> Any:
     analytics_emulator.set_export_size(WIDGET, SIZE)
+    # The waits sleep on the fake clock, the emulator's rate-limit frames pass in real time: no
+    # frame here can end between two looks, so the quota of job reads is out of the way.
+    analytics_emulator.set_rate_limit(quota=1_000_000, operation="get_job")
     return analytics_emulator
 
 
@@ -79,10 +82,11 @@ def export_ti(dag_run: Any) -> Any:
     return ti
 
 
-def finish_latest_job(emulator: Any) -> None:
-    """The newest job ends now (the emulator reads job statuses from its own clock)."""
+def finish_first_job(emulator: Any) -> None:
+    """The first job ends now: the one every try waits on (a later submit is answered
+    ``already_existed`` and points to it). The emulator reads job statuses from its own clock."""
     with emulator.world.lock:
-        job = max(emulator.world.jobs.jobs.values(), key=lambda j: j.id)
+        job = min(emulator.world.jobs.jobs.values(), key=lambda j: j.id)
         job.duration = time.time() - job.created
 
 
@@ -121,7 +125,7 @@ def test_a_job_still_running_when_the_first_try_fails_is_reconnected(durable_bag
     emulator.job_duration = 3600
     emulator.inject("get_job", status=503, times=100_000)  # an outage longer than max_outage ends try 1
     clock.at(45, emulator.faults.clear)
-    clock.at(60, lambda: finish_latest_job(emulator))
+    clock.at(60, lambda: finish_first_job(emulator))
     dag_run, destination = run(durable_bag, tmp_path, deferrable, max_outage=30)
     assert dag_run.state == "success"
     assert export_ti(dag_run).try_number == 2
@@ -154,7 +158,7 @@ def test_a_sixty_second_outage_mid_wait_is_outlasted(durable_bag, emulator, tmp_
     emulator.job_duration = 3600
     clock.at(10, lambda: emulator.inject("get_job", status=503, times=100_000))
     clock.at(70, emulator.faults.clear)
-    clock.at(80, lambda: finish_latest_job(emulator))
+    clock.at(80, lambda: finish_first_job(emulator))
     dag_run, destination = run(durable_bag, tmp_path, deferrable, max_outage=600)
     assert dag_run.state == "success"
     assert export_ti(dag_run).try_number == 1

@@ -95,6 +95,7 @@ def test_dags_run_and_import_nothing_of_openlineage_without_the_extra(
     Path(venv_site, "mirror.pth").write_text(f"import site; site.addsitedir({str(mirror)!r})\n")
 
     home = tmp_path / "airflow-home"
+    home.mkdir()  # Airflow 3.0 does not create it before opening its database there
     events = tmp_path / "events.jsonl"
     env = {
         **os.environ,

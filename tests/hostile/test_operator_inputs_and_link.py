@@ -11,18 +11,10 @@ import pytest
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.links import DASHBOARD_URL_KEY, AnalyticsDashboardLink
 from analytics_provider.operators import AnalyticsExportWidgetOperator, AnalyticsPreloadDashboardOperator
+from analytics_provider.testing.task_instance import FakeTaskInstance
 from hostile.server import Answer, Seen
 
 CSV = b"a,b\n1,2\n"
-
-
-class FakeTI:
-    def __init__(self) -> None:
-        self.xcom: dict[str, Any] = {}
-        self.stats_tags: dict[str, str] = {}  # read by Airflow's ResumableJobMixin (3.3)
-
-    def xcom_push(self, key: str, value: Any) -> None:
-        self.xcom[key] = value
 
 
 def service(widget: Answer) -> Any:
@@ -54,27 +46,27 @@ def export(**kwargs: Any) -> AnalyticsExportWidgetOperator:
 def test_an_unwritable_destination_fails_the_task_before_the_job_is_submitted(server, connect, destination) -> None:
     server.answer = service(Answer(200, {"dashboard_widget": {"dashboard": {"url": "https://x/d/1"}}}))
     with pytest.raises(AnalyticsParameterError, match=f"export: destination '{destination}'"):
-        export(destination=destination).execute({"ti": FakeTI()})
+        export(destination=destination).execute({"ti": FakeTaskInstance()})
     assert server.requests == []
 
 
 @pytest.mark.parametrize("widget_id", [-1, "abc", "..", 0, "1.0"])
 def test_a_widget_id_the_service_cannot_have_is_refused_before_any_request(server, connect, widget_id) -> None:
     with pytest.raises(AnalyticsParameterError, match="export: widget_id must be a positive integer"):
-        export(widget_id=widget_id).execute({"ti": FakeTI()})
+        export(widget_id=widget_id).execute({"ti": FakeTaskInstance()})
     assert server.requests == []
 
 
 def test_a_dashboard_id_is_checked_the_same_way(server, connect) -> None:
     with pytest.raises(AnalyticsParameterError, match="preload: dashboard_id must be a positive integer"):
-        AnalyticsPreloadDashboardOperator(task_id="preload", dashboard_id="-1").execute({"ti": FakeTI()})
+        AnalyticsPreloadDashboardOperator(task_id="preload", dashboard_id="-1").execute({"ti": FakeTaskInstance()})
     assert server.requests == []
 
 
 def test_a_failing_link_lookup_is_a_warning_tried_once_and_the_export_goes_on(server, connect, tmp_path,
                                                                             caplog, capsys) -> None:
     server.answer = service(Answer(500, {"type": "InternalHolisticsError", "message": "widget service down"}))
-    ti = FakeTI()
+    ti = FakeTaskInstance()
     op = export(destination=str(tmp_path / "out.csv"))
     with caplog.at_level(logging.WARNING):
         result = op.execute({"ti": ti})
@@ -89,13 +81,13 @@ def test_a_failing_link_lookup_is_a_warning_tried_once_and_the_export_goes_on(se
 def test_the_preload_link_is_best_effort_too(server, connect) -> None:
     server.answer = service(Answer(200, b"<html>proxy</html>", {"Content-Type": "text/html"}))
     op = AnalyticsPreloadDashboardOperator(task_id="preload", dashboard_id=3, poll_interval=0.01)
-    assert op.execute({"ti": FakeTI()})["status"] == "success"
+    assert op.execute({"ti": FakeTaskInstance()})["status"] == "success"
     assert server.routes().count("GET /api/v2/dashboards/3") == 1
 
 
 def test_a_pushed_link_is_given_from_what_the_task_pushed(server, connect, tmp_path, monkeypatch) -> None:
     server.answer = service(Answer(200, {"dashboard_widget": {"dashboard": {"url": "https://x/d/1"}}}))
-    ti = FakeTI()
+    ti = FakeTaskInstance()
     op = export(destination=str(tmp_path / "out.csv"))
     op.execute({"ti": ti})
     assert ti.xcom[DASHBOARD_URL_KEY] == "https://x/d/1"
@@ -113,6 +105,6 @@ def test_a_task_that_failed_before_pushing_reads_no_xcom_for_its_link(server, co
 
     op = export(destination="/proc/x.csv")
     with pytest.raises(AnalyticsParameterError):
-        op.execute({"ti": FakeTI()})
+        op.execute({"ti": FakeTaskInstance()})
     monkeypatch.setattr(XCom, "get_value", lambda **kwargs: pytest.fail("an XCom read for a link never pushed"))
     assert AnalyticsDashboardLink().get_link(op, ti_key=None) == ""  # type: ignore[arg-type]

@@ -10,17 +10,9 @@ import pytest
 from airflow.providers.common.compat.sdk import AirflowException
 
 from analytics_provider.operators import AnalyticsPublishAmlProjectOperator
+from analytics_provider.testing.task_instance import FakeTaskInstance
 
 CORPUS = Path(__file__).resolve().parents[1] / "aml" / "corpus"
-
-
-class FakeTI:
-    def __init__(self) -> None:
-        self.xcom: dict[str, Any] = {}
-        self.stats_tags: dict[str, str] = {}  # read by Airflow's ResumableJobMixin (3.3)
-
-    def xcom_push(self, key: str, value: Any) -> None:
-        self.xcom[key] = value
 
 
 def publish_task(project_dir: Path) -> AnalyticsPublishAmlProjectOperator:
@@ -39,7 +31,7 @@ def test_a_broken_chart_stops_the_publish_with_the_diagnostic_in_the_log(
     shutil.copytree(CORPUS / "valid" / "dashboard_project", tmp_path / "charts")
     shutil.copy(CORPUS / "invalid" / "data_not_values.chart.aml", tmp_path / "charts" / "broken.chart.aml")
     with pytest.raises(AirflowException, match="custom chart check found 1 error") as raised:
-        publish_task(tmp_path).execute({"ti": FakeTI()})
+        publish_task(tmp_path).execute({"ti": FakeTaskInstance()})
     line = f"{tmp_path / 'charts' / 'broken.chart.aml'}:6:13: CC404"
     assert line in str(raised.value)
     assert line in capsys.readouterr().out  # the task log
@@ -48,7 +40,7 @@ def test_a_broken_chart_stops_the_publish_with_the_diagnostic_in_the_log(
 
 def test_a_clean_project_is_checked_then_published(analytics_emulator, analytics_connection, tmp_path) -> None:
     shutil.copytree(CORPUS / "valid" / "dashboard_project", tmp_path / "charts")
-    result = publish_task(tmp_path).execute({"ti": FakeTI()})
+    result = publish_task(tmp_path).execute({"ti": FakeTaskInstance()})
     assert result["target_commit"] and result["objects"]
     assert len(publishes(analytics_emulator)) == 1
 
@@ -67,6 +59,6 @@ def test_a_project_with_charts_of_every_kind_is_published(analytics_emulator, an
     assert {p.name.split("_")[0] for p in kinds} == {"vgl", "vg"}
     for chart in kinds:
         shutil.copy(chart, tmp_path / "charts" / chart.name)
-    result = publish_task(tmp_path).execute({"ti": FakeTI()})
+    result = publish_task(tmp_path).execute({"ti": FakeTaskInstance()})
     assert result["target_commit"]
     assert len(publishes(analytics_emulator)) == 1

@@ -14,6 +14,7 @@ from analytics_provider.exceptions import AnalyticsJobError, AnalyticsParameterE
 from analytics_provider.operators import AnalyticsQueryDataSetOperator, AnalyticsUploadDbtManifestOperator
 from analytics_provider.operators import query as query_module
 from analytics_provider.operators.query import AnalyticsQueryResultTooLargeError
+from analytics_provider.testing.task_instance import FakeTaskInstance
 
 REVENUE_BY_REGION = {
     "dimensions": [{"id": "region", "field": "orders.region"}],
@@ -22,18 +23,9 @@ REVENUE_BY_REGION = {
 }
 
 
-class FakeTI:
-    def __init__(self) -> None:
-        self.xcom: dict[str, Any] = {}
-        self.stats_tags: dict[str, str] = {}  # read by Airflow 3.3's ResumableJobMixin
-
-    def xcom_push(self, key: str, value: Any) -> None:
-        self.xcom[key] = value
-
-
 @pytest.fixture
 def context() -> dict[str, Any]:
-    return {"ti": FakeTI()}
+    return {"ti": FakeTaskInstance()}
 
 
 def expected_revenue_by_region(emulator: Any) -> dict[str, float]:
@@ -136,7 +128,7 @@ def test_more_rows_than_the_limit_fail_naming_the_limit(analytics_emulator, anal
 
 def test_a_cached_answer_needs_no_job(analytics_emulator, analytics_connection, context):
     first = query_op().execute(context)
-    second = query_op().execute({"ti": FakeTI()})
+    second = query_op().execute({"ti": FakeTaskInstance()})
     assert second["job_id"] is None and second["rows"] == first["rows"]
     assert len(query_jobs(analytics_emulator)) == 1
 
@@ -161,7 +153,7 @@ def test_a_bad_query_is_refused_before_any_request(analytics_emulator, analytics
     op = query_op(query="{{ params.q }}")
     op.query = query  # as rendered
     with pytest.raises(AnalyticsParameterError, match=message):
-        op.execute({"ti": FakeTI()})
+        op.execute({"ti": FakeTaskInstance()})
     assert [r for r in analytics_emulator.requests if r.origin == "api"] == []
 
 

@@ -196,3 +196,12 @@ async def test_an_unusable_connection_ends_in_an_error_event(monkeypatch, clock)
     trigger = AnalyticsJobTrigger("broken", 1, 0.05, time.time() + 30)
     (event,) = await collect(trigger)
     assert event["status"] == "error" and "has no API key" in event["message"]
+
+
+async def test_the_event_names_the_try_that_deferred(hook, widget_id, analytics_emulator, clock) -> None:
+    analytics_emulator.job_duration = 0
+    job = hook.submit_widget_export(widget_id, "csv")
+    (event,) = await collect(trigger_for(job["id"], try_number=2))
+    assert event["status"] == "success" and event["try_number"] == 2
+    (event,) = await collect(trigger_for(job["id"]))
+    assert "try_number" not in event

@@ -21,9 +21,10 @@ from analytics_provider.operators import (
 )
 from analytics_provider.operators.base import AnalyticsJobOperator
 from analytics_provider.operators.resumable import ResumableJobMixin
+from analytics_provider.testing.task_instance import FakeTaskInstance
 
 from .conftest import BASE
-from .test_operators import FakeTI, _job, _mock_export_submit
+from .test_operators import _job, _mock_export_submit
 
 RESUMES = ResumableJobMixin.__module__.startswith("airflow.sdk")
 KEY = AnalyticsJobOperator.external_id_key
@@ -55,7 +56,7 @@ def no_sleep(monkeypatch, conn_env) -> None:
 
 
 def context_with(store: FakeStore) -> dict[str, Any]:
-    return {"ti": FakeTI(), "task_state_store": store}
+    return {"ti": FakeTaskInstance(), "task_state_store": store}
 
 
 def submits(mock: Any) -> int:
