@@ -88,17 +88,26 @@ def _sync_bag_to_db(bag: Any) -> None:
     sync_bag_to_db(bag, "dags-folder", None)
 
 
-def set_deferrable(dag: Any, deferrable: bool) -> None:
-    """Switch every analytics task of a DAG between waiting on the worker and in the triggerer."""
+def set_waits(dag: Any, deferrable: bool | None, poll_interval: float = 0.1) -> None:
+    """Every analytics task of a DAG waits on the worker or in the triggerer (``None``: as the DAG
+    says), looking at its job every ``poll_interval`` seconds: the emulator's jobs take 0.2 s, and
+    the examples' intervals (1 to 5 s) would spend most of a run asleep."""
     from airflow.providers.common.compat.sdk import MappedOperator
 
     from analytics_provider.operators.base import AnalyticsJobOperator
+    from analytics_provider.sensors.analytics import AnalyticsJobSensor
 
+    settings: dict[str, Any] = {"poll_interval": poll_interval}
+    if deferrable is not None:
+        settings["deferrable"] = deferrable
     for task in dag.tasks:
         if isinstance(task, MappedOperator) and issubclass(task.operator_class, AnalyticsJobOperator):
-            task.partial_kwargs["deferrable"] = deferrable
+            task.partial_kwargs.update(settings)
         elif isinstance(task, AnalyticsJobOperator):
-            task.deferrable = deferrable
+            for name, value in settings.items():
+                setattr(task, name, value)
+        elif isinstance(task, AnalyticsJobSensor):
+            task.poke_interval = poll_interval
 
 
 @pytest.fixture

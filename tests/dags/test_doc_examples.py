@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import EXAMPLE_DAGS, _dag_bag_class, _sync_bag_to_db
+from .conftest import EXAMPLE_DAGS, _dag_bag_class, _sync_bag_to_db, set_waits
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 OPERATOR_PAGES = ("bust_cache", "execute_schedule", "export", "preload", "publish", "sensor", "index", "dbt", "query")
@@ -46,7 +46,9 @@ def run_without_logical_date(dag_file: str, dag_id: str, tmp_path: Path) -> Any:
     bag = _dag_bag_class()(dag_folder=str(folder))
     assert bag.import_errors == {}
     _sync_bag_to_db(bag)
-    dag_run = bag.get_dag(dag_id).test(logical_date=None)
+    dag = bag.get_dag(dag_id)
+    set_waits(dag, deferrable=None)
+    dag_run = dag.test(logical_date=None)
     assert dag_run.logical_date is None
     return dag_run
 
@@ -112,6 +114,7 @@ def test_quickstart_dag_runs(example_dag_bag, analytics_emulator, analytics_conn
 def test_hook_examples_run(analytics_emulator, analytics_connection, tmp_path) -> None:
     from analytics_provider.hooks.analytics import AnalyticsHook
 
+    analytics_emulator.job_duration = 0  # done at the first look: the example's 2 s interval is never slept
     task_example, download_example, query_example = examples("hook")
     namespace: dict[str, Any] = {}
     exec(compile(task_example, "docs/hook.rst", "exec"), namespace)

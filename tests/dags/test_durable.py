@@ -18,7 +18,7 @@ from analytics_provider.operators.base import AnalyticsJobOperator
 from analytics_provider.operators.resumable import ResumableJobMixin
 from analytics_provider.testing.fake_clock import FakeClock
 
-from .conftest import set_deferrable
+from .conftest import set_waits
 
 DAG_FILE = Path(__file__).resolve().parent / "durable_dags" / "durable_export.py"
 RESUMES = ResumableJobMixin.__module__.startswith("airflow.sdk")
@@ -66,7 +66,7 @@ def emulator(analytics_emulator, analytics_connection) -> Any:
 
 def run(bag: Any, tmp_path: Path, deferrable: bool, **task_settings: Any) -> tuple[Any, Path]:
     dag = bag.get_dag("durable_export")
-    set_deferrable(dag, deferrable)
+    set_waits(dag, deferrable)
     for name, value in task_settings.items():
         setattr(dag.task_dict["export"], name, value)
     destination = tmp_path / "export.csv"
@@ -126,7 +126,7 @@ def test_a_job_still_running_when_the_first_try_fails_is_reconnected(durable_bag
     emulator.inject("get_job", status=503, times=100_000)  # an outage longer than max_outage ends try 1
     clock.at(45, emulator.faults.clear)
     clock.at(60, lambda: finish_first_job(emulator))
-    dag_run, destination = run(durable_bag, tmp_path, deferrable, max_outage=30)
+    dag_run, destination = run(durable_bag, tmp_path, deferrable, max_outage=30, poll_interval=2.0)
     assert dag_run.state == "success"
     assert export_ti(dag_run).try_number == 2
     assert destination.stat().st_size == SIZE
@@ -159,7 +159,7 @@ def test_a_sixty_second_outage_mid_wait_is_outlasted(durable_bag, emulator, tmp_
     clock.at(10, lambda: emulator.inject("get_job", status=503, times=100_000))
     clock.at(70, emulator.faults.clear)
     clock.at(80, lambda: finish_first_job(emulator))
-    dag_run, destination = run(durable_bag, tmp_path, deferrable, max_outage=600)
+    dag_run, destination = run(durable_bag, tmp_path, deferrable, max_outage=600, poll_interval=2.0)
     assert dag_run.state == "success"
     assert export_ti(dag_run).try_number == 1
     assert submits(emulator) == 1

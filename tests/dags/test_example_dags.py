@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import EXAMPLE_DAGS, set_deferrable
+from .conftest import EXAMPLE_DAGS, set_waits
 
 DIAGNOSTIC = {
     "category": "error",
@@ -27,7 +27,7 @@ DIAGNOSTIC = {
 def run_dag(bag: Any, dag_id: str, deferrable: bool, conf: dict[str, Any], logical_date: Any = None) -> Any:
     """One run through ``dag.test()``; with no logical date by default, as a manual trigger."""
     dag = bag.get_dag(dag_id)
-    set_deferrable(dag, deferrable)
+    set_waits(dag, deferrable)
     dag_run = dag.test(run_conf=conf, logical_date=logical_date, run_after=logical_date)
     assert dag_run.logical_date == logical_date
     return dag_run
