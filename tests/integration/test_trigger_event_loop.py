@@ -1,10 +1,12 @@
 """Nothing the trigger does blocks the triggerer's event loop (asyncio debug mode, a fresh process).
 
 The triggerer imports a trigger's module on its event loop; ours loads in milliseconds, and the
-first ``run()`` imports aiohttp and the client in a thread. aiohttp's import still holds the GIL
-for a while (it builds its default SSL contexts, reading the system's certificates in C), which
-no thread can hide: that one-off, once per triggerer process, is printed here, not asserted
-(it is aiohttp's, and on a loaded machine it varies from 0.1 to 0.4 s).
+first ``run()`` imports aiohttp and the client in a thread, where the loop does not wait for them.
+The one pause left in that warm-up is the interpreter's: the objects it allocates may start a full
+(generation 2) garbage collection, which stops every thread for as long as it walks all of the
+process's objects (about 0.1 s beside Airflow's; none with ``gc.freeze()``). Python would run it
+at the next allocations of any trigger; it is measured with gc's callbacks and set apart, so that
+any other blocking in the warm-up (an import holding the GIL, a lookup on the loop) fails here.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def test_loading_and_running_the_trigger_never_blocks_the_loop(analytics_emulato
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert [e["status"] for e in result["events"]] == ["success"] * 3
     assert result["class_load"] < 0.02, result
-    print(f"aiohttp's one-off import held the loop for up to {result['warmup_max_lag']:.3f} s")
+    held, collecting = result["warmup_max_lag"], result["warmup_full_gc"]
+    print(f"warm-up: loop held up to {held:.3f} s, of which a full garbage collection {collecting:.3f} s")
+    assert result["warmup_max_lag"] - result["warmup_full_gc"] < LIMIT, result
     assert result["slow"] == [], "\n".join(s[-250:] for s in result["slow"]) + f"\nmax lag {result['max_lag']}"
-    assert result["max_lag"] < LIMIT, result
+    assert result["max_lag"] - result["full_gc"] < LIMIT, result
