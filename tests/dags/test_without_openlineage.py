@@ -42,12 +42,14 @@ missing = [m for m in ("openlineage", "airflow.providers.openlineage") if import
 from airflow.utils import db
 from airflow.dag_processing.bundles.manager import DagBundlesManager
 try:
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
-except ImportError:  # Airflow 3.0 and 3.1
+    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db  # Airflow 3.2+
+except ImportError:
     from airflow.models.dagbag import DagBag
-
-    def sync_bag_to_db(bag, bundle_name, bundle_version):
-        bag.sync_to_db(bundle_name, bundle_version)
+    try:
+        from airflow.models.dagbag import sync_bag_to_db  # Airflow 3.1
+    except ImportError:  # Airflow 3.0
+        def sync_bag_to_db(bag, bundle_name, bundle_version):
+            bag.sync_to_db(bundle_name, bundle_version)
 db.resetdb()
 DagBundlesManager().sync_bundles_to_db()
 bag = DagBag(dag_folder=sys.argv[1])

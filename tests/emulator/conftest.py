@@ -14,7 +14,7 @@ from analytics_provider.testing.emulator.api import ApiService
 from analytics_provider.testing.emulator.app import AnalyticsEmulator
 from analytics_provider.testing.emulator.wire import Incoming, Outcome
 
-from .vendor_contract import Verdict, judge
+from .vendor_contract import JUDGES, Verdict, judge
 
 SNIFFED_UPLOAD = 1024 * 1024
 """Uploads up to this size are judged by the vendor's document too (bigger ones stay unread)."""
@@ -82,6 +82,9 @@ def vendor_checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[Exchanges]:
     as :mod:`.vendor_patches` says): a valid answer, the documented error shape, RateLimit headers,
     and no request the vendor refuses accepted."""
     exchanges = Exchanges()
+    if not JUDGES:  # see vendor_contract.JUDGES
+        yield exchanges
+        return
     original = ApiService.answer
 
     def recording(self: ApiService, request: Incoming) -> Outcome:

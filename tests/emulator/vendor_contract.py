@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import openapi_core
 from openapi_core import OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
 
@@ -65,6 +66,13 @@ class Verdict:
 
     def describe(self) -> str:
         return f"{self.method} {self.path} -> {self.status}: " + "; ".join(self.problems)
+
+
+# openapi-core 0.22 (the newest that Airflow 3.0's pins of ``referencing`` allow) does not convert a
+# query value for a ``oneOf`` schema (``version=3`` for integer-or-array), and so calls requests the
+# vendor accepts refused: the emulator is judged where openapi-core is 0.23 or later (every other
+# cell of the version matrix; the emulator's code is the same on all of them).
+JUDGES = tuple(int(part) for part in openapi_core.__version__.split(".")[:2]) >= (0, 23)
 
 
 def _query(raw: dict[str, list[str]]) -> dict[str, list[str]]:

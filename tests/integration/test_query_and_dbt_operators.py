@@ -204,9 +204,13 @@ def test_local_manifests_are_uploaded_and_synced(analytics_emulator, analytics_c
 def memory_store(monkeypatch: pytest.MonkeyPatch) -> None:
     """``memory://`` as an object store (fsspec's in-memory filesystem), as a provider would register one."""
     import fsspec
-    from airflow.sdk.io import fs
 
-    monkeypatch.setitem(fs._register_filesystems(), "memory", lambda conn_id: fsspec.filesystem("memory"))
+    try:
+        from airflow.sdk.io import fs as registry  # Airflow 3.1 and later
+    except ImportError:  # Airflow 3.0
+        import airflow.io as registry  # type: ignore[no-redef]
+
+    monkeypatch.setitem(registry._register_filesystems(), "memory", lambda conn_id: fsspec.filesystem("memory"))
 
 
 def test_a_manifest_in_object_storage_is_streamed_from_there(
