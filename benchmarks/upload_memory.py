@@ -43,13 +43,6 @@ def write_manifest(path: Path, size: int) -> None:
         handle.write(tail)
 
 
-class _XComSink:
-    """The task instance an operator pushes its XComs to, outside Airflow."""
-
-    def xcom_push(self, key: str, value: Any) -> None:
-        pass
-
-
 def measured(action: Callable[[], Any]) -> tuple[Any, float, float]:
     """``action``'s result, its peak memory growth (MB) and its duration (s)."""
     baseline = status_kb("VmRSS")
@@ -90,13 +83,14 @@ def main() -> int:
             answer, plain_growth, plain_seconds = measured(plain)
 
             from analytics_provider.operators import AnalyticsUploadDbtManifestOperator
+            from analytics_provider.testing.task_instance import FakeTaskInstance
 
             def operator_run(path: Path) -> dict[str, Any]:
                 """The operator as a task runs it: check, upload, wait for the sync job."""
                 operator = AnalyticsUploadDbtManifestOperator(
                     task_id="upload_dbt_manifest", manifests=[str(path)], poll_interval=0.2
                 )
-                return operator.execute({"ti": _XComSink()})
+                return operator.execute({"ti": FakeTaskInstance()})
 
             operator_run(small)  # imports: not the upload's cost
             synced, operator_growth, operator_seconds = measured(lambda: operator_run(manifest))
