@@ -11,7 +11,8 @@ from typing import Any
 from analytics_provider import __version__
 
 REGIONS = ("apac", "eu", "us")
-DEFAULT_HEADER_NAME = "X-Service-Key"
+DEFAULT_HEADER_NAME = "X-Service-Key"  # the API document's name; a base_url connection's default
+VENDOR_HEADER_NAME = "X-Holistics-Key"  # the name the vendor's regional hosts read
 
 
 def get_provider_info() -> dict[str, Any]:
@@ -77,8 +78,9 @@ def get_provider_info() -> dict[str, Any]:
                     },
                     "header_name": {
                         "label": "API key header name",
-                        "description": f"Header that carries the key (default {DEFAULT_HEADER_NAME}).",
-                        "schema": {"type": ["string", "null"], "default": DEFAULT_HEADER_NAME},
+                        "description": f"Header that carries the key. Leave empty: {VENDOR_HEADER_NAME} on the "
+                        f"vendor's regional hosts, {DEFAULT_HEADER_NAME} on any other base address.",
+                        "schema": {"type": ["string", "null"]},
                     },
                     "timeout": {
                         "label": "Read timeout (seconds)",

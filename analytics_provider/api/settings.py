@@ -15,13 +15,14 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from analytics_provider import __version__
-from analytics_provider.get_provider_info import DEFAULT_HEADER_NAME, REGIONS
+from analytics_provider.get_provider_info import DEFAULT_HEADER_NAME, REGIONS, VENDOR_HEADER_NAME
 
 REGION_BASE_URLS = {
     "apac": "https://secure.holistics.io/api/v2",
     "eu": "https://eu.holistics.io/api/v2",
     "us": "https://us.holistics.io/api/v2",
 }
+VENDOR_HOSTS = frozenset(urlsplit(url).hostname for url in REGION_BASE_URLS.values())
 DEFAULT_REGION = "eu"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 60.0
@@ -61,11 +62,12 @@ class ConnectionSettings:
     def from_connection(cls, conn: ConnectionLike, conn_id: str = "") -> ConnectionSettings:
         extra = conn.extra_dejson
         where = f"connection {conn_id!r}" if conn_id else "the connection"
-        header_name = str(extra.get("header_name") or DEFAULT_HEADER_NAME).strip()
+        base_url = resolve_base_url(extra.get("region"), extra.get("base_url"), where=where)
+        header_name = str(extra.get("header_name") or default_header_name(base_url)).strip()
         if not _TOKEN.match(header_name):
             raise ConnectionConfigError(where, f"header_name must be an HTTP header name, got {header_name!r}")
         return cls(
-            base_url=resolve_base_url(extra.get("region"), extra.get("base_url"), where=where),
+            base_url=base_url,
             api_key=check_api_key(conn.password, where),
             header_name=header_name,
             connect_timeout=seconds_or_default(extra.get("connect_timeout"), DEFAULT_CONNECT_TIMEOUT,
@@ -93,6 +95,15 @@ class ConnectionSettings:
             return self.connect_timeout, self.read_timeout
         left = max(left, 0.001)
         return min(self.connect_timeout, left), min(self.read_timeout, left)
+
+
+def default_header_name(base_url: str) -> str:
+    """The key's header when the connection names none: the vendor's on its regional hosts.
+
+    The vendor's hosts read ``X-Holistics-Key`` (its OpenAPI document and the clients seen in the
+    wild send that); anything else (a gateway, the emulator) gets the API document's name.
+    """
+    return VENDOR_HEADER_NAME if urlsplit(base_url).hostname in VENDOR_HOSTS else DEFAULT_HEADER_NAME
 
 
 def check_api_key(value: str | None, where: str) -> str:

@@ -94,7 +94,8 @@ def vendor_checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[Exchanges]:
             request.stream.seek(0)
         outcome = original(self, request)
         if body is None or len(body) <= SNIFFED_UPLOAD:
-            exchanges.seen.append((request, outcome, body, self.key_header))
+            sent = next((name for name in self.key_headers if name.lower() in request.headers), self.key_headers[0])
+            exchanges.seen.append((request, outcome, body, sent))
         return outcome
 
     monkeypatch.setattr(ApiService, "answer", recording)

@@ -18,10 +18,13 @@ def test_missing_and_invalid_keys_get_401_auth_error(api: Api) -> None:
         assert error_of(answer)["type"] == "AuthError" and error_of(answer)["message"]
 
 
-def test_the_key_header_name_is_the_configured_one(api: Api, emu) -> None:
-    answer = api.get("/users/me", key=None, headers={"X-Holistics-Key": emu.api_key})
+def test_the_key_is_read_from_either_name_by_default(api: Api, emu) -> None:
+    for name in ("X-Service-Key", "X-Holistics-Key", "x-holistics-key"):
+        assert api.get("/users/me", key=None, headers={name: emu.api_key}).status_code == 200, name
+    assert emu.requests[-1].headers["x-holistics-key"] == "***"
+    answer = api.get("/users/me", key=None, headers={"X-Other-Key": emu.api_key})
     assert answer.status_code == 401
-    assert api.get("/users/me", key=None, headers={emu.header_name.lower(): emu.api_key}).status_code == 200
+    assert "X-Service-Key or X-Holistics-Key" in error_of(answer)["message"]
 
 
 def test_current_user_answers_get_and_post(api: Api) -> None:

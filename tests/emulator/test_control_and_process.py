@@ -87,6 +87,8 @@ def test_connection_json_and_a_custom_header() -> None:
                         "extra": {"base_url": emu.base_url, "header_name": "X-Holistics-Key"}}
         assert json.loads(emu.connection_json(api_key="other"))["password"] == "other"
         assert requests.get(emu.base_url + "/users/me", headers={"X-Holistics-Key": "k-123"}, timeout=5).ok
+        narrowed = requests.get(emu.base_url + "/users/me", headers={"X-Service-Key": "k-123"}, timeout=5)
+        assert narrowed.status_code == 401 and "X-Holistics-Key header" in narrowed.text
     assert not emu.running
 
 

@@ -164,7 +164,7 @@ def _error_answers(spec: Spec, _: str) -> None:
 
 
 PATCHES: tuple[Patch, ...] = (
-    Patch("the key header is X-Service-Key (or the connection's override), not X-Holistics-Key",
+    Patch("the key header may be the API document's X-Service-Key as well as the vendor's X-Holistics-Key",
           "API document, Authentication 1", _key_header),
     Patch("DataAlert.dest is an object (the YAML types it as a string)",
           "API document, DataAlert table; ENDPOINTS.md", _alert_dest),

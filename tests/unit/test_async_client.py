@@ -134,7 +134,7 @@ async def test_the_key_goes_in_the_header_to_the_service_only(connection) -> Non
         await client.call("get_job", 7)
     method, url, kwargs = fake.sent[0]
     assert (method, url) == ("GET", "https://eu.holistics.io/api/v2/jobs/7")
-    assert kwargs["headers"] == {"X-Service-Key": KEY} and KEY not in url
+    assert kwargs["headers"] == {"X-Holistics-Key": KEY} and KEY not in url
     assert kwargs["allow_redirects"] is False
 
 

@@ -31,8 +31,8 @@ def test_follows_the_redirect_without_the_key(hook, mock, tmp_path) -> None:
     assert result == {"path": str(tmp_path / "out.csv"), "bytes": len(CSV), "content_type": "text/csv"}
     assert (tmp_path / "out.csv").read_bytes() == CSV
     api, files = mock.request_history
-    assert api.qs == {"job_id": ["7"]} and api.headers["X-Service-Key"] == KEY
-    assert "X-Service-Key" not in files.headers
+    assert api.qs == {"job_id": ["7"]} and api.headers["X-Holistics-Key"] == KEY
+    assert "X-Holistics-Key" not in files.headers
     assert KEY not in str(files.headers)
 
 
@@ -90,7 +90,7 @@ def test_the_key_goes_along_only_to_the_same_origin(hook, mock, tmp_path) -> Non
     mock.get(BASE + "/exports/download", status_code=302, headers={"Location": same})
     mock.get(same, content=CSV, headers={"Content-Length": str(len(CSV))})
     hook.download_export(7, tmp_path / "x.csv")
-    assert mock.request_history[1].headers["X-Service-Key"] == KEY
+    assert mock.request_history[1].headers["X-Holistics-Key"] == KEY
 
 
 def test_object_storage_destination(hook, mock, tmp_path) -> None:

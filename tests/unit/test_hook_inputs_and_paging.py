@@ -124,7 +124,7 @@ def test_connection_from_uri(monkeypatch, mock) -> None:
     assert hook.settings.read_timeout == 5.0
     mock.get("https://secure.holistics.io/api/v2/users/me", json={"user": {"email": "a@b.c", "role": "admin"}})
     assert hook.test_connection() == (True, "Connected as a@b.c (role admin)")
-    assert mock.last_request.headers["X-Service-Key"] == "uri-key-123456"
+    assert mock.last_request.headers["X-Holistics-Key"] == "uri-key-123456"
 
 
 def test_connection_without_key_is_refused(monkeypatch) -> None:

@@ -588,7 +588,7 @@ def test_operation_wire_format(hook, mock, call, method, path, query, body, answ
     assert urlsplit(sent.url).path == "/api/v2" + path
     pairs = parse_qsl(urlsplit(sent.url).query)
     assert {k: [v for n, v in pairs if n == k] if k.endswith("[]") else v for k, v in pairs} == query
-    assert sent.headers["X-Service-Key"] == KEY
+    assert sent.headers["X-Holistics-Key"] == KEY
     assert sent.headers["Accept"] == "application/json"
     assert sent.headers["User-Agent"].startswith("airflow-provider-analytics/")
     assert (sent.json() if sent.body else None) == body
@@ -614,21 +614,28 @@ def test_array_query_parameters_use_brackets(hook, mock) -> None:
     assert pairs == (("role[]", "admin"), ("role[]", "analyst"))
 
 
-def test_header_name_override(monkeypatch, mock) -> None:
-    monkeypatch.setenv(
-        "AIRFLOW_CONN_ANALYTICS_DEFAULT",
-        json.dumps(
-            {
-                "conn_type": "analytics",
-                "password": "k-123456",
-                "extra": {"region": "us", "header_name": "X-Holistics-Key"},
-            }
-        ),
-    )
-    mock.get("https://us.holistics.io/api/v2/users/me", json={"user": USER})
+@pytest.mark.parametrize(("extra", "url", "header"), [
+    ({"region": "apac"}, "https://secure.holistics.io/api/v2", "X-Holistics-Key"),
+    ({"region": "eu"}, "https://eu.holistics.io/api/v2", "X-Holistics-Key"),
+    ({"region": "us"}, "https://us.holistics.io/api/v2", "X-Holistics-Key"),
+    ({}, "https://eu.holistics.io/api/v2", "X-Holistics-Key"),  # the default region
+    ({"base_url": "https://us.holistics.io/api/v2/"}, "https://us.holistics.io/api/v2", "X-Holistics-Key"),
+    ({"base_url": "https://bi-gateway.example.com/api/v2"}, "https://bi-gateway.example.com/api/v2",
+     "X-Service-Key"),
+    ({"region": "us", "header_name": "X-Service-Key"}, "https://us.holistics.io/api/v2", "X-Service-Key"),
+    ({"base_url": "https://gw.example.com/api/v2", "header_name": "X-Gateway-Key"}, "https://gw.example.com/api/v2",
+     "X-Gateway-Key"),
+], ids=["apac", "eu", "us", "no-region", "vendor-base-url", "gateway", "region-override", "gateway-override"])
+def test_the_header_that_carries_the_key(monkeypatch, mock, extra, url, header) -> None:
+    conn = {"conn_type": "analytics", "password": "k-123456", "extra": extra}
+    monkeypatch.setenv("AIRFLOW_CONN_ANALYTICS_DEFAULT", json.dumps(conn))
+    mock.get(url + "/users/me", json={"user": USER})
     AnalyticsHook().get_current_user()
-    assert mock.last_request.headers["X-Holistics-Key"] == "k-123456"
-    assert "X-Service-Key" not in mock.last_request.headers
+    sent = mock.last_request
+    names = ("x-holistics-key", "x-service-key", "x-gateway-key")
+    keyed = sorted(name for name in sent.headers if name.lower() in names)
+    print(f"{conn['extra']} -> GET {sent.url} with the key in {keyed}")
+    assert sent.url == url + "/users/me" and keyed == [header] and sent.headers[header] == "k-123456"
 
 
 def test_timeouts_are_sent_on_every_request(hook, mock, monkeypatch) -> None:
@@ -661,7 +668,7 @@ def test_upload_dbt_manifests_wire_format(hook, mock, tmp_path) -> None:
     assert hook.upload_dbt_manifests([first, ("other.json", second)], data_source_name="DWH") == JOB["job"]
 
     sent = mock.request_history[0]
-    assert sent.headers["X-Service-Key"] == KEY
+    assert sent.headers["X-Holistics-Key"] == KEY
     content_type = sent.headers["Content-Type"]
     assert content_type.startswith("multipart/form-data; boundary=")
     assert not isinstance(sent.body, bytes)  # streamed by the encoder, never joined in memory

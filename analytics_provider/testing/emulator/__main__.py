@@ -24,7 +24,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--api-key", default=None, help="the admin's API key (default: a random one)")
     parser.add_argument("--job-duration", type=float, default=0.3, help="seconds a job takes (default 0.3)")
     parser.add_argument("--rate-limit-frame", type=float, default=60.0, help="rate-limit frame in seconds (default 60)")
-    parser.add_argument("--header-name", default="X-Service-Key", help="header carrying the key")
+    parser.add_argument("--header-name", default=None,
+                        help="the one header that carries the key (default: X-Service-Key or X-Holistics-Key)")
     return parser.parse_args(argv)
 
 

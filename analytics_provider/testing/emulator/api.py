@@ -50,20 +50,20 @@ class ApiService:
         world: World,
         limiter: RateLimiter,
         faults: FaultPlan,
-        key_header: str,
+        key_headers: tuple[str, ...],
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.world = world
         self.limiter = limiter
         self.faults = faults
-        self.key_header = key_header
+        self.key_headers = key_headers
         self._sleep = sleep
         self.handlers = load_handlers()
 
     def answer(self, request: Incoming) -> Outcome:
         path = request.path
         found = route(request.method, path[len(PREFIX):]) if path.startswith(PREFIX + "/") else None
-        key = request.headers.get(self.key_header.lower()) or ""
+        key = next((value for name in self.key_headers if (value := request.headers.get(name.lower()))), "")
         if found is None:
             verdict = self.limiter.hit(key or f"address:{request.client}", UNROUTED)
             error = ApiError(404, "BaseError", f"No route matches [{request.method}] {path}")
@@ -137,7 +137,7 @@ class ApiService:
 
     def _key_owner(self, key: str) -> Json:
         if not key:
-            raise ApiError(401, "AuthError", f"Missing API key: send it in the {self.key_header} header")
+            raise ApiError(401, "AuthError", f"Missing API key: send it in the {' or '.join(self.key_headers)} header")
         with self.world.lock:
             user = self.world.state.key_owner(key)
         if user is None or user["is_deleted"]:

@@ -23,7 +23,8 @@ from analytics_provider.testing.emulator.server import EmulatorHTTPServer
 from analytics_provider.testing.emulator.wire import Incoming, Outcome
 from analytics_provider.testing.emulator.world import World
 
-DEFAULT_HEADER = "X-Service-Key"
+DEFAULT_HEADER = "X-Service-Key"  # the API document's name, which tests and connections send
+KEY_HEADERS = (DEFAULT_HEADER, "X-Holistics-Key")  # accepted by default: the document's and the vendor's
 
 
 class AnalyticsEmulator:
@@ -35,7 +36,8 @@ class AnalyticsEmulator:
     :param api_key: the admin's key (default: a random one).
     :param job_duration: seconds a job takes from ``created`` to its final status.
     :param rate_limit_frame: seconds of a rate-limit frame.
-    :param header_name: the header that carries the key.
+    :param header_name: the one header that carries the key; by default either of ``KEY_HEADERS``
+        is read (``header_name`` is then the document's, the one connections send).
     """
 
     def __init__(
@@ -47,10 +49,11 @@ class AnalyticsEmulator:
         api_key: str | None = None,
         job_duration: float = 0.3,
         rate_limit_frame: float = 60.0,
-        header_name: str = DEFAULT_HEADER,
+        header_name: str | None = None,
     ) -> None:
         self.host, self.port, self.files_port = host, port, files_port
-        self.header_name = header_name
+        self.header_name = header_name or DEFAULT_HEADER
+        self.key_headers = (header_name,) if header_name else KEY_HEADERS
         self.rate_limit_frame = rate_limit_frame
         keys = {uid: secrets.token_hex(20) for uid in KEYED_USERS}
         if api_key:
@@ -71,7 +74,7 @@ class AnalyticsEmulator:
             if self._servers:
                 return self
             self._tmp.mkdir(parents=True, exist_ok=True)  # again after a stop()
-            api = ApiService(self.world, self.limiter, self.faults, self.header_name)
+            api = ApiService(self.world, self.limiter, self.faults, self.key_headers)
             control = ControlService(self)
 
             def api_origin(request: Incoming) -> Outcome:
@@ -79,9 +82,9 @@ class AnalyticsEmulator:
 
             files = FilesService(self.world.exports, self.faults)
             api_server = EmulatorHTTPServer((self.host, self.port), api_origin, origin="api", log=self.log,
-                                            key_header=self.header_name, recorded=lambda path: not is_control(path))
+                                            key_headers=self.key_headers, recorded=lambda path: not is_control(path))
             files_server = EmulatorHTTPServer((self.host, self.files_port), files.answer, origin="files",
-                                              log=self.log, key_header=self.header_name)
+                                              log=self.log, key_headers=self.key_headers)
             self._servers = [api_server, files_server]
             self.port, self.files_port = api_server.port, files_server.port
             self.world.app_url = f"http://{self._url_host}:{self.port}"
@@ -152,6 +155,7 @@ class AnalyticsEmulator:
         return {
             "base_url": self.base_url, "files_url": self.files_url, "api_key": self.api_key,
             "keys": {role: self.key_for(role) for role in ROLE_RANK}, "header_name": self.header_name,
+            "key_headers": list(self.key_headers),
             "job_duration": self.job_duration, "rate_limit_frame": self.limiter.frame,
             "connection_json": self.connection_json(),
         }

@@ -32,13 +32,13 @@ class RecordedRequest:
         return asdict(self)
 
 
-def mask_headers(headers: Any, key_header: str) -> tuple[dict[str, str], bool]:
-    """The headers as a plain dict with the key hidden, and whether the key header was sent."""
-    lowered = key_header.lower()
+def mask_headers(headers: Any, key_headers: tuple[str, ...]) -> tuple[dict[str, str], bool]:
+    """The headers as a plain dict with the key hidden, and whether a key header was sent."""
+    lowered = {name.lower() for name in key_headers}
     masked: dict[str, str] = {}
     carried = False
     for name, value in headers.items():
-        if name.lower() == lowered:
+        if name.lower() in lowered:
             carried = True
             value = MASK
         masked[name] = value

@@ -34,13 +34,13 @@ class EmulatorHTTPServer(ThreadingHTTPServer):
         *,
         origin: str,
         log: RequestLog,
-        key_header: str,
+        key_headers: tuple[str, ...],
         recorded: Callable[[str], bool] = lambda path: True,
     ) -> None:
         self.service = service
         self.origin = origin
         self.log = log
-        self.key_header = key_header
+        self.key_headers = key_headers
         self.recorded = recorded
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
@@ -123,7 +123,7 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
             self._write(outcome)
 
     def _record(self, request: Incoming) -> RecordedRequest:
-        headers, carried = mask_headers(self.headers, self.server.key_header)
+        headers, carried = mask_headers(self.headers, self.server.key_headers)
         try:
             payload = json.loads(request.body) if request.body.strip() else None
         except (ValueError, UnicodeDecodeError):
