@@ -16,7 +16,7 @@ demo: $(VENV)/.installed  ## run the example DAGs through Airflow against the lo
 	$(PY) scripts/demo.py
 
 test: $(VENV)/.installed  ## the whole test suite, on Airflow $(AIRFLOW_VERSION)
-	$(PY) -m pytest
+	$(PY) -m pytest --allowed-skips tests/allowed_skips.txt
 
 MATRIX_JOBS ?= 2
 test-matrix:  ## the whole test suite on every supported Airflow and Python, one venv each (.matrix/)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections import Counter
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 _HOME = Path(tempfile.mkdtemp(prefix="analytics-provider-tests-"))
 _REPO = Path(__file__).resolve().parent.parent
@@ -20,3 +24,49 @@ os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(_REPO / "example_dags")
 os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_HOME / 'airflow.db'}"
 os.environ.pop("AIRFLOW_CONN_ANALYTICS_DEFAULT", None)
+
+
+# -- skips: said in the summary line, and refused where a run must be whole (`make test`) ----------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--allowed-skips", metavar="FILE", default=None,
+                     help="fail the run if a test skips for a reason not listed in FILE (one reason a line)")
+
+
+def _allowed(config: pytest.Config) -> list[str] | None:
+    path = config.getoption("--allowed-skips")
+    if path is None:
+        return None
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    reasons = Counter(_skip_reason(report) for report in terminalreporter.stats.get("skipped", []))
+    if not reasons:
+        return
+    allowed = _allowed(config)
+    unlisted = {r: n for r, n in reasons.items() if allowed is not None and not any(a in r for a in allowed)}
+    terminalreporter.write_sep("-", f"{sum(reasons.values())} skipped, by reason")
+    for reason, count in reasons.most_common():
+        mark = "  NOT ALLOWED" if reason in unlisted else ""
+        terminalreporter.write_line(f"{count:5d}  {reason}{mark}")
+    if unlisted:
+        terminalreporter.write_line(f"{len(unlisted)} skip reason(s) not in {config.getoption('--allowed-skips')}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    allowed = _allowed(session.config)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if allowed is None or reporter is None:
+        return
+    skipped = [_skip_reason(report) for report in reporter.stats.get("skipped", [])]
+    if any(not any(a in reason for a in allowed) for reason in skipped) and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")

@@ -1,7 +1,7 @@
 """The patches to the vendor's OpenAPI document, all in this one file, each with its reason.
 
-The vendor's document (``../shared/spec/vendor/openapi-v2.yml``) is the reference the emulator
-is checked against. Where the API document (``000_371b584a1799b9d5.txt``) or the endpoint facts
+The vendor's OpenAPI document (its facts, committed in :mod:`vendor_facts`) is the reference the
+emulator is checked against. Where the API document (``000_371b584a1799b9d5.txt``) or the endpoint facts
 (``ENDPOINTS.md``) say otherwise, they win; :data:`PATCHES` lists those places. The last two
 entries are translations rather than changes: JSON Schema cannot read OpenAPI's discriminators,
 so they become ``oneOf`` branches, and the error statuses every operation may answer are added.
@@ -12,17 +12,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import yaml
+from vendor_facts import vendor_document
 
-_ROOT = Path(__file__).resolve().parents[2]
-SPEC = next(  # the shared folder beside the main checkout, or two levels up from a worktree
-    (found for up in (_ROOT.parent, _ROOT.parent.parent)
-     if (found := up / "shared" / "spec" / "vendor" / "openapi-v2.yml").exists()),
-    Path("/work/shared/spec/vendor/openapi-v2.yml"),
-)
 Spec = dict[str, Any]
 ERROR_STATUSES = ("400", "401", "403", "404", "422", "429", "500", "502", "503", "504")
 
@@ -192,7 +185,7 @@ PATCHES: tuple[Patch, ...] = (
 
 
 def patched_spec(key_header: str) -> Spec:
-    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    spec = vendor_document()
     # the emulator's address instead of the regions' (any host and port, the same /api/v2 prefix)
     spec["servers"] = [{"url": "http://{host}/api/v2", "variables": {"host": {"default": "127.0.0.1"}}}]
     for patch in PATCHES:

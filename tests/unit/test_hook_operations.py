@@ -6,12 +6,11 @@ import email
 import io
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-import yaml
+from vendor_facts import vendor_document
 
 from analytics_provider.api.conditions import OPERATOR_VALUES
 from analytics_provider.api.operations import OPERATIONS
@@ -729,25 +728,18 @@ def test_upload_is_never_sent_twice(hook, mock, tmp_path) -> None:
 
 # -- the table and the hook's checks against the vendor's own document --------------------------------------
 
-_ROOT = Path(__file__).resolve().parents[2]
-_SPEC = next((found for up in (_ROOT.parent, _ROOT.parent.parent)
-              if (found := up / "shared" / "spec" / "vendor" / "openapi-v2.yml").exists()), None)
-VENDOR = yaml.safe_load(_SPEC.read_text(encoding="utf-8")) if _SPEC is not None else None
-needs_vendor = pytest.mark.skipif(VENDOR is None, reason="the vendor's OpenAPI document is not beside the checkout")
+VENDOR = vendor_document()
 
 
 def _vendor_operations() -> dict[tuple[str, str], dict[str, Any]]:
-    assert VENDOR is not None
     return {(method.upper(), path): op for path, item in VENDOR["paths"].items() for method, op in item.items()
             if method in ("get", "post", "put", "delete")}
 
 
 def _parameter(param: dict[str, Any]) -> dict[str, Any]:
-    assert VENDOR is not None
     return VENDOR["components"]["parameters"][param["$ref"].split("/")[-1]] if "$ref" in param else param
 
 
-@needs_vendor
 def test_the_table_has_every_operation_of_the_vendor_document_and_no_other() -> None:
     assert {(op.method, op.path) for op in OPERATIONS.values()} == set(_vendor_operations())
 
@@ -756,11 +748,9 @@ def test_the_table_has_every_operation_of_the_vendor_document_and_no_other() -> 
 API_DOCUMENT_QUERY = {"list_user_attribute_entries": {"before", "after", "limit"}}
 
 
-@needs_vendor
 @pytest.mark.parametrize("name", sorted(OPERATIONS))
 def test_each_operation_takes_the_vendor_query_options_and_answers_its_status(name: str) -> None:
     op = OPERATIONS[name]
-    assert VENDOR is not None
     vendor_op = _vendor_operations()[(op.method, op.path)]
     common = VENDOR["paths"][op.path].get("parameters", [])
     params = [_parameter(p) for p in [*common, *vendor_op.get("parameters", [])]]
@@ -784,9 +774,7 @@ def test_each_operation_takes_the_vendor_query_options_and_answers_its_status(na
     assert op.keyless == (vendor_op.get("security") == [] and bool(headers))
 
 
-@needs_vendor
 def test_the_filter_operators_are_the_vendor_conditions() -> None:
-    assert VENDOR is not None
     schemas = VENDOR["components"]["schemas"]
     mapping = schemas["Condition"]["discriminator"]["mapping"]
     assert set(OPERATOR_VALUES) == set(mapping)

@@ -1,0 +1,55 @@
+"""The suite is the same in any clone: the vendor's facts are committed, and a skip is never silent."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from vendor_facts import FACTS, source_checksum, vendor_document
+
+from analytics_provider.api.operations import OPERATIONS
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def test_the_vendor_facts_are_an_openapi_document_without_prose() -> None:
+    document = vendor_document()
+    assert re.fullmatch(r"[0-9a-f]{64}", source_checksum())
+    operations = [op for item in document["paths"].values() for method, op in item.items()
+                  if method in ("get", "post", "put", "delete")]
+    assert len(operations) == len(OPERATIONS) == 82
+    assert all("operationId" in op and "responses" in op for op in operations)
+    text = FACTS.read_text(encoding="utf-8")
+    assert not re.search(r'"(summary|description)": "[^"]|"example', text)  # an empty description is required
+
+
+def _run(tmp_path: Path, allowed: str) -> subprocess.CompletedProcess[str]:
+    shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_skips.py").write_text(
+        "import pytest\n\n"
+        "def test_runs():\n    pass\n\n"
+        "@pytest.mark.skip(reason='needs a thing that is missing')\n"
+        "def test_skips():\n    pass\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "allowed.txt").write_text(f"# why each may skip\n{allowed}\n", encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path),
+         "--allowed-skips", str(tmp_path / "allowed.txt")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )
+
+
+def test_a_skip_not_on_the_list_fails_the_run_and_says_why(tmp_path: Path) -> None:
+    run = _run(tmp_path, "a reason nobody gives")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1  needs a thing that is missing  NOT ALLOWED" in run.stdout
+
+
+def test_a_listed_skip_is_reported_and_passes(tmp_path: Path) -> None:
+    run = _run(tmp_path, "a thing that is missing")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 skipped, by reason" in run.stdout and "NOT ALLOWED" not in run.stdout
