@@ -46,6 +46,8 @@ class QueryParam:
     """One query option (or header): its wire name, Python type and allowed values.
 
     ``kind`` float means any number; ``many`` an array, written ``name[]=a&name[]=b``.
+    ``argument`` is the hook method's keyword when it is not the wire name (``id`` and ``type``
+    would shadow Python's builtins).
     """
 
     name: str
@@ -53,6 +55,12 @@ class QueryParam:
     choices: tuple[str, ...] = ()
     required: bool = False
     many: bool = False
+    argument: str = ""
+
+    @property
+    def arg(self) -> str:
+        """The hook method's keyword for this option."""
+        return self.argument or self.name
 
 
 @dataclass(frozen=True)
@@ -109,9 +117,10 @@ class Operation:
 
 
 def _q(
-    name: str, kind: type = str, choices: tuple[str, ...] = (), required: bool = False, many: bool = False
+    name: str, kind: type = str, choices: tuple[str, ...] = (), required: bool = False, many: bool = False,
+    argument: str = "",
 ) -> QueryParam:
-    return QueryParam(name, kind, choices, required, many)
+    return QueryParam(name, kind, choices, required, many, argument)
 
 
 PAGE = (_q("before"), _q("after"), _q("limit", int))
@@ -141,7 +150,8 @@ _OPERATIONS = (
               summary="The user's API key stops working; answers {message}."),
     # Jobs
     Operation("get_job", "GET", "/jobs/{id}", "job", query=JOB_DETAILS),
-    Operation("list_jobs", "GET", "/jobs", "jobs", query=(_q("ids", int, required=True, many=True), *JOB_DETAILS)),
+    Operation("list_jobs", "GET", "/jobs", "jobs",
+              query=(_q("ids", int, required=True, many=True, argument="job_ids"), *JOB_DETAILS)),
     Operation("list_job_queues", "GET", "/job_queues", "job_queues"),
     Operation("get_job_result", "GET", "/jobs/{id}/result"),
     Operation("get_job_logs", "GET", "/jobs/{id}/logs", "job_logs"),
@@ -191,7 +201,8 @@ _OPERATIONS = (
               starts_job=True),
     # Dependencies
     Operation("get_dependants", "GET", "/dependencies/downstream_dependencies", "dependants",
-              query=(_q("id", int, required=True), _q("type", choices=DEPENDANT_TYPES, required=True))),
+              query=(_q("id", int, required=True, argument="object_id"),
+                     _q("type", choices=DEPENDANT_TYPES, required=True, argument="object_type"))),
     # Groups
     Operation("create_group", "POST", "/groups", "group", wrapper="group", creates=True, status=201),
     Operation("list_groups", "GET", "/groups", items_key="groups",

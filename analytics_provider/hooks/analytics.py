@@ -70,14 +70,19 @@ class AnalyticsHook(AnalyticsClientHook):
         *,
         search_term: str | None = None,
         status: str | None = None,
+        statuses: Sequence[str] | None = None,
+        ids: Sequence[int] | None = None,
         role: str | None = None,
         has_authentication_token: bool | None = None,
         exclude_deleted: bool | None = None,
         sort: str | None = None,
         limit: int | None = None,
         after: str | None = None,
+        before: str | None = None,
     ) -> Pages:
-        """Users (lazily, page by page); ``status``: active, deleted, pending."""
+        """Users (lazily, page by page); ``status`` (or several ``statuses``): active, deleted, pending;
+        ``ids`` narrows to those users. The live service was seen to ignore ``statuses`` and ``ids``
+        (it answered every user): filter the items again where it matters."""
         return self.paginate("list_users", locals_query(locals()))
 
     def update_user(self, user_id: Id, user: Mapping[str, Any]) -> Json:
@@ -109,8 +114,10 @@ class AnalyticsHook(AnalyticsClientHook):
 
     # -- jobs ----------------------------------------------------------------------------------
 
-    def get_job(self, job_id: Id) -> Json:
-        return self.call("get_job", job_id)
+    def get_job(
+        self, job_id: Id, *, include_data_source_stats: bool | None = None, include_source: bool | None = None
+    ) -> Json:
+        return self.call("get_job", job_id, query=locals_query(locals(), exclude=("job_id",)))
 
     def get_job_result(self, job_id: Id) -> Json:
         """``{status, error, result}``: ``result.data`` holds an AML publish's outcome (its diagnostics on
@@ -146,6 +153,7 @@ class AnalyticsHook(AnalyticsClientHook):
         include_embed_info: bool | None = None,
         limit: int | None = None,
         after: str | None = None,
+        before: str | None = None,
     ) -> Pages:
         return self.paginate("list_dashboards", locals_query(locals()))
 
@@ -186,11 +194,16 @@ class AnalyticsHook(AnalyticsClientHook):
     def list_data_schedules(
         self,
         *,
+        search_term: str | None = None,
+        sort: str | None = None,
+        creator_roles: Sequence[str] | None = None,
+        page: int | None = None,
         dest_type: str | None = None,
         source_type: str | None = None,
         source_id: int | None = None,
         limit: int | None = None,
         after: str | None = None,
+        before: str | None = None,
     ) -> Pages:
         return self.paginate("list_data_schedules", locals_query(locals()))
 
@@ -222,6 +235,7 @@ class AnalyticsHook(AnalyticsClientHook):
         source_type: str | None = None,
         limit: int | None = None,
         after: str | None = None,
+        before: str | None = None,
     ) -> Pages:
         return self.paginate("list_data_alerts", locals_query(locals()))
 
@@ -257,6 +271,7 @@ class AnalyticsHook(AnalyticsClientHook):
         include_users: bool | None = None,
         limit: int | None = None,
         after: str | None = None,
+        before: str | None = None,
     ) -> Pages:
         return self.paginate("list_groups", locals_query(locals()))
 
@@ -304,14 +319,17 @@ class AnalyticsHook(AnalyticsClientHook):
     def create_user_attribute(self, user_attribute: Mapping[str, Any]) -> Json:
         return self.call("create_user_attribute", body=dict(user_attribute))
 
-    def list_user_attributes(self, *, limit: int | None = None, after: str | None = None) -> Pages:
+    def list_user_attributes(
+        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
+    ) -> Pages:
         return self.paginate("list_user_attributes", locals_query(locals()))
 
     def update_user_attribute(self, attribute_id: Id, user_attribute: Mapping[str, Any]) -> Json:
         return self.call("update_user_attribute", attribute_id, body=dict(user_attribute))
 
     def list_user_attribute_entries(
-        self, subject_type: str, subject_id: int, *, limit: int | None = None, after: str | None = None
+        self, subject_type: str, subject_id: int, *, limit: int | None = None, after: str | None = None,
+        before: str | None = None,
     ) -> Pages:
         return self.paginate("list_user_attribute_entries", locals_query(locals()))
 
@@ -453,6 +471,7 @@ class AnalyticsHook(AnalyticsClientHook):
         resource_id: int | None = None,
         limit: int | None = None,
         after: str | None = None,
+        before: str | None = None,
     ) -> Pages:
         return self.paginate("list_shareable_links", locals_query(locals()))
 

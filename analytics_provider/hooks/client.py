@@ -31,6 +31,7 @@ from analytics_provider.api.settings import USER_AGENT, ConnectionConfigError, C
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,
+    AnalyticsParameterError,
     AnalyticsTransportError,
     IncompleteDownloadError,
     error_from_response,
@@ -145,14 +146,18 @@ class AnalyticsClientHook(BaseHook):
         op = operation(name)
         given = {k: v for k, v in query.items() if v is not None}
         encode_query(op, given)
-        first_after = given.pop("after", None)
+        first_after, first_before = given.pop("after", None), given.pop("before", None)
+        if first_after is not None and first_before is not None:
+            raise AnalyticsParameterError(f"{name}: give after (walk forward) or before (walk back), not both")
+        cursor_name = "after" if first_before is None else "before"
 
-        def fetch(after: str | None) -> Mapping[str, Any]:
-            page: Mapping[str, Any] = self.call(name, query={**given, "after": after} if after else given)
+        def fetch(cursor: str | None) -> Mapping[str, Any]:
+            page: Mapping[str, Any] = self.call(name, query={**given, cursor_name: cursor} if cursor else given)
             return page
 
         assert op.items_key is not None
-        return Pages(fetch, op.items_key, after=first_after, operation=name)
+        first = first_after if first_before is None else first_before
+        return Pages(fetch, op.items_key, after=first, operation=name, backwards=first_before is not None)
 
     def _run(
         self,

@@ -24,6 +24,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--api-key", default=None, help="the admin's API key (default: a random one)")
     parser.add_argument("--job-duration", type=float, default=0.3, help="seconds a job takes (default 0.3)")
     parser.add_argument("--rate-limit-frame", type=float, default=60.0, help="rate-limit frame in seconds (default 60)")
+    parser.add_argument("--retry-after", choices=("seconds", "date"), default="seconds",
+                        help="write Retry-After as delta-seconds or as an HTTP date (default seconds)")
     parser.add_argument("--header-name", default=None,
                         help="the one header that carries the key (default: X-Service-Key or X-Holistics-Key)")
     return parser.parse_args(argv)
@@ -36,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(sig, lambda *_: stop.set())
     emulator = AnalyticsEmulator(
         args.host, args.port, files_port=args.files_port, api_key=args.api_key, job_duration=args.job_duration,
-        rate_limit_frame=args.rate_limit_frame, header_name=args.header_name,
+        rate_limit_frame=args.rate_limit_frame, header_name=args.header_name, retry_after=args.retry_after,
     )
     with emulator:
         print(f"base_url: {emulator.base_url}")

@@ -80,6 +80,7 @@ class ApiService:
             outcome = error_outcome(ApiError(500, "InternalHolisticsError", f"Internal error (debug id {debug_id})",
                                              extra={"debug_id": debug_id}))
         outcome.headers = {**verdict.headers(), **outcome.headers}
+        self.limiter.retry_after_header(outcome.headers)
         outcome.operation = op.name
         return outcome
 
@@ -101,6 +102,8 @@ class ApiService:
             return Outcome(drop=True)
         if fault.status is None:
             return None
+        if fault.status < 300:
+            return json_outcome(fault.status, fault.body)
         error = error_for_status(fault.status, retry_after=fault.retry_after, body=fault.body)
         if fault.status == 429:  # the quota reads as spent until the Retry-After (1 s unless told)
             wait = str(whole_seconds(fault.retry_after if fault.retry_after is not None else 1))

@@ -38,6 +38,8 @@ class AnalyticsEmulator:
     :param rate_limit_frame: seconds of a rate-limit frame.
     :param header_name: the one header that carries the key; by default either of ``KEY_HEADERS``
         is read (``header_name`` is then the document's, the one connections send).
+    :param retry_after: ``"seconds"`` or ``"date"``: how ``Retry-After`` is written (after a
+        :meth:`reset` too; :meth:`set_rate_limit` changes it until then).
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class AnalyticsEmulator:
         job_duration: float = 0.3,
         rate_limit_frame: float = 60.0,
         header_name: str | None = None,
+        retry_after: str = "seconds",
     ) -> None:
         self.host, self.port, self.files_port = host, port, files_port
         self.header_name = header_name or DEFAULT_HEADER
@@ -61,6 +64,8 @@ class AnalyticsEmulator:
         self._tmp = Path(tempfile.mkdtemp(prefix="analytics-emulator-"))
         self.world = World(keys, job_duration, self._tmp)
         self.limiter = RateLimiter(rate_limit_frame)
+        self.retry_after = retry_after
+        self.limiter.configure(retry_after=retry_after)
         self.faults = FaultPlan()
         self.log = RequestLog()
         self._servers: list[EmulatorHTTPServer] = []
@@ -223,10 +228,12 @@ class AnalyticsEmulator:
             self.world.publish_diagnostics = None
 
     def set_rate_limit(
-        self, frame: float | None = None, quota: int | None = None, operation: str | None = None
+        self, frame: float | None = None, quota: int | None = None, operation: str | None = None,
+        retry_after: str | None = None,
     ) -> None:
-        """Change the frame (counting restarts), or the quota of one operation (or of all)."""
-        self.limiter.configure(frame=frame, quota=quota, operation=operation)
+        """Change the frame (counting restarts), or the quota of one operation (or of all); write
+        ``Retry-After`` as ``"seconds"`` or as an HTTP ``"date"`` (both seen from the live service)."""
+        self.limiter.configure(frame=frame, quota=quota, operation=operation, retry_after=retry_after)
 
     def set_export_size(self, widget_id: int | str, nbytes: int) -> None:
         """CSV exports of this widget submitted from now on are exactly ``nbytes`` long."""
@@ -246,4 +253,5 @@ class AnalyticsEmulator:
         self.world.reset()
         self.faults.clear()
         self.limiter.reset(self.rate_limit_frame)
+        self.limiter.configure(retry_after=self.retry_after)
         self.log.clear()

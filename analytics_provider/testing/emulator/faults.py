@@ -1,4 +1,4 @@
-"""Injected faults: the next answers of an operation fail in a chosen way."""
+"""Injected faults: the next answers of an operation fail in a chosen way, or succeed as scripted."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ FILES_OPERATION = "download_file"
 
 @dataclass(frozen=True)
 class Fault:
-    """One faulty answer: wait ``delay`` seconds, then drop, answer ``status``, or truncate."""
+    """One faulty answer: wait ``delay`` seconds, then drop, answer ``status``, or truncate.
+
+    A success status (2xx) with a ``body`` is a scripted answer: that JSON, as it is (a partial
+    resource, as the live service sometimes answers), instead of running the operation.
+    """
 
     status: int | None = None
     retry_after: float | None = None
@@ -30,8 +34,12 @@ class Fault:
             raise ValueError("a fault is one of status, drop or truncate (a delay may come with any)")
         if kinds == 0 and not self.delay:
             raise ValueError("a fault needs a status, a delay, drop=True or truncate=True")
-        if self.status is not None and not 400 <= self.status <= 599:
-            raise ValueError(f"an injected status must be an error status (400-599), got {self.status}")
+        if self.status is not None and 200 <= self.status <= 299:
+            if self.body is None:
+                raise ValueError("a scripted success (2xx) needs the body to answer")
+        elif self.status is not None and not 400 <= self.status <= 599:
+            raise ValueError(f"an injected status must be a success (2xx) with a body or an error (400-599), "
+                             f"got {self.status}")
         if self.delay is not None and self.delay < 0:
             raise ValueError("delay must not be negative")
 
@@ -56,6 +64,8 @@ class FaultPlan:
 
     def add(self, operation: str, fault: Fault, times: int = 1) -> None:
         check_operation(operation)
+        if operation == FILES_OPERATION and fault.status is not None and fault.status < 300:
+            raise ValueError(f"{FILES_OPERATION} serves files: a scripted JSON success does not apply")
         if times < 1:
             raise ValueError("times must be at least 1")
         with self._lock:

@@ -73,7 +73,8 @@ class Job:
             return "created"
         return "queued" if elapsed < self.duration / 3 else "running"
 
-    def to_json(self, now: float) -> dict[str, Any]:
+    def to_json(self, now: float, *, source: bool = True, data_source_stats: bool = False) -> dict[str, Any]:
+        """The Job; ``source`` and ``data_source_stats`` as the ``include_*`` options ask (null otherwise)."""
         status = self.status_at(now)
         started = status not in ("created", "queued", "already_existed")
         final = status not in PENDING_JOB_STATUSES
@@ -87,9 +88,13 @@ class Job:
             "cancellable": status in PENDING_JOB_STATUSES,
             "last_error_log": self.last_error_log if status == "failure" else None,
             "existing_job_id": self.existing_job_id,
-            "source": self.source,
-            "data_source_stats": None,
+            "source": self.source if source else None,
+            "data_source_stats": self._data_source_stats() if data_source_stats and final else None,
         }
+
+    def _data_source_stats(self) -> list[dict[str, str]]:
+        """What the job cost each data source it queried (the seed's one warehouse, by rows)."""
+        return [{"id": "1", "cost": str(max(1, round(self.duration * 1000))), "cost_unit": "rows"}]
 
     def async_result(self, now: float) -> dict[str, Any]:
         job: dict[str, Any] = {"id": self.id, "status": self.status_at(now)}

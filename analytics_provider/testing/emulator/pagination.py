@@ -1,4 +1,5 @@
-"""Cursor pagination: ``before``/``after`` take opaque cursors, ``limit`` is 1 to 100 (default 20)."""
+"""Cursor pagination: ``before``/``after`` take opaque cursors, ``limit`` is 1 to 100 (default 20);
+where an operation takes ``page`` (data schedules), a 1-based page number of ``limit`` items."""
 
 from __future__ import annotations
 
@@ -41,6 +42,11 @@ def page(items: Sequence[T], query: Mapping[str, Any]) -> tuple[list[T], dict[st
     elif query.get("before") is not None:
         end = min(decode_cursor("before", query["before"]), len(items))
         start = max(0, end - limit)
+    elif query.get("page") is not None:
+        if int(query["page"]) < 1:
+            raise invalid_parameter(f"page must be 1 or more, got {query['page']}")
+        start = min((int(query["page"]) - 1) * limit, len(items))
+        end = min(start + limit, len(items))
     else:
         start, end = 0, min(limit, len(items))
     cursors = {

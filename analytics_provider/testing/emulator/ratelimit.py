@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from email.utils import formatdate
 
 from analytics_provider.api.operations import OPERATIONS, Operation
 
@@ -23,6 +24,7 @@ LEVEL_2 = frozenset({
 })
 LEVEL_3 = frozenset({"publish_aml_project", "validate_aml_project", "bust_data_source_cache", "upload_dbt_manifests"})
 DEFAULT_FRAME = 60.0
+RETRY_AFTER_FORMATS = ("seconds", "date")
 
 
 def level_of(operation: str) -> int:
@@ -63,6 +65,7 @@ class RateLimiter:
         self._default_quota: int | None = None
         self._quotas: dict[str, int] = {}
         self._windows: dict[tuple[str, str], tuple[int, int]] = {}
+        self.retry_after = "seconds"
 
     def quota(self, op: Operation) -> int:
         return self._quotas.get(op.name) or self._default_quota or LEVEL_QUOTAS[level_of(op.name)]
@@ -80,8 +83,14 @@ class RateLimiter:
         reset = max(1, math.ceil(ends - now))
         return Verdict(count <= limit, limit, max(0, limit - count), reset)
 
-    def configure(self, frame: float | None = None, quota: int | None = None, operation: str | None = None) -> None:
-        """Shorten (or lengthen) the frame; set the quota of one operation, or of all."""
+    def configure(
+        self, frame: float | None = None, quota: int | None = None, operation: str | None = None,
+        retry_after: str | None = None,
+    ) -> None:
+        """Shorten (or lengthen) the frame; set the quota of one operation, or of all; write
+        ``Retry-After`` as ``seconds`` or as an HTTP ``date`` (the live service sends both)."""
+        if retry_after is not None and retry_after not in RETRY_AFTER_FORMATS:
+            raise ValueError(f"retry_after must be one of {', '.join(RETRY_AFTER_FORMATS)}, got {retry_after!r}")
         if operation is not None and operation not in OPERATIONS:
             raise ValueError(f"unknown operation {operation!r}")
         if frame is not None and frame <= 0:
@@ -89,6 +98,8 @@ class RateLimiter:
         if quota is not None and quota < 1:
             raise ValueError("a quota must be at least 1")
         with self._lock:
+            if retry_after is not None:
+                self.retry_after = retry_after
             if frame is not None:
                 self.frame = float(frame)
                 self._windows.clear()
@@ -99,8 +110,15 @@ class RateLimiter:
                 else:
                     self._quotas[operation] = quota
 
+    def retry_after_header(self, headers: dict[str, str]) -> None:
+        """``Retry-After`` (whole seconds as written) rewritten as an HTTP date when so configured."""
+        value = headers.get("Retry-After")
+        if self.retry_after == "date" and value is not None and value.isdigit():
+            headers["Retry-After"] = formatdate(math.ceil(self._clock()) + int(value), usegmt=True)
+
     def reset(self, frame: float) -> None:
         with self._lock:
+            self.retry_after = "seconds"
             self.frame = frame
             self._default_quota = None
             self._quotas.clear()

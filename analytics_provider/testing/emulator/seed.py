@@ -88,7 +88,7 @@ def seed_state(keys: Mapping[int, str]) -> State:
     state.tags = [{"name": "certified", "description": "Reviewed by the data team", "color": "#16a34a"},
                   {"name": "finance", "description": None, "color": "#2563eb"},
                   {"name": "deprecated", "description": "To be archived", "color": None}]
-    state.object_tags = {("dataset", "sales"): ["certified"]}
+    state.object_tags = {("dataset", "sales"): ["certified"], ("dashboard", "sales_overview"): ["certified", "finance"]}
     return state
 
 

@@ -86,7 +86,8 @@ def create_shareable_link(call: Call) -> Json:
 def list_shareable_links(call: Call) -> Json:
     q = call.query
     links = [link for link in call.state.shareable_links.values()
-             if (q.get("resource_id") is None or int(link["resource_id"]) == q["resource_id"])]
+             if (q.get("resource_id") is None or int(link["resource_id"]) == q["resource_id"])
+             and (q.get("resource_type") is None or link["resource_type"] == q["resource_type"])]
     links.sort(key=lambda link: link["id"], reverse=q.get("sort") == "id_desc")
     items, cursors = page(links, q)
     return {"shareable_links": [_link_json(link) for link in items], "cursors": cursors}

@@ -37,6 +37,7 @@ def dashboard_json(world: World, dashboard: Json, include_embed: bool = False) -
     found["url"] = dashboard_url(world, dashboard)
     found.pop("uname", None)
     found["widgets"] = [widget_json(world, world.state.widgets[w]) for w in dashboard["widget_ids"]]
+    found["tags"] = list(world.state.object_tags.get(("dashboard", dashboard_uname(dashboard)), []))
     found["embed_info"] = (
         {"hash_code": dashboard["hash_code"], "secret_key": dashboard["secret_key"]} if include_embed else None
     )
@@ -206,6 +207,11 @@ def delete_data_set(call: Call) -> Json:
 @handles("list_data_models")
 def list_data_models(call: Call) -> Json:
     project = find(call.state, "AmlProject", call.query["project_id"])
+    commit, branch = call.query.get("commit_oid"), call.query.get("branch_name")
+    if commit is not None and commit != project["commit_oid"]:  # the commit wins over the branch
+        raise not_found("commit", commit, "oid")
+    if commit is None and branch is not None and branch != project["default_branch"]:
+        raise not_found("branch", branch, "name")
     model_ids = sorted({
         m for d in call.state.data_sets.values()
         if d.get("project_id") == project["id"] and not d.get("_deleted") for m in d["model_ids"]

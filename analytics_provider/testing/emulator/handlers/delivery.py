@@ -194,14 +194,50 @@ def create_data_schedule(call: Call) -> Json:
 @handles("list_data_schedules")
 def list_data_schedules(call: Call) -> Json:
     q = call.query
+    term = (q.get("search_term") or "").lower()
+    roles = set(q.get("creator_roles") or DEFAULT_CREATOR_ROLES)
     items = [
         s for s in call.state.data_schedules.values()
         if (not q.get("dest_type") or s["dest"]["type"] == q["dest_type"])
         and (not q.get("source_type") or s["source_type"] == q["source_type"])
         and (q.get("source_id") is None or _int(s["source_id"]) == q["source_id"])
+        and (not term or term in (s["dest"].get("title") or "").lower() or term in _source_title(call, s).lower())
+        and _creator_role(call, s) in roles
     ]
+    sort = q.get("sort") or "id_asc"
+    key = sort.rsplit("_", 1)[0]
+    items.sort(key=lambda s: (SCHEDULE_SORT_KEYS.get(key, _by_id)(call, s), s["id"]), reverse=sort.endswith("_desc"))
     found, cursors = page(items, q)
     return {"data_schedules": copy.deepcopy(found), "total_count": len(items), "cursors": cursors}
+
+
+DEFAULT_CREATOR_ROLES = ("admin", "growth_admin", "analyst", "user", "public", "explorer")
+"""The vendor's default ``creator_roles``: every role but ``embed``."""
+
+
+def _creator_role(call: Call, schedule: Json) -> str:
+    owner = call.state.users.get(int(schedule.get("owner_id") or 0))
+    return "public" if owner is None else str(owner["role"])
+
+
+def _source_title(call: Call, schedule: Json) -> str:
+    kind, ident = schedule["source_type"], _int(schedule["source_id"]) or 0
+    source = (call.state.dashboards if kind == "Dashboard" else call.state.query_reports).get(ident)
+    return str(source.get("title") or "") if source else ""
+
+
+def _by_id(call: Call, schedule: Json) -> Any:
+    return schedule["id"]
+
+
+SCHEDULE_SORT_KEYS: dict[str, Any] = {
+    # org_id and external_user_id sort embedded workspaces' schedules, which the emulator has none of
+    "id": _by_id, "org_id": _by_id, "external_user_id": _by_id,
+    "title": lambda call, s: (s["dest"].get("title") or "").lower(),
+    "destination": lambda call, s: s["dest"]["type"],
+    "source_title": lambda call, s: _source_title(call, s).lower(),
+    "last_run": lambda call, s: s.get("last_run_at") or "",
+}
 
 
 @handles("get_data_schedule")

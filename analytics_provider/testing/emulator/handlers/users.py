@@ -48,9 +48,14 @@ def list_users(call: Call) -> Json:
     q = call.query
     users = list(call.state.users.values())
     if term := (q.get("search_term") or "").lower():
-        users = [u for u in users if term in u["name"].lower() or term in u["email"].lower()]
+        users = [u for u in users if _matches(call.state, u, term)]
     if q.get("status"):
         users = [u for u in users if user_status(u) == q["status"]]
+    if q.get("statuses"):
+        users = [u for u in users if user_status(u) in q["statuses"]]
+    if q.get("ids"):
+        wanted = set(q["ids"])
+        users = [u for u in users if u["id"] in wanted]
     if q.get("role"):
         users = [u for u in users if u["role"] == q["role"]]
     if q.get("has_authentication_token") is not None:
@@ -66,7 +71,22 @@ def list_users(call: Call) -> Json:
     items, cursors = page(users, q)
     group_ids = sorted({g for u in items for g in u["group_ids"]})
     groups = {str(g): {"id": g, "name": call.state.groups[g]["name"]} for g in group_ids if g in call.state.groups}
-    return {"counters": counters, "users": [user_json(u) for u in items], "groups": groups, "cursors": cursors}
+    return {"counters": counters, "users": [listed_user_json(u) for u in items], "groups": groups, "cursors": cursors}
+
+
+LEFT_OUT_OF_THE_LIST = ("title", "job_title")
+"""User fields the live list leaves out even when set (the update's answer has them)."""
+
+
+def listed_user_json(user: Json) -> Json:
+    """A user as the list shows one: without :data:`LEFT_OUT_OF_THE_LIST`."""
+    return {k: v for k, v in user_json(user).items() if k not in LEFT_OUT_OF_THE_LIST}
+
+
+def _matches(state: State, user: Json, term: str) -> bool:
+    """The vendor's user search: name, e-mail, initials or the name of one of the user's groups."""
+    groups = (state.groups[g]["name"] for g in user["group_ids"] if g in state.groups)
+    return any(term in text.lower() for text in (user["name"] or "", user["email"], user["initials"] or "", *groups))
 
 
 def _check_groups(state: State, record: Record, group_ids: Any) -> None:

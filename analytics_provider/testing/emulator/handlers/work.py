@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from analytics_provider.api.operations import (
@@ -50,7 +51,13 @@ def visible_job(call: Call, ident: Any) -> Job:
 
 @handles("get_job")
 def get_job(call: Call) -> Json:
-    return {"job": visible_job(call, call.path["id"]).to_json(call.now)}
+    return {"job": visible_job(call, call.path["id"]).to_json(call.now, **_job_details(call.query))}
+
+
+def _job_details(query: Mapping[str, Any]) -> dict[str, bool]:
+    """The Job's optional parts the ``include_*`` options ask for."""
+    return {"source": bool(query.get("include_source")),
+            "data_source_stats": bool(query.get("include_data_source_stats"))}
 
 
 @handles("get_job_result")
@@ -197,7 +204,7 @@ def list_jobs(call: Call) -> Json:
     for ident in call.query["ids"]:
         job = call.world.jobs.jobs.get(ident)
         if job is not None and (job.user_id == call.user["id"] or is_admin(call.user["role"])):
-            found.append(job.to_json(call.now))
+            found.append(job.to_json(call.now, **_job_details(call.query)))
     return {"jobs": found}
 
 
