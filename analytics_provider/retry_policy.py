@@ -81,7 +81,7 @@ except ImportError:  # pragma: no cover - exercised on Airflow 3.0 to 3.2 by the
 
 if TYPE_CHECKING or RetryPolicy is not None:
 
-    class AnalyticsRetryPolicy(RetryPolicy):  # type: ignore[misc,valid-type]
+    class AnalyticsRetryPolicy(RetryPolicy):
         """The provider's errors mapped to task retry decisions (see the module's text)."""
 
         def evaluate(

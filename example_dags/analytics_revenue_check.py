@@ -5,8 +5,10 @@ XCom); the same figure is read from the warehouse; a check fails the run when th
 both. A second query writes yesterday's revenue by region to a csv file for the finance team.
 
 The warehouse side here is a stand-in reading a SQLite file (``warehouse_db``); in production use
-your warehouse's hook (``PostgresHook(...).get_first(sql)``, ``SnowflakeHook``...). The query's
-date field and day are params: by default ``orders.created_at`` and yesterday (``ds`` - 1).
+your warehouse's hook (``PostgresHook(...).get_first(sql)``, ``SnowflakeHook``...). When the file
+does not exist, the stand-in writes one holding the orders the local emulator's sales data set
+models, so that the example runs by hand against the emulator. The query's date field and day are
+params: by default ``orders.created_at`` and yesterday (``ds`` - 1).
 """
 
 from __future__ import annotations
@@ -28,6 +30,20 @@ EXPORT_DIR = str(Path(tempfile.gettempdir()) / "analytics-revenue")
 WAREHOUSE_DB = str(Path(tempfile.gettempdir()) / "analytics-warehouse.sqlite")
 DAY = "{{ params.day or macros.ds_add(dag_run.run_after | ds, -1) }}"  # yesterday unless the run names a day
 YESTERDAY = {"field": "{{ params.date_field }}", "operator": "is", "values": [DAY]}
+
+
+
+def demo_warehouse(path: str) -> None:
+    """A stand-in warehouse: the orders by day that the emulator's sales data set models."""
+    from analytics_provider.testing.emulator.tables import daily_orders
+
+    orders = daily_orders()
+    print(f"no warehouse at {path}: writing the demo warehouse (the emulator's orders by day)")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as warehouse:
+        warehouse.execute(f"CREATE TABLE orders ({', '.join(orders.columns)})")
+        warehouse.executemany(f"INSERT INTO orders VALUES ({', '.join('?' * len(orders.columns))})", orders.rows)
+
 
 with DAG(
     dag_id="analytics_revenue_check",
@@ -75,7 +91,7 @@ with DAG(
             raise ValueError(f"date_field must end in a column name, got {params['date_field']!r}")
         day = params["day"] or pendulum.instance(dag_run.run_after).subtract(days=1).to_date_string()
         if not Path(params["warehouse_db"]).is_file():
-            raise FileNotFoundError(f"no warehouse at {params['warehouse_db']} (set the warehouse_db param)")
+            demo_warehouse(params["warehouse_db"])
         with sqlite3.connect(params["warehouse_db"]) as warehouse:
             sql = f"SELECT COALESCE(SUM(revenue), 0) FROM orders WHERE {column} = ?"
             (revenue,) = warehouse.execute(sql, (day,)).fetchone()

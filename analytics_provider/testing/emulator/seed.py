@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from analytics_provider.testing.emulator.state import Json, State
-from analytics_provider.testing.emulator.tables import REGIONS, seed_tables
+from analytics_provider.testing.emulator.tables import REGIONS, daily_orders, seed_tables
 
 # id, name, role, group ids, status (active, pending or deleted)
 SEED_USERS: tuple[tuple[int, str, str, tuple[int, ...], str], ...] = (
@@ -78,6 +78,7 @@ def seed_state(keys: Mapping[int, str]) -> State:
     state.data_sets = {d["id"]: d for d in _data_sets()}
     state.query_reports = {r["id"]: r for r in _reports()}
     state.tables = seed_tables()
+    state.model_tables = {1: daily_orders()}
     state.dashboards, state.widgets = _dashboards()
     state.data_schedules = {s["id"]: s for s in _schedules()}
     state.data_alerts = {a["id"]: a for a in _alerts()}

@@ -32,6 +32,8 @@ class State:
     dashboards: dict[int, Json] = field(default_factory=dict)
     widgets: dict[str, Json] = field(default_factory=dict)
     tables: dict[str, Table] = field(default_factory=dict)
+    model_tables: dict[int, Table] = field(default_factory=dict)
+    """Rows of a data model that no widget shows (the orders by day), by model id."""
     data_schedules: dict[int, Json] = field(default_factory=dict)
     data_alerts: dict[int, Json] = field(default_factory=dict)
     user_attributes: dict[int, Json] = field(default_factory=dict)

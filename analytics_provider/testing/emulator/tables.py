@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from analytics_provider.api.conditions import condition_problems
@@ -11,6 +12,21 @@ from analytics_provider.testing.emulator.errors import record_error
 from analytics_provider.testing.emulator.state import Table
 
 REGIONS = ("EU", "US", "APAC", "LATAM")
+
+
+def daily_orders(today: date | None = None, days: int = 400) -> Table:
+    """The orders model's daily rows (``created_at``, ``region``, ``orders``, ``revenue``) from
+    ``days`` days before ``today`` (UTC) to tomorrow. Each day's figures depend on its date only, so
+    any process computes the same rows (the revenue check example's demo warehouse does)."""
+    today = today or datetime.now(timezone.utc).date()
+    rows = []
+    for offset in range(-days, 2):
+        day = (today + timedelta(days=offset)).isoformat()
+        for region in REGIONS:
+            rng = random.Random(f"{day}/{region}")
+            orders = rng.randint(5, 60)
+            rows.append([day, region, orders, round(orders * rng.uniform(38, 96), 2)])
+    return Table(["created_at", "region", "orders", "revenue"], rows)
 
 
 def seed_tables() -> dict[str, Table]:

@@ -36,11 +36,16 @@ def _column(reference: str) -> str:
 
 
 def _table(state: State, data_set: Json, columns: set[str]) -> Table:
-    """The seeded table (of a report on this data set) that holds every column the query names."""
+    """The seeded table (of a report on this data set, or of one of its models) that holds every
+    column the query names."""
     report_ids = {r["id"] for r in state.query_reports.values() if r["data_set_id"] == data_set["id"]}
     for widget in state.widgets.values():
         table = state.tables.get(widget["id"])
         if int(widget["source_id"]) in report_ids and table is not None and columns <= set(table.columns):
+            return table
+    for model_id in data_set["model_ids"]:
+        table = state.model_tables.get(model_id)
+        if table is not None and columns <= set(table.columns):
             return table
     raise by_rule(ApiError(422, "BaseError", f"Data set {data_set['id']} has no field(s) {', '.join(sorted(columns))} "
                                      "together in one model"), "query-fields")
