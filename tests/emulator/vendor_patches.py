@@ -76,11 +76,6 @@ def _objects_status(spec: Spec, _: str) -> None:
     deploy["objects_status"] = {"type": "array", "items": deploy["objects_status"]}
 
 
-def _excel_output(spec: Spec, _: str) -> None:
-    body = _op(spec, "/dashboard_widgets/{id}/submit_export", "post")["requestBody"]
-    body["content"]["application/json"]["schema"]["properties"]["output"]["enum"].append("excel")
-
-
 def _current_user_by_post(spec: Spec, _: str) -> None:
     spec["paths"]["/users/me"]["post"] = copy.deepcopy(spec["paths"]["/users/me"]["get"])
     spec["paths"]["/users/me"]["post"]["operationId"] = "Users_Me_Post"
@@ -89,6 +84,34 @@ def _current_user_by_post(spec: Spec, _: str) -> None:
 def _download_redirect(spec: Spec, _: str) -> None:
     answer = _op(spec, "/exports/download", "get")["responses"]["302"]
     answer.pop("content", None)
+
+
+def _adls2_dest(spec: Spec, _: str) -> None:
+    schemas = _schemas(spec)
+    schemas["DataScheduleAdls2Dest"] = {"type": "object", "required": ["type"],
+                                        "properties": {"type": {"type": "string", "enum": ["Adls2Dest"]}}}
+    schemas["DataScheduleDest"]["properties"]["type"]["enum"].append("Adls2Dest")
+    dest = schemas["DataSchedule"]["properties"]["dest"]
+    dest["oneOf"].append({"$ref": "#/components/schemas/DataScheduleAdls2Dest"})
+    dest["discriminator"]["mapping"]["Adls2Dest"] = "#/components/schemas/DataScheduleAdls2Dest"
+
+
+def _export_result(spec: Spec, _: str) -> None:
+    schemas = _schemas(spec)
+    schemas["ExportResult"] = {"type": "object", "required": ["type", "data"], "properties": {
+        "type": {"type": "string"},
+        "data": {"type": "object", "required": ["output", "file_name"], "properties": {
+            "output": {"type": "string", "enum": ["csv", "xlsx", "pdf"]}, "file_name": {"type": "string"},
+            "row_count": {"type": "integer"}}}}}
+    result = schemas["WithData"]["properties"]["result"]
+    result["oneOf"].append({"$ref": "#/components/schemas/ExportResult"})
+    result["discriminator"]["mapping"]["DashboardWidget.export"] = "#/components/schemas/ExportResult"
+
+
+def _system_attribute_update(spec: Spec, _: str) -> None:
+    put = _op(spec, "/user_attributes/{id}", "put")  # field errors stay RecordError
+    put["responses"]["422"] = {"description": "", "content": {"application/json": {"schema": {"anyOf": [
+        {"$ref": "#/components/schemas/RecordError"}, {"$ref": "#/components/schemas/BaseError"}]}}}}
 
 
 def _discriminators(spec: Spec, _: str) -> None:
@@ -168,7 +191,12 @@ PATCHES: tuple[Patch, ...] = (
           _bodies_required),
     Patch("error type ExportJobNotReady (422 of the export download)", "ENDPOINTS.md, Table 4.1", _export_not_ready),
     Patch("a publish result's objects_status is an array of objects", "ENDPOINTS.md, Jobs", _objects_status),
-    Patch("the export output 'excel' is accepted (an alias of xlsx)", "API document, Export flow", _excel_output),
+    Patch("Adls2Dest (Azure Blob storage) is a schedule destination; its options are not shown",
+          "API document, DataSchedule table and Overview", _adls2_dest),
+    Patch("an export job's result is {type, data} like the others' (output, file name, rows)",
+          "API document, JobResult", _export_result),
+    Patch("updating a system attribute is refused with InvalidOperationError (a system constraint)",
+          "API document, Errors: InvalidOperationError", _system_attribute_update),
     Patch("POST /users/me is the current user too", "API document, Table 4.1", _current_user_by_post),
     Patch("the download's 302 has no body (the file is at its Location)", "ENDPOINTS.md, Table 4.1",
           _download_redirect),

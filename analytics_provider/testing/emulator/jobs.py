@@ -21,6 +21,7 @@ JOB_ERROR = "JobExecutionError"
 """The error class a failed job's result names."""
 SUCCESS_RESULT_TYPES = frozenset({
     "AmlStudio::Publish.call", "AmlStudio::RemoteObjectValidation.call", "DataModel.execute_model_query",
+    "DashboardWidget.export",  # the API document's JobResult has a result for every kind of job
 })
 FAILURE_RESULT_TYPES = frozenset({
     "AmlStudio::Publish.call", "AmlStudio::RemoteDeploy.call", "AmlStudio::RemoteObjectValidation.call",

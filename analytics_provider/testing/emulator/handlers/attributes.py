@@ -59,7 +59,7 @@ def list_user_attributes(call: Call) -> Json:
 def update_user_attribute(call: Call) -> Json:
     attribute = call.find("UserAttribute")
     if attribute["is_system_attribute"]:
-        raise record_error({"base": [f"System attribute {attribute['name']} cannot be changed"]}, rules=("attribute",))
+        raise invalid_operation(f"System attribute {attribute['name']} cannot be changed", "attribute")
     merged = {**attribute, **call.body}
     _check_attribute(call.state, {"description": None, **call.body}, attribute["id"])  # a whole attribute
     attribute.update(_attribute_fields(merged))

@@ -23,6 +23,7 @@ SFTP_SEPARATORS = (",", "|", "\t", "^", ";")
 SCHEDULE_DESTS: dict[str, tuple[str, ...]] = {
     "EmailDest": ("recipients",), "EmailSubscriptionDest": (), "SftpDest": ("data_source_id", "file_path"),
     "SlackDest": ("slack_channels",), "GsheetDest": ("sheet_url", "sheet_title"),
+    "Adls2Dest": (),  # Azure Blob storage: the API document lists it and shows none of its options
 }
 ALERT_DESTS: dict[str, tuple[str, ...]] = {
     "EmailDest": ("recipients",), "SlackDest": ("slack_channels",), "WebhookDest": ("endpoint",),

@@ -32,7 +32,6 @@ from analytics_provider.testing.emulator.tables import apply_conditions
 from analytics_provider.testing.emulator.validation import Record
 from analytics_provider.testing.emulator.writers import file_name
 
-OUTPUT_ALIASES = {"excel": "xlsx"}
 PUBLISH_RESULT = "AmlStudio::Publish.call"
 VALIDATE_RESULT = "AmlStudio::RemoteObjectValidation.call"
 AML_ERROR = "AmlStudio::CompileError"
@@ -90,9 +89,8 @@ def submit_widget_export(call: Call) -> Json:
     if not call.user["enable_export_data"] or not widget["permissions"]["can_export_data"]:
         raise ApiError(403, "PermissionDeniedError", "You are not allowed to export data of this widget")
     record = Record()
-    output = record.choice(call.body, "output", (*EXPORT_OUTPUTS, *OUTPUT_ALIASES))
+    output = record.choice(call.body, "output", EXPORT_OUTPUTS)  # the reference's values; not the tutorial's excel
     record.check()
-    output = OUTPUT_ALIASES.get(output, output)
     dashboard = call.state.dashboards[widget["dashboard_id"]]
     conditions = check_filter_conditions(dashboard, call.body, "dashboard_filter_conditions")
     rows = filtered_rows(call.state, widget, conditions)
