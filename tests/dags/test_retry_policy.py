@@ -61,11 +61,24 @@ def retry_bag(airflow_db: None) -> Any:
 
 
 def _tries(dag_run: Any) -> list[Any]:
-    from airflow.models.taskinstancehistory import TaskInstanceHistory
+    """The earlier tries of the run's tasks (the current one is the task instance itself)."""
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
+    try:
+        from airflow.models.taskinstancehistory import TaskInstanceHistory
+
+        query = select(TaskInstanceHistory).where(TaskInstanceHistory.run_id == dag_run.run_id,
+                                                  TaskInstanceHistory.dag_id == dag_run.dag_id)
+    except ImportError:  # Airflow 3.4: every try is a row; earlier ones are archived (working_set NULL)
+        from airflow.models.taskinstance import TaskInstance
+
+        query = select(TaskInstance).where(
+            TaskInstance.run_id == dag_run.run_id, TaskInstance.dag_id == dag_run.dag_id,
+            TaskInstance.working_set.is_(None),
+        ).execution_options(include_all_attempts=True)
     with create_session() as session:
-        history = session.query(TaskInstanceHistory).filter_by(run_id=dag_run.run_id, dag_id=dag_run.dag_id).all()
+        history = list(session.scalars(query))
         session.expunge_all()
     return sorted(history, key=lambda h: h.try_number)
 
