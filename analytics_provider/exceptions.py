@@ -8,7 +8,8 @@ Failures of the transport (no answer at all) are :class:`AnalyticsTransportError
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from airflow.providers.common.compat.sdk import AirflowException
@@ -308,4 +309,23 @@ def _fallback_message(body: bytes | str | Mapping[str, Any] | None, status: int)
 
 
 class AnalyticsParameterError(ValueError):
-    """A parameter the service would refuse, caught before any request is sent."""
+    """A parameter the service would refuse, caught before any request is sent.
+
+    An operator's reads ``<task id>: <parameter> must be <what is allowed>; got <value>``.
+    """
+
+
+def refused(task_id: str, parameter: str, value: Any, allowed: str) -> AnalyticsParameterError:
+    """The refusal of an operator's argument, in the one style: task, parameter, allowed, value."""
+    return AnalyticsParameterError(f"{task_id}: {parameter} must be {allowed}; got {bounded(repr(value), 200)}")
+
+
+@contextmanager
+def naming_the_task(task_id: str) -> Iterator[None]:
+    """Refusals raised inside (by checks shared with the hook) name the task first."""
+    try:
+        yield
+    except AnalyticsParameterError as exc:
+        if str(exc).startswith(f"{task_id}: "):
+            raise
+        raise AnalyticsParameterError(f"{task_id}: {exc}") from None

@@ -12,7 +12,7 @@ from analytics_provider.api.filters import check_filter_conditions
 from analytics_provider.api.operations import EXPORT_OUTPUTS
 from analytics_provider.api.request import check_path_id
 from analytics_provider.assets import emit_file_asset_events
-from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.exceptions import AnalyticsParameterError, naming_the_task, refused
 from analytics_provider.links import (
     AnalyticsDashboardLink,
     dashboard_url,
@@ -108,10 +108,11 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         self.file_mode = file_mode
         self.export_format = output  # ``output`` is taken: BaseOperator.output is the task's XComArg
         self.dashboard_filter_conditions = dashboard_filter_conditions
-        if not is_templated(output):
-            self.export_format = normalize_output(output)
-        if not is_templated(dashboard_filter_conditions):
-            check_conditions(dashboard_filter_conditions)
+        with naming_the_task(self.task_id):
+            if not is_templated(output):
+                self.export_format = normalize_output(output)
+            if not is_templated(dashboard_filter_conditions):
+                check_conditions(dashboard_filter_conditions)
 
     def check_inputs(self) -> None:
         self.export_format = normalize_output(self.export_format)
@@ -167,7 +168,8 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
         self.dashboard_filter_conditions = dashboard_filter_conditions
         self.bust_cache = bust_cache
         if not is_templated(dashboard_filter_conditions):
-            check_conditions(dashboard_filter_conditions)
+            with naming_the_task(self.task_id):
+                check_conditions(dashboard_filter_conditions)
 
     def check_inputs(self) -> None:
         forget_dashboard_link(self)
@@ -176,7 +178,7 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
         if isinstance(self.bust_cache, str) and self.bust_cache.strip().lower() in ("true", "false"):
             self.bust_cache = self.bust_cache.strip().lower() == "true"  # rendered from a template
         if not isinstance(self.bust_cache, bool):
-            raise AnalyticsParameterError(f"{self.task_id}: bust_cache must be true or false, got {self.bust_cache!r}")
+            raise refused(self.task_id, "bust_cache", self.bust_cache, "true or false")
 
     def submit(self, context: Context) -> dict[str, Any]:
         push_dashboard_link(self, context, lambda: dashboard_url(self.hook, self.dashboard_id))

@@ -19,7 +19,7 @@ from analytics_provider.api.follow import (
     final_state,
     is_pending_status,
 )
-from analytics_provider.exceptions import AnalyticsJobError
+from analytics_provider.exceptions import AnalyticsJobError, naming_the_task, refused
 from analytics_provider.lineage import OpenLineageMixin
 from analytics_provider.operators.fresh_retry import FreshRetryMixin
 from analytics_provider.operators.resumable import ResumableJobMixin
@@ -68,10 +68,9 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if poll_interval <= 0:
-            raise ValueError(f"{self.task_id}: poll_interval must be a positive number of seconds")
-        if timeout <= 0:
-            raise ValueError(f"{self.task_id}: timeout must be a positive number of seconds")
+        for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise refused(self.task_id, name, value, "a positive number of seconds")
         check_max_outage(self.task_id, max_outage, max_failures)
         self.analytics_conn_id = analytics_conn_id
         self.wait_for_completion = wait_for_completion
@@ -112,7 +111,8 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
     # -- the flow ---------------------------------------------------------------------------------
 
     def execute(self, context: Context) -> Any:
-        self.check_inputs()
+        with naming_the_task(self.task_id):
+            self.check_inputs()
         return self.execute_resumable(context)
 
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
@@ -208,8 +208,8 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
 
 def check_max_outage(task_id: str, max_outage: float, max_failures: int | None) -> None:
     """Refuse a negative ``max_outage``; warn that ``max_failures`` (its predecessor) is ignored."""
-    if max_outage < 0:
-        raise ValueError(f"{task_id}: max_outage must be a number of seconds, 0 or more")
+    if isinstance(max_outage, bool) or not isinstance(max_outage, (int, float)) or not max_outage >= 0:
+        raise refused(task_id, "max_outage", max_outage, "a number of seconds, 0 or more")
     if max_failures is not None:
         warnings.warn(
             "max_failures is deprecated and ignored: a wait now outlasts failures for max_outage seconds",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import AirflowException
 
-from analytics_provider.exceptions import AnalyticsJobError
+from analytics_provider.exceptions import AnalyticsJobError, refused
 from analytics_provider.operators.base import AnalyticsJobOperator
 
 if TYPE_CHECKING:
@@ -70,14 +70,15 @@ class AnalyticsPublishAmlProjectOperator(AnalyticsJobOperator):
     ) -> None:
         super().__init__(**kwargs)
         if lint_custom_charts and not project_dir:
-            raise ValueError(f"{self.task_id}: lint_custom_charts needs project_dir")
+            raise refused(self.task_id, "project_dir", project_dir,
+                          "the AML project's folder when lint_custom_charts is on")
         self.object_mapping = object_mapping
         self.project_dir = project_dir
         self.lint_custom_charts = lint_custom_charts
 
     def check_inputs(self) -> None:
         if self.object_mapping is not None and not isinstance(self.object_mapping, Mapping):
-            raise AirflowException(f"{self.task_id}: object_mapping must be a mapping, got {self.object_mapping!r}")
+            raise refused(self.task_id, "object_mapping", self.object_mapping, "a mapping")
         if self.lint_custom_charts:
             self._lint()
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.providers.common.compat.sdk import AirflowFailException
 
 from analytics_provider.api.filters import check_data_set_query
-from analytics_provider.exceptions import AnalyticsJobError, AnalyticsParameterError
+from analytics_provider.exceptions import AnalyticsJobError, AnalyticsParameterError, naming_the_task, refused
 from analytics_provider.operators.analytics import is_templated
 from analytics_provider.operators.base import AnalyticsJobOperator
 
@@ -97,20 +97,21 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
     ) -> None:
         super().__init__(**kwargs)
         if not isinstance(max_return_rows, int) or isinstance(max_return_rows, bool) or max_return_rows < 1:
-            raise AnalyticsParameterError(f"{self.task_id}: max_return_rows must be a positive integer")
+            raise refused(self.task_id, "max_return_rows", max_return_rows, "a positive integer")
         self.data_set_id = data_set_id
         self.query = query
         self.destination = destination
         self.file_format = file_format
         self.max_return_rows = max_return_rows
-        if not is_templated(query):
-            check_data_set_query(query)
-        if destination and not is_templated(destination) and not is_templated(file_format):
-            file_format_of(destination, file_format)
+        with naming_the_task(self.task_id):
+            if not is_templated(query):
+                check_data_set_query(query)
+            if destination and not is_templated(destination) and not is_templated(file_format):
+                file_format_of(destination, file_format)
 
     def check_inputs(self) -> None:
         if self.data_set_id in (None, ""):
-            raise AnalyticsParameterError(f"{self.task_id}: data_set_id is required")
+            raise refused(self.task_id, "data_set_id", self.data_set_id, "a data set's id")
         self.query = check_data_set_query(self.query)
         if self.destination:
             file_format_of(self.destination, self.file_format)
