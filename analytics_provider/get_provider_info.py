@@ -10,7 +10,12 @@ from typing import Any
 
 from analytics_provider import __version__
 
-REGIONS = ("apac", "eu", "us")
+REGION_BASE_URLS = {  # the one table of regions: the connection form, the settings and the docs read it
+    "apac": "https://secure.holistics.io/api/v2",
+    "eu": "https://eu.holistics.io/api/v2",
+    "us": "https://us.holistics.io/api/v2",
+}
+REGIONS = tuple(REGION_BASE_URLS)
 DEFAULT_HEADER_NAME = "X-Service-Key"  # the API document's name; a base_url connection's default
 VENDOR_HEADER_NAME = "X-Holistics-Key"  # the name the vendor's regional hosts read
 

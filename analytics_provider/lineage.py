@@ -45,14 +45,15 @@ def service_namespace(base_url: str) -> str:
 class OpenLineageMixin:
     """Lineage of a job operator, for the OpenLineage provider.
 
-    What each operator reports is described in this module, one function per operator, found
-    through the operator's class hierarchy (so a subclass reports what its parent reports). The
+    Each operator declares what it reports (``describe_lineage = staticmethod(describe_...)``,
+    one of this module's functions); a subclass reports what its parent reports. The
     job operators note the job and the task's result here as they finish: the provider extracts
     lineage in a forked process, where reading XComs back is not safe.
     """
 
     lineage_job_id: int | None = None
     lineage_result: Any = None
+    describe_lineage: Callable[[LineageRun], Description] | None = None
 
     def get_openlineage_facets_on_start(self) -> Any:
         return operator_lineage(self, START)
@@ -150,7 +151,7 @@ def operator_lineage(operator: Any, phase: str) -> Any:
 Description = tuple[list[Any], list[Any], dict[str, Any]]
 
 
-def _export(run: LineageRun) -> Description:
+def describe_export(run: LineageRun) -> Description:
     """Input the widget and its dashboard; output the file written."""
     op = run.operator
     inputs = [run.service_object("dashboard_widgets", op.widget_id)]
@@ -162,17 +163,17 @@ def _export(run: LineageRun) -> Description:
     return inputs, written_file(run, op.destination), run.job_facets()
 
 
-def _preload(run: LineageRun) -> Description:
+def describe_preload(run: LineageRun) -> Description:
     """Output the dashboard whose cache was filled."""
     return [], [run.service_object("dashboards", run.operator.dashboard_id, output=True)], run.job_facets()
 
 
-def _bust_cache(run: LineageRun) -> Description:
+def describe_bust_cache(run: LineageRun) -> Description:
     """Output the data source whose cache was invalidated."""
     return [], [run.service_object("data_sources", run.operator.data_source_id, output=True)], run.job_facets()
 
 
-def _execute_schedule(run: LineageRun) -> Description:
+def describe_execute_schedule(run: LineageRun) -> Description:
     """Input what the schedule sends (its dashboard or report); output the schedule's delivery."""
     op = run.operator
     inputs = []
@@ -184,7 +185,7 @@ def _execute_schedule(run: LineageRun) -> Description:
     return inputs, [run.service_object("data_schedules", op.data_schedule_id, output=True)], run.job_facets()
 
 
-def _publish(run: LineageRun) -> Description:
+def describe_publish(run: LineageRun) -> Description:
     """Input the project checkout (when given); output the production project at the published
     commit and the data sets and dashboards it created or updated; the job's diagnostics on failure."""
     from openlineage.client.facet_v2 import dataset_version_dataset
@@ -212,13 +213,13 @@ def _publish(run: LineageRun) -> Description:
     return inputs, outputs, facets
 
 
-def _query(run: LineageRun) -> Description:
+def describe_query(run: LineageRun) -> Description:
     """Input the data set; output the file written (none when the rows are returned)."""
     op = run.operator
     return [run.service_object("data_sets", op.data_set_id)], written_file(run, op.destination), run.job_facets()
 
 
-def _dbt_upload(run: LineageRun) -> Description:
+def describe_dbt_upload(run: LineageRun) -> Description:
     """Input the manifests; output the data source they were synced into (by name: the API's key)."""
     op = run.operator
     manifests = [op.manifests] if isinstance(op.manifests, str) else op.manifests
@@ -229,7 +230,7 @@ def _dbt_upload(run: LineageRun) -> Description:
 
 def publish_facet(job_id: int, data: Mapping[str, Any], project_dir: str | None) -> Any:
     """The ``analyticsPublish`` run facet: the publish's status, commit, objects and diagnostics."""
-    from analytics_provider.operators.publish import format_diagnostic
+    from analytics_provider.aml.diagnostics import format_diagnostic
 
     details = data.get("error_details")
     diagnostics = (details.get("diagnostics") or []) if isinstance(details, Mapping) else []
@@ -266,19 +267,9 @@ def _publish_facet_type() -> type:
     return AnalyticsPublishRunFacet
 
 
-DESCRIBERS: dict[str, Callable[[LineageRun], Description]] = {
-    "AnalyticsExportWidgetOperator": _export,
-    "AnalyticsPreloadDashboardOperator": _preload,
-    "AnalyticsBustDataSourceCacheOperator": _bust_cache,
-    "AnalyticsExecuteDataScheduleOperator": _execute_schedule,
-    "AnalyticsPublishAmlProjectOperator": _publish,
-    "AnalyticsQueryDataSetOperator": _query,
-    "AnalyticsUploadDbtManifestOperator": _dbt_upload,
-}
-
-
 def _describer(cls: type) -> Callable[[LineageRun], Description] | None:
-    for klass in cls.__mro__:
-        if klass.__name__ in DESCRIBERS and klass.__module__.startswith("analytics_provider."):
-            return DESCRIBERS[klass.__name__]
-    return None
+    """The operator's own ``describe_lineage`` (inherited by its subclasses)."""
+    found = getattr(cls, "describe_lineage", None)
+    return found if callable(found) else None
+
+

@@ -1,9 +1,13 @@
-"""Diagnostics, source positions, and the reporter that checks write to."""
+"""Diagnostics, source positions, and the reporter that checks write to; the service's own
+diagnostics (of an AML publish) placed in a checkout."""
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from analytics_provider.aml.codes import CODES, Severity
 
@@ -63,3 +67,31 @@ class Reporter:
         line, column = self.source.position(offset)
         severity = CODES[code].severity
         self.items.append(Diagnostic(self.source.path, line, column, code, message, severity))
+
+
+# -- the service's diagnostics (an AML publish or validate job's), read back against a checkout ----------
+
+
+def offset_to_position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    offset = max(0, min(offset, len(text)))
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+def format_diagnostic(diagnostic: Mapping[str, Any], project_dir: str | Path | None = None) -> str:
+    """``file_path:line:column: category code: message``; offsets when the file is not at hand."""
+    file_path = str(diagnostic.get("file_path") or "<project>")
+    start = diagnostic.get("start")
+    where = file_path
+    source = Path(project_dir) / file_path if project_dir else None
+    if isinstance(start, int) and source is not None and source.is_file():
+        line, column = offset_to_position(source.read_text(encoding="utf-8", errors="replace"), start)
+        where = f"{file_path}:{line}:{column}"
+    elif isinstance(start, int):
+        end = diagnostic.get("end")
+        where = f"{file_path}:offset {start}" + (f"-{end}" if isinstance(end, int) else "")
+    category = diagnostic.get("category") or "error"
+    code = diagnostic.get("code")
+    label = f"{category} {code}" if code is not None else str(category)
+    return f"{where}: {label}: {diagnostic.get('message', '')}"

@@ -15,13 +15,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from analytics_provider import __version__
-from analytics_provider.get_provider_info import DEFAULT_HEADER_NAME, REGIONS, VENDOR_HEADER_NAME
+from analytics_provider.get_provider_info import DEFAULT_HEADER_NAME, REGION_BASE_URLS, REGIONS, VENDOR_HEADER_NAME
 
-REGION_BASE_URLS = {
-    "apac": "https://secure.holistics.io/api/v2",
-    "eu": "https://eu.holistics.io/api/v2",
-    "us": "https://us.holistics.io/api/v2",
-}
 VENDOR_HOSTS = frozenset(urlsplit(url).hostname for url in REGION_BASE_URLS.values())
 DEFAULT_REGION = "eu"
 DEFAULT_CONNECT_TIMEOUT = 10.0

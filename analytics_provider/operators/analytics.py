@@ -13,6 +13,7 @@ from analytics_provider.api.operations import EXPORT_OUTPUTS
 from analytics_provider.api.request import check_path_id
 from analytics_provider.assets import emit_file_asset_events
 from analytics_provider.exceptions import AnalyticsParameterError, naming_the_task, refused
+from analytics_provider.lineage import describe_bust_cache, describe_execute_schedule, describe_export, describe_preload
 from analytics_provider.links import (
     AnalyticsDashboardLink,
     dashboard_url,
@@ -83,6 +84,7 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     rendered destination), so DAGs can be scheduled on it.
     """
 
+    describe_lineage = staticmethod(describe_export)
     template_fields: Sequence[str] = (
         *AnalyticsJobOperator.template_fields,
         "widget_id",
@@ -147,6 +149,7 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
     :param bust_cache: run every widget even when a cached result exists.
     """
 
+    describe_lineage = staticmethod(describe_preload)
     template_fields: Sequence[str] = (
         *AnalyticsJobOperator.template_fields,
         "dashboard_id",
@@ -194,6 +197,7 @@ class AnalyticsBustDataSourceCacheOperator(AnalyticsJobOperator):
     :param data_source_id: the data source (templated).
     """
 
+    describe_lineage = staticmethod(describe_bust_cache)
     template_fields: Sequence[str] = (*AnalyticsJobOperator.template_fields, "data_source_id")
 
     def __init__(self, *, data_source_id: int | str, **kwargs: Any) -> None:
@@ -213,6 +217,7 @@ class AnalyticsExecuteDataScheduleOperator(AnalyticsJobOperator):
     :param data_schedule_id: the schedule (templated).
     """
 
+    describe_lineage = staticmethod(describe_execute_schedule)
     template_fields: Sequence[str] = (*AnalyticsJobOperator.template_fields, "data_schedule_id")
 
     def __init__(self, *, data_schedule_id: int | str, **kwargs: Any) -> None:

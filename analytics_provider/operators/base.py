@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from airflow.exceptions import AirflowProviderDeprecationWarning
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
 from analytics_provider.api.follow import (
@@ -20,8 +18,9 @@ from analytics_provider.api.follow import (
     is_pending_status,
 )
 from analytics_provider.exceptions import AnalyticsJobError, naming_the_task, refused
+from analytics_provider.fresh_retry import FreshRetryMixin
+from analytics_provider.job_tasks import check_max_outage, describe_job_failure
 from analytics_provider.lineage import OpenLineageMixin
-from analytics_provider.operators.fresh_retry import FreshRetryMixin
 from analytics_provider.operators.resumable import ResumableJobMixin
 
 if TYPE_CHECKING:
@@ -204,29 +203,3 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         self.lineage_job_id = job_id
         self.lineage_result = self.on_success(context, job_id)
         return self.lineage_result
-
-
-def check_max_outage(task_id: str, max_outage: float, max_failures: int | None) -> None:
-    """Refuse a negative ``max_outage``; warn that ``max_failures`` (its predecessor) is ignored."""
-    if isinstance(max_outage, bool) or not isinstance(max_outage, (int, float)) or not max_outage >= 0:
-        raise refused(task_id, "max_outage", max_outage, "a number of seconds, 0 or more")
-    if max_failures is not None:
-        warnings.warn(
-            "max_failures is deprecated and ignored: a wait now outlasts failures for max_outage seconds",
-            AirflowProviderDeprecationWarning,
-            stacklevel=3,
-        )
-
-
-def describe_job_failure(hook: AnalyticsHook, job_id: int, status: str, last_error_log: str | None) -> str:
-    """The failure text: job id, status, last error, and the job's ERROR log lines."""
-    lines = [f"job {job_id} ended with status {status!r}"]
-    if last_error_log:
-        lines.append(f"last error: {last_error_log}")
-    try:
-        errors = [entry for entry in hook.get_job_logs(job_id) if entry.get("level") == "ERROR"]
-    except Exception as exc:
-        lines.append(f"(its logs could not be read: {exc})")
-    else:
-        lines.extend(f"  {e.get('timestamp', '')} ERROR {e.get('message', '')}".rstrip() for e in errors)
-    return "\n".join(lines)

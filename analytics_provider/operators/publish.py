@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import AirflowException
 
+from analytics_provider.aml.diagnostics import format_diagnostic
 from analytics_provider.exceptions import AnalyticsJobError, refused
+from analytics_provider.lineage import describe_publish
 from analytics_provider.operators.base import AnalyticsJobOperator
 
 if TYPE_CHECKING:
@@ -17,31 +18,6 @@ if TYPE_CHECKING:
 
 class AnalyticsPublishError(AnalyticsJobError):
     """The publish job ended in an error; the text lists every diagnostic on its own line."""
-
-
-def offset_to_position(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of a character offset."""
-    offset = max(0, min(offset, len(text)))
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1
-
-
-def format_diagnostic(diagnostic: Mapping[str, Any], project_dir: str | Path | None = None) -> str:
-    """``file_path:line:column: category code: message``; offsets when the file is not at hand."""
-    file_path = str(diagnostic.get("file_path") or "<project>")
-    start = diagnostic.get("start")
-    where = file_path
-    source = Path(project_dir) / file_path if project_dir else None
-    if isinstance(start, int) and source is not None and source.is_file():
-        line, column = offset_to_position(source.read_text(encoding="utf-8", errors="replace"), start)
-        where = f"{file_path}:{line}:{column}"
-    elif isinstance(start, int):
-        end = diagnostic.get("end")
-        where = f"{file_path}:offset {start}" + (f"-{end}" if isinstance(end, int) else "")
-    category = diagnostic.get("category") or "error"
-    code = diagnostic.get("code")
-    label = f"{category} {code}" if code is not None else str(category)
-    return f"{where}: {label}: {diagnostic.get('message', '')}"
 
 
 class AnalyticsPublishAmlProjectOperator(AnalyticsJobOperator):
@@ -57,6 +33,7 @@ class AnalyticsPublishAmlProjectOperator(AnalyticsJobOperator):
     Returns ``{"job_id", "target_commit", "objects"}`` (the objects created or updated).
     """
 
+    describe_lineage = staticmethod(describe_publish)
     template_fields: Sequence[str] = (*AnalyticsJobOperator.template_fields, "object_mapping", "project_dir")
     template_fields_renderers: ClassVar[dict[str, str]] = {"object_mapping": "json"}
 

@@ -15,8 +15,8 @@ from airflow.providers.common.compat.sdk import (
 
 from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, JobWatch, WaitResult, drive
 from analytics_provider.exceptions import AnalyticsJobError
-from analytics_provider.operators.base import check_max_outage, describe_job_failure
-from analytics_provider.operators.fresh_retry import FreshRetryMixin
+from analytics_provider.fresh_retry import FreshRetryMixin
+from analytics_provider.job_tasks import check_max_outage, describe_job_failure
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

@@ -66,7 +66,7 @@ class AnalyticsJobTrigger(BaseTrigger):
     :param max_outage: seconds of failures in a row (service unreachable, 5xx, 429) the wait outlasts.
     :param max_failures: accepted from triggers serialised by earlier versions, and ignored.
     :param try_number: the task's try that deferred, echoed in the event (see
-        :mod:`analytics_provider.operators.fresh_retry`).
+        :mod:`analytics_provider.fresh_retry`).
     """
 
     clock = staticmethod(time.time)  # Unix time, the clock of ``end_time``; tests swap both
@@ -124,5 +124,5 @@ class AnalyticsJobTrigger(BaseTrigger):
             result = await follow.adrive(watch, read, self.sleep)
         event = result.to_event()
         if self.try_number is not None:
-            event["try_number"] = self.try_number  # read by FreshRetryMixin (operators/fresh_retry.py)
+            event["try_number"] = self.try_number  # read by FreshRetryMixin (fresh_retry.py)
         yield TriggerEvent(event)

@@ -15,6 +15,7 @@ from airflow.providers.common.compat.sdk import (
     TaskDeferred,
 )
 
+from analytics_provider.aml.diagnostics import format_diagnostic, offset_to_position
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout, AnalyticsParameterError
 from analytics_provider.operators import (
     AnalyticsBustDataSourceCacheOperator,
@@ -23,7 +24,6 @@ from analytics_provider.operators import (
     AnalyticsPreloadDashboardOperator,
     AnalyticsPublishAmlProjectOperator,
 )
-from analytics_provider.operators.publish import format_diagnostic, offset_to_position
 from analytics_provider.sensors import AnalyticsJobSensor
 from analytics_provider.testing.task_instance import FakeTaskInstance
 from analytics_provider.triggers import AnalyticsJobTrigger
