@@ -46,7 +46,7 @@ def test_a_clean_project_is_checked_then_published(analytics_emulator, analytics
 
 
 def test_lint_needs_a_project_dir() -> None:
-    with pytest.raises(ValueError, match="lint_custom_charts needs project_dir"):
+    with pytest.raises(ValueError, match=r"^publish: project_dir must be the AML project.s folder when lint"):
         AnalyticsPublishAmlProjectOperator(task_id="publish", lint_custom_charts=True)
 
 
