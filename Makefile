@@ -30,11 +30,7 @@ docs: $(VENV)/.installed
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
 bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, shared quota
-	$(PY) benchmarks/download_memory.py
-	$(PY) benchmarks/upload_memory.py
-	$(PY) benchmarks/trigger_polling.py
-	$(PY) benchmarks/shared_quota.py
-	$(PY) benchmarks/aml_lint.py
+	$(PY) benchmarks/run_all.py
 
 dist: $(VENV)/.installed  ## sdist and wheel into dist/, checked by twine
 	rm -rf dist

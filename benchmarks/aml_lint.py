@@ -19,6 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _targets import report
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "aml" / "corpus" / "valid"
 _NAME = re.compile(r"^(CustomChartDef\s+)([a-z][a-z0-9_]*)", re.MULTILINE)
@@ -79,7 +83,8 @@ def main() -> int:
                 print(f"{mode:>10}: skipped ({result['skipped']})")
                 continue
             total = result["import"] + result["first"] + result["lint"]
-            ok = total < target and result["errors"] == 0
+            ok = report("aml_lint", f"{mode}: {len(files)} chart files", f"{total:.2f} s, {result['errors']} errors",
+                        f"< {target:.0f} s, 0 errors", total < target and result["errors"] == 0)
             failed |= not ok
             growth = (result["rss_mb"] - result["first_rss_mb"]) / (len(files) - 1) * 1024
             start = result["import"] + result["first"]

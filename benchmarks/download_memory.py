@@ -20,6 +20,7 @@ os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="bench-airflow-"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 
 from _emulator_process import EmulatorProcess
+from _targets import report
 
 TARGET_MB = 32.0
 WIDGET_ID = 101
@@ -89,7 +90,11 @@ def main() -> int:
         print(f"curl, same file:      {megabytes / curl_seconds:8.1f} MB/s ({curl_seconds:.2f} s)")
     else:
         print("curl: not installed, no comparison")
-    return 0 if growth_mb < TARGET_MB and result["bytes"] == size else 1
+    met = report("download_memory", "peak memory growth of a download", f"{growth_mb:.1f} MB", f"< {TARGET_MB:.0f} MB",
+                 growth_mb < TARGET_MB)
+    met &= report("download_memory", "the whole file arrives", f"{result['bytes']} bytes", f"{size} bytes",
+                  result["bytes"] == size)
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

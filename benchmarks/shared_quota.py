@@ -23,6 +23,7 @@ os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="bench-airflow-"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 
 from _emulator_process import EmulatorProcess
+from _targets import report
 
 
 async def wait_all(job_ids: list[int], interval: float) -> dict[int, tuple[str, float]]:
@@ -86,10 +87,15 @@ def run_once(emulator: EmulatorProcess, args: argparse.Namespace, processes: int
         for number, statuses in sorted(frames.items()):
             print(f"    frame {number}: {len(statuses)} polls, {statuses.count(429)} x 429")
     fair_share = args.waits * args.frame / args.quota
+    share = 100 * too_many / max(len(polls), 1)
     delays = sorted(events[j][1] - (submitted[j] + args.job_seconds) for j in submitted)
     ok = sum(1 for status, _ in events.values() if status == "success")
-    share = 100 * too_many / max(len(polls), 1)
-    met = ok == args.waits and too_many < 0.01 * len(polls) and delays[-1] <= 2 * fair_share
+    name = f"{processes} process(es), {args.waits} waits"
+    met = report("shared_quota", f"{name}: every wait succeeds", f"{ok}/{args.waits}", str(args.waits),
+                 ok == args.waits)
+    met &= report("shared_quota", f"{name}: 429 share", f"{share:.2f}%", "< 1%", too_many < 0.01 * len(polls))
+    met &= report("shared_quota", f"{name}: worst delay", f"{delays[-1]:.1f} s", f"<= {2 * fair_share:.1f} s",
+                  delays[-1] <= 2 * fair_share)
     print(f"  {processes} process(es): success {ok}/{args.waits}; polls {len(polls)}, 429 answers {too_many} "
           f"({share:.2f}%); success seen after median {delays[len(delays) // 2]:.1f} s, worst {delays[-1]:.1f} s "
           f"(limit {2 * fair_share:.1f} s): {'met' if met else 'NOT met'}", flush=True)

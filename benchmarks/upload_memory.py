@@ -24,6 +24,7 @@ os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="bench-airflow-"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 
 from _emulator_process import EmulatorProcess
+from _targets import report
 from download_memory import WIDGET_ID, reset_peak, status_kb
 
 TARGET_MB = 32.0
@@ -127,9 +128,16 @@ def main() -> int:
     if curl_seconds:
         print(f"{'curl -F, same file':34}{'':>20}{megabytes / curl_seconds:11.1f} MB/s")
     print(f"target: each hook transfer (and the operator's upload) adds < {TARGET_MB:.0f} MB")
-    ok = growth < TARGET_MB and download_growth < TARGET_MB and state.status == "success"
-    ok = ok and operator_growth < TARGET_MB and synced["status"] == "success"
-    return 0 if ok and downloaded["bytes"] == size else 1
+    limit = f"< {TARGET_MB:.0f} MB"
+    ok = report("upload_memory", "hook upload: memory growth", f"{growth:.1f} MB", limit, growth < TARGET_MB)
+    ok &= report("upload_memory", "operator upload: memory growth", f"{operator_growth:.1f} MB", limit,
+                 operator_growth < TARGET_MB)
+    ok &= report("upload_memory", "hook download: memory growth", f"{download_growth:.1f} MB", limit,
+                 download_growth < TARGET_MB)
+    ok &= report("upload_memory", "jobs succeed, file whole", f"{state.status}/{synced['status']}, "
+                 f"{downloaded['bytes']} bytes", f"success, {size} bytes",
+                 state.status == "success" and synced["status"] == "success" and downloaded["bytes"] == size)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

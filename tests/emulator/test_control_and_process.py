@@ -170,3 +170,18 @@ def test_job_done_answers_404_until_the_job_succeeded(emu, api: Api) -> None:
         time.sleep(0.05)
     assert api.get(f"/jobs/{job['id']}").json()["job"]["status"] == "success"
     assert control(emu, "GET", "jobs/999999/done").status_code == 404
+
+
+def test_a_client_that_went_away_is_not_reported_as_an_error(emu, capfd) -> None:
+    server = emu._servers[0]
+    for gone in (ConnectionResetError(104, "Connection reset by peer"), BrokenPipeError(32, "Broken pipe")):
+        try:
+            raise gone
+        except OSError:
+            server.handle_error(None, ("127.0.0.1", 50000))
+    assert capfd.readouterr().err == ""
+    try:
+        raise ValueError("a fault of the emulator itself")
+    except ValueError:
+        server.handle_error(None, ("127.0.0.1", 50000))
+    assert "a fault of the emulator itself" in capfd.readouterr().err
