@@ -61,7 +61,12 @@ def airflow_db() -> None:
 
 @pytest.fixture(scope="session")
 def example_dag_bag(airflow_db: None) -> Any:
-    bag = _dag_bag_class()(dag_folder=str(EXAMPLE_DAGS))
+    return dag_bag_of(EXAMPLE_DAGS)
+
+
+def dag_bag_of(folder: Path) -> Any:
+    """The DAGs of a folder or file, parsed (none may fail) and stored as the dag processor would."""
+    bag = _dag_bag_class()(dag_folder=str(folder))
     assert bag.import_errors == {}
     _sync_bag_to_db(bag)
     return bag

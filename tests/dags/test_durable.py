@@ -30,24 +30,9 @@ MODES = pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "def
 
 @pytest.fixture(scope="module")
 def durable_bag(airflow_db: None) -> Any:
-    try:
-        from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db  # Airflow 3.2+
-    except ImportError:  # 3.0 and 3.1
-        from airflow.models.dagbag import DagBag
+    from .conftest import dag_bag_of
 
-        sync_bag_to_db = None
-    bag = DagBag(dag_folder=str(DAG_FILE))
-    assert bag.import_errors == {}
-    if sync_bag_to_db is not None:
-        sync_bag_to_db(bag, "dags-folder", None)
-    else:
-        try:
-            from airflow.models.dagbag import sync_bag_to_db as sync  # 3.1
-
-            sync(bag, "dags-folder", None)
-        except ImportError:  # 3.0
-            bag.sync_to_db("dags-folder", None)
-    return bag
+    return dag_bag_of(DAG_FILE)
 
 
 @pytest.fixture

@@ -148,12 +148,9 @@ EXAMPLE_DAG_IDS = sorted(path.stem for path in EXAMPLE_DAGS.glob("analytics_*.py
 def fresh_example_bag(example_dag_bag: Any) -> Any:
     """The example DAGs parsed anew: on Airflow 3.4.0b2 a ``dag.test()`` without conf was seen to
     run with the params of an earlier ``dag.test(run_conf=...)`` of the same DAG object."""
-    from .conftest import _dag_bag_class, _sync_bag_to_db
+    from .conftest import dag_bag_of
 
-    bag = _dag_bag_class()(dag_folder=str(EXAMPLE_DAGS))
-    assert bag.import_errors == {}
-    _sync_bag_to_db(bag)
-    return bag
+    return dag_bag_of(EXAMPLE_DAGS)
 
 
 @pytest.mark.parametrize("dag_id", EXAMPLE_DAG_IDS)

@@ -52,12 +52,9 @@ def test_the_policy_exists_from_airflow_33_and_says_so_before() -> None:
 
 @pytest.fixture(scope="module")
 def retry_bag(airflow_db: None) -> Any:
-    from .conftest import _dag_bag_class, _sync_bag_to_db
+    from .conftest import dag_bag_of
 
-    bag = _dag_bag_class()(dag_folder=str(DAG_FILE))
-    assert bag.import_errors == {}
-    _sync_bag_to_db(bag)
-    return bag
+    return dag_bag_of(DAG_FILE)
 
 
 def _tries(dag_run: Any) -> list[Any]:
