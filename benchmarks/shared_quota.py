@@ -48,7 +48,7 @@ def _triggerer(connection_json: str, interval: float, inbox: Any, outbox: Any) -
     outbox.put(asyncio.run(wait_all(job_ids, interval)))
 
 
-def run_once(emulator: EmulatorProcess, args: argparse.Namespace, processes: int) -> bool:
+def run_once(emulator: EmulatorProcess, args: argparse.Namespace, processes: int, run: int = 1) -> bool:
     from analytics_provider.hooks.analytics import AnalyticsHook
 
     context = mp.get_context("spawn")
@@ -90,7 +90,7 @@ def run_once(emulator: EmulatorProcess, args: argparse.Namespace, processes: int
     share = 100 * too_many / max(len(polls), 1)
     delays = sorted(events[j][1] - (submitted[j] + args.job_seconds) for j in submitted)
     ok = sum(1 for status, _ in events.values() if status == "success")
-    name = f"{processes} process(es), {args.waits} waits"
+    name = f"{processes} process(es), {args.waits} waits, run {run}"
     met = report("shared_quota", f"{name}: every wait succeeds", f"{ok}/{args.waits}", str(args.waits),
                  ok == args.waits)
     met &= report("shared_quota", f"{name}: 429 share", f"{share:.2f}%", "< 1%", too_many < 0.01 * len(polls))
@@ -121,7 +121,7 @@ def main() -> int:
         for processes in args.processes:
             for run in range(args.runs):
                 print(f"run {run + 1}/{args.runs}:", flush=True)
-                results.append(run_once(emulator, args, processes))
+                results.append(run_once(emulator, args, processes, run + 1))
     met = all(results)
     print("targets:", "met on every run" if met else "NOT met on every run")
     return 0 if met else 1
