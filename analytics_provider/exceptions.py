@@ -186,6 +186,13 @@ class AnalyticsTransportError(AnalyticsApiError):
         return cls(text, sent=sent, method=method, path=path)
 
 
+class AnalyticsTlsError(AnalyticsApiError):
+    """A certificate this client does not trust (or a TLS handshake refused): a setting to fix,
+    not an outage, so never retried. The text says what was wrong and which setting fixes it."""
+
+    error_type = "TLSError"
+
+
 class IncompleteDownloadError(AnalyticsTransportError):
     error_type = "IncompleteDownload"
 

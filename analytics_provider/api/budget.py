@@ -2,9 +2,8 @@
 
 The service counts requests per key and endpoint in frames and reports the count in
 ``RateLimit-*`` headers. :class:`QuotaState` is the arithmetic (no waiting, injected clock);
-:class:`QuotaBudget` waits for turns on an event loop (the triggers, hundreds of waits sharing
-one budget) and :class:`SyncQuota` in threads (the hook). Both react the same to every answer,
-to a 429 and to a frame's end.
+:class:`Quota` hands out turns as steps that either transport's driver carries out (the
+hook's threads, the hundreds of waits of a triggerer's event loop).
 
 The rules, chosen so that several processes on one key (HA triggerers, many workers), each
 learning only from the headers, stay clear of 429:
@@ -25,15 +24,16 @@ learning only from the headers, stay clear of 429:
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from analytics_provider.api.ratelimit import MAX_HEADER_SECONDS, RateLimit, parse_rate_limit
+from analytics_provider.api.steps import AwaitSignal, Pause
 
 _NEW_FRAME_SLACK = 1.0  # seconds: a reset time that moved further is a new frame
 _NO_RESET_PAUSE = 1.0  # seconds to hold back when a spent quota reports no reset
@@ -171,78 +171,109 @@ class QuotaState:
         self.probe_out = False
 
 
-class QuotaBudget:
-    """Turns for one endpoint's quota on an event loop (every wait of a triggerer shares it).
+class Quota:
+    """Turns for one endpoint's quota, shared by the callers of a transport (threads or tasks).
 
-    ``sleep`` is how it waits (tests inject one); a probe that gets no answer within
-    ``probe_timeout`` lets the next caller probe.
+    :meth:`turn` is sans-IO: it yields :class:`~analytics_provider.api.steps.Pause` and
+    :class:`~analytics_provider.api.steps.AwaitSignal` steps for the driver to carry out. Turns
+    are handed out in the order they are asked for.
+    ``event`` makes the probe's "answered" signal: ``threading.Event`` for threads,
+    ``asyncio.Event`` for an event loop. A probe that gets no answer within ``probe_timeout``
+    lets the next caller probe.
     """
 
     def __init__(
         self,
         clock: Callable[[], float] = time.time,
+        *,
         probe_timeout: float = 10.0,
-        sleep: Callable[[float], Awaitable[None]] | None = None,
         pace_from: float = 1.0,
+        event: Callable[[], Any] = threading.Event,
     ) -> None:
         self.state = QuotaState(clock, pace_from=pace_from)
         self._probe_timeout = probe_timeout
-        self._sleep = sleep
-        self._lock = asyncio.Lock()
-        self._probe_done: asyncio.Event | None = None
+        self._event = event
+        self._lock = threading.Lock()  # never held across a step: safe on an event loop too
+        self._probe_done: Any = None
+        self._busy = False  # a caller is at the head of the queue
+        self._queue: deque[Any] = deque()  # the signals of the callers behind it
 
-    async def acquire(
-        self, check: CheckWait | None = None, sleep: Callable[[float], Awaitable[None]] | None = None
-    ) -> None:
-        """Wait for this caller's turn; call :meth:`answered` when its answer (or failure) is in.
+    def turn(self, check: CheckWait | None = None) -> Generator[Pause | AwaitSignal, None, None]:
+        """The steps to this caller's turn; call :meth:`answered` when its answer (or failure) is in.
 
-        Callers queue on a fair lock (first come, first served); the one at the head waits its
-        turn (or the probe's answer) while the others queue behind it. ``check`` bounds the
-        whole wait, the queue included.
+        Callers queue first come, first served; the one at the head waits its turn (or the
+        probe's answer) while the others wait behind it. ``check`` bounds every wait, the queue
+        included (it raises when the deadline would pass).
         """
-        sleep = sleep or self._sleep or asyncio.sleep
-        left = check(0.0) if check is not None else None
-        if left is None or not self._lock.locked():  # uncontended: no timer, no task (once per poll)
-            await self._lock.acquire()
-        else:
-            try:
-                await asyncio.wait_for(self._lock.acquire(), left)
-            except asyncio.TimeoutError:
-                assert check is not None
-                check(math.inf)  # raises: the deadline passed in the queue
-                raise
+        with self._lock:
+            mine = None if not self._busy else self._event()
+            if mine is None:
+                self._busy = True  # uncontended (once per poll): no signal, no queue
+            else:
+                self._queue.append(mine)
+        if mine is not None:
+            yield AwaitSignal(mine, check(0.0) if check is not None else None)
+            if not mine.is_set():
+                with self._lock:
+                    handed_over = mine not in self._queue
+                    if not handed_over:
+                        self._queue.remove(mine)
+                if handed_over:
+                    self._hand_over()
+                if check is not None:
+                    check(math.inf)  # raises: the deadline passed in the queue
         try:
-            while True:
+            yield from self._claim(check)
+        finally:
+            self._hand_over()
+
+    def _claim(self, check: CheckWait | None) -> Generator[Pause | AwaitSignal, None, None]:
+        while True:
+            with self._lock:
                 claim = self.state.claim(check)
                 if claim.kind == PROBE:
-                    self._probe_done = asyncio.Event()
+                    self._probe_done = self._event()
                     return
-                if claim.kind == AWAIT_PROBE:
-                    done = self._probe_done or asyncio.Event()
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(done.wait(), _probe_wait(self._probe_timeout, check))
-                    if not done.is_set():  # no answer came: the next caller probes
-                        self.state.probe_out = False
-                    continue
-                if claim.delay > 0:
-                    await sleep(claim.delay)
-                if claim.kind == GO:
-                    return
+                done = self._probe_done
+            if claim.kind == AWAIT_PROBE:
+                if done is not None:
+                    yield AwaitSignal(done, _probe_wait(self._probe_timeout, check))
+                if done is None or not done.is_set():  # no answer came: the next caller probes
+                    with self._lock:
+                        if self._probe_done is done:
+                            self.state.probe_out = False
+                continue
+            if claim.delay > 0:
+                yield Pause(claim.delay)
+            if claim.kind == GO:
+                return
+            with self._lock:
                 self.state.waited(claim)
-        finally:
-            self._lock.release()
+
+    def _hand_over(self) -> None:
+        """The head of the queue is done: the next caller's turn (or no one's)."""
+        with self._lock:
+            if self._queue:
+                self._queue.popleft().set()
+            else:
+                self._busy = False
 
     def answered(self, headers: Mapping[str, str] | None = None) -> None:
-        self.state.answered(headers)
-        if self._probe_done is not None:
-            self._probe_done.set()
+        """Take in an answer's ``RateLimit-*`` headers (None: no answer came)."""
+        with self._lock:
+            self.state.answered(headers)
+            done = self._probe_done
+        if done is not None:
+            done.set()
 
     def exhausted(self, retry_after: float | None) -> None:
-        self.state.exhausted(retry_after)
-        if self._probe_done is not None:
-            self._probe_done.set()
+        """A 429 came back: nothing is sent until ``retry_after`` (or the known reset)."""
+        with self._lock:
+            self.state.exhausted(retry_after)
+            done = self._probe_done
+        if done is not None:
+            done.set()
 
-    # the state's figures, for logs and tests
     @property
     def remaining(self) -> int | None:
         return self.state.remaining
@@ -250,48 +281,6 @@ class QuotaBudget:
     @property
     def reset_at(self) -> float | None:
         return self.state.reset_at
-
-
-class SyncQuota:
-    """Turns for one endpoint's quota among threads (the hook); the same rules as :class:`QuotaBudget`."""
-
-    def __init__(
-        self, clock: Callable[[], float] = time.time, probe_timeout: float = 10.0, pace_from: float = 0.5
-    ) -> None:
-        self.state = QuotaState(clock, pace_from=pace_from)
-        self._probe_timeout = probe_timeout
-        self._lock = threading.Lock()
-        self._probe_done = threading.Event()
-
-    def acquire(self, sleep: Callable[[float], None], check: CheckWait | None = None) -> None:
-        while True:
-            with self._lock:
-                claim = self.state.claim(check)
-                if claim.kind == PROBE:
-                    self._probe_done = threading.Event()
-                    return
-                done = self._probe_done
-            if claim.kind == AWAIT_PROBE:
-                if not done.wait(_probe_wait(self._probe_timeout, check)):
-                    with self._lock:
-                        self.state.probe_out = False
-                continue
-            if claim.delay > 0:
-                sleep(claim.delay)
-            if claim.kind == GO:
-                return
-            with self._lock:
-                self.state.waited(claim)
-
-    def answered(self, headers: Mapping[str, str] | None = None) -> None:
-        with self._lock:
-            self.state.answered(headers)
-            self._probe_done.set()
-
-    def exhausted(self, retry_after: float | None) -> None:
-        with self._lock:
-            self.state.exhausted(retry_after)
-            self._probe_done.set()
 
 
 def _probe_wait(probe_timeout: float, check: CheckWait | None) -> float:

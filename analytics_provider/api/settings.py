@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from analytics_provider import __version__
+from analytics_provider.api.network import Network, NetworkConfigError
 from analytics_provider.get_provider_info import DEFAULT_HEADER_NAME, REGION_BASE_URLS, REGIONS, VENDOR_HEADER_NAME
 
 VENDOR_HOSTS = frozenset(urlsplit(url).hostname for url in REGION_BASE_URLS.values())
@@ -52,6 +53,7 @@ class ConnectionSettings:
     header_name: str = DEFAULT_HEADER_NAME
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT
+    network: Network = field(default_factory=Network)
 
     @classmethod
     def from_connection(cls, conn: ConnectionLike, conn_id: str = "") -> ConnectionSettings:
@@ -68,7 +70,21 @@ class ConnectionSettings:
             connect_timeout=seconds_or_default(extra.get("connect_timeout"), DEFAULT_CONNECT_TIMEOUT,
                                                "connect_timeout", where),
             read_timeout=seconds_or_default(extra.get("timeout"), DEFAULT_READ_TIMEOUT, "timeout", where),
+            network=network_of(extra, where),
         )
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What no text may quote: the key and the proxies' passwords."""
+        return (self.api_key, *self.network.secrets)
+
+    def masked(self) -> ConnectionSettings:
+        """These settings, their secrets registered with Airflow's log masker (both transports)."""
+        from airflow.providers.common.compat.sdk import mask_secret
+
+        for secret in self.secrets:
+            mask_secret(secret)
+        return self
 
     def url(self, path: str) -> str:
         return self.base_url + path
@@ -90,6 +106,13 @@ class ConnectionSettings:
             return self.connect_timeout, self.read_timeout
         left = max(left, 0.001)
         return min(self.connect_timeout, left), min(self.read_timeout, left)
+
+
+def network_of(extra: Any, where: str) -> Network:
+    try:
+        return Network.from_extra(extra)
+    except NetworkConfigError as exc:
+        raise ConnectionConfigError(where, exc.reason) from None
 
 
 def default_header_name(base_url: str) -> str:

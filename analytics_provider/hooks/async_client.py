@@ -1,76 +1,63 @@
-"""The triggers' transport: native async I/O over one shared ``aiohttp`` session per event loop.
+"""The triggerer's driver: carries out the steps of :mod:`analytics_provider.api.exchange` with ``aiohttp``.
 
-It builds requests, reads answers and retries through the same pieces as the sync hook
-(:mod:`analytics_provider.api`); only the I/O differs. The session (and so its kept-alive
-connections) and the quota budgets are shared by every trigger of a triggerer process.
-aiohttp was chosen by measurement (see the operators issue and ``benchmarks/``).
+Twin of :class:`~analytics_provider.hooks.sync_client.AnalyticsClient` (same methods, same names);
+every rule lives in the exchange, so this holds only I/O. The session (and so its kept-alive
+connections), the settings and the quotas are shared by every trigger of an event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
+import contextlib
+import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
-import tenacity
+from yarl import URL
 
-from analytics_provider.api.budget import QuotaBudget
-from analytics_provider.api.ratelimit import parse_retry_after
-from analytics_provider.api.request import ApiRequest, build_request, parse_response
-from analytics_provider.api.retry import CallPlan, RetryPolicy, is_retryable
+from analytics_provider.api.budget import Quota
+from analytics_provider.api.exchange import Exchange, Steps
+from analytics_provider.api.follow import ONE_LOOK, Read
+from analytics_provider.api.request import ApiRequest, build_request
+from analytics_provider.api.retry import CallPlan, RetryPolicy
 from analytics_provider.api.settings import USER_AGENT, ConnectionSettings, TransportOptions
-from analytics_provider.exceptions import AnalyticsApiError, AnalyticsDeadlineExceeded, AnalyticsTransportError
+from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send
+from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 
 if TYPE_CHECKING:
     import aiohttp
 
-log = logging.getLogger(__name__)
-
+T = TypeVar("T")
 SETTINGS_TTL = 300.0  # seconds a connection's settings are reused before being read again
 
 
 class _LoopShared:
-    """What the triggers of one event loop share: the session, settings and quota budgets."""
+    """What the triggers of one event loop share: the session, settings and quotas."""
 
     def __init__(self) -> None:
         self.session: aiohttp.ClientSession | None = None
         self.users = 0
         self.settings: dict[str, tuple[float, ConnectionSettings]] = {}
-        self.timeouts: dict[tuple[float, float], aiohttp.ClientTimeout] = {}
         self.settings_locks: dict[str, asyncio.Lock] = {}
-        self.budgets: dict[tuple[str, str], QuotaBudget] = {}
+        self.quotas: dict[tuple[str, str], Quota] = {}
 
 
 _SHARED: dict[asyncio.AbstractEventLoop, _LoopShared] = {}
 
 
-def _shared() -> _LoopShared:
-    loop = asyncio.get_running_loop()
-    for other in [lp for lp in _SHARED if lp.is_closed()]:
-        del _SHARED[other]
-    return _SHARED.setdefault(loop, _LoopShared())
-
-
 class AsyncAnalyticsClient:
     """Calls the API from a trigger. Use as ``async with AsyncAnalyticsClient(conn_id) as client``.
 
-    ``clock`` and ``sleep`` are how it tells time and waits (retry backoff, quota turns); tests
-    swap both. A ``deadline`` given to :meth:`call` is a time on ``clock``.
+    ``clock`` and ``sleep`` are how it tells time and waits; a ``deadline`` is a time on ``clock``.
     """
 
     clock: Callable[[], float] = staticmethod(time.monotonic)
     sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
 
-    def __init__(
-        self,
-        analytics_conn_id: str,
-        retry_policy: RetryPolicy | None = None,
-        *,
-        timeout: float | None = None,
-        connect_timeout: float | None = None,
-    ) -> None:
+    def __init__(self, analytics_conn_id: str, retry_policy: RetryPolicy | None = None, *,
+                 timeout: float | None = None, connect_timeout: float | None = None) -> None:
         self.analytics_conn_id = analytics_conn_id
         self.retry_policy = retry_policy or RetryPolicy()
         self.options = TransportOptions(connect_timeout=connect_timeout, read_timeout=timeout)
@@ -82,9 +69,12 @@ class AsyncAnalyticsClient:
     async def __aenter__(self) -> AsyncAnalyticsClient:
         import aiohttp
 
-        shared = self._shared = _shared()
+        loop = asyncio.get_running_loop()
+        for closed in [other for other in _SHARED if other.is_closed()]:
+            del _SHARED[closed]
+        shared = self._shared = _SHARED.setdefault(loop, _LoopShared())
         if shared.session is None or shared.session.closed:
-            shared.session = aiohttp.ClientSession(
+            shared.session = aiohttp.ClientSession(  # trust_env off: the environment is read by network.py
                 headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
                 connector=aiohttp.TCPConnector(limit=100, keepalive_timeout=60),
             )
@@ -93,124 +83,114 @@ class AsyncAnalyticsClient:
 
     async def __aexit__(self, *exc_info: object) -> None:
         shared, self._shared = self._shared, None
-        if shared is None:
-            return
-        shared.users -= 1
-        if shared.users == 0 and shared.session is not None:
-            session, shared.session = shared.session, None
-            await session.close()
+        if shared is not None:
+            shared.users -= 1
+            if shared.users == 0 and shared.session is not None:
+                session, shared.session = shared.session, None
+                await session.close()
 
     async def settings(self) -> ConnectionSettings:
         """The connection's settings, read once for all the waits of the loop (then every 5 min)."""
-        shared = self._require()
-        cached = shared.settings.get(self.analytics_conn_id)
-        if cached and self.clock() - cached[0] < SETTINGS_TTL:
-            return self.options.apply(cached[1])
-        async with shared.settings_locks.setdefault(self.analytics_conn_id, asyncio.Lock()):
-            cached = shared.settings.get(self.analytics_conn_id)  # another wait may have read it meanwhile
-            if cached and self.clock() - cached[0] < SETTINGS_TTL:
-                return self.options.apply(cached[1])
-            from airflow.providers.common.compat.connection import get_async_connection
+        shared, conn_id = self._require(), self.analytics_conn_id
+        cached = shared.settings.get(conn_id)
+        if not cached or self.clock() - cached[0] >= SETTINGS_TTL:
+            async with shared.settings_locks.setdefault(conn_id, asyncio.Lock()):
+                cached = shared.settings.get(conn_id)  # another wait may have read it meanwhile
+                if not cached or self.clock() - cached[0] >= SETTINGS_TTL:
+                    from airflow.providers.common.compat.connection import get_async_connection
 
-            conn = await get_async_connection(self.analytics_conn_id)
-            settings = ConnectionSettings.from_connection(conn, self.analytics_conn_id)
-            shared.settings[self.analytics_conn_id] = (self.clock(), settings)
-            return self.options.apply(settings)
+                    conn = await get_async_connection(conn_id)
+                    settings = ConnectionSettings.from_connection(conn, conn_id).masked()
+                    settings.network.warn_if_unverified(conn_id, urlsplit(settings.base_url).hostname or "")
+                    cached = shared.settings[conn_id] = (self.clock(), settings)
+        return self.options.apply(cached[1])
 
-    def budget(self, endpoint: str) -> QuotaBudget:
-        budgets = self._require().budgets
-        key = (self.analytics_conn_id, endpoint)
-        if key not in budgets:
-            budgets[key] = QuotaBudget(clock=type(self).clock)
-        return budgets[key]
+    def quota(self, endpoint: str) -> Quota:
+        """The quota of one endpoint (``"GET /jobs/{id}"``), shared by the loop's waits."""
+        quotas, key = self._require().quotas, (self.analytics_conn_id, endpoint)
+        if key not in quotas:
+            quotas[key] = Quota(clock=type(self).clock, event=asyncio.Event)
+        return quotas[key]
 
-    async def call(
-        self,
-        name: str,
-        *path_args: Any,
-        query: Mapping[str, Any] | None = None,
-        body: Any = None,
-        retry_policy: RetryPolicy | None = None,
-        deadline: float | None = None,
-    ) -> Any:
-        """Run an operation with the hook's retry rules; waits its turn in the shared quota.
-
-        ``deadline`` (a time on :attr:`clock`) bounds the whole call, retries and waits
-        included: see :mod:`analytics_provider.api.retry`.
-        """
-        request = build_request(name, path_args, query, body)
+    async def exchange(self, request: ApiRequest, retry_policy: RetryPolicy | None = None,
+                       deadline: float | None = None) -> Exchange:
         plan = CallPlan(retry_policy or self.retry_policy, request, deadline, self.clock)
-        try:  # the common case, once per poll of every wait: one attempt, no retry machinery
-            return await self._send(request, plan)
-        except Exception as exc:
-            if plan.policy.max_attempts == 1 or not is_retryable(exc, request.operation):
-                raise
-            failures: list[BaseException] = [exc]
+        return Exchange(request, await self.settings(), plan, self.quota)
 
-        async def attempt() -> Any:
-            if failures:  # the policy sees the first failure as its first attempt (and its Retry-After)
-                raise failures.pop()
-            return await self._send(request, plan)
+    async def call(self, name: str, *path_args: Any, query: Mapping[str, Any] | None = None, body: Any = None,
+                   retry_policy: RetryPolicy | None = None, deadline: float | None = None) -> Any:
+        """Run the operation ``name`` of the API table and return its unwrapped result."""
+        exchange = await self.exchange(build_request(name, path_args, query, body), retry_policy, deadline)
+        return await self.run(exchange.call())
 
-        retrying = tenacity.AsyncRetrying(sleep=self.sleep, **plan.tenacity_kwargs())
+    async def read_job(self, read: Read) -> Any:
+        """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline."""
+        return await self.call("get_job", read.job_id, retry_policy=ONE_LOOK,
+                               deadline=None if math.isinf(read.deadline) else read.deadline)
+
+    async def run(self, steps: Steps[T]) -> T:
+        """Carry out an exchange's steps; returns what it returns, raises what it raises."""
+        outcome: Any = None
         try:
-            return await retrying(attempt)
-        except AnalyticsApiError as exc:
-            final = plan.final_error(exc)
-            if final is exc:
-                raise
-            raise final from exc
-
-    async def _send(self, request: ApiRequest, plan: CallPlan) -> Any:
-        settings = await self.settings()
-        budget = self.budget(request.operation.endpoint)
-        await budget.acquire(plan.quota_wait_allowed, self.sleep)
-        headers: Mapping[str, str] | None = None
-        url = settings.url(request.path)
-        try:
-            async with self._require().session.request(  # type: ignore[union-attr]
-                request.method,
-                url,
-                params=request.params or None,
-                json=request.json,
-                headers=settings.auth_headers(url),
-                timeout=self._timeout(settings, plan.left()),
-                allow_redirects=False,
-            ) as response:
-                body = await response.read()
-                headers = response.headers
-                status = response.status
-        except AnalyticsDeadlineExceeded:
-            raise
-        except Exception as exc:  # every library error is wrapped: none may quote a header
-            failure = AnalyticsTransportError.from_exception(
-                exc, sent=not isinstance(exc, _not_sent_errors()), method=request.method, path=request.path,
-                secrets=(settings.api_key,),
-            )
-            if plan.deadline is not None and self.clock() >= plan.deadline - 0.01:
-                raise AnalyticsDeadlineExceeded(
-                    "the deadline passed while waiting for the answer", last_error=failure,
-                    method=request.method, path=request.path,
-                ) from None
-            raise failure from None
+            while True:
+                try:
+                    step = steps.send(outcome)
+                except StopIteration as done:
+                    return done.value
+                outcome = None
+                if isinstance(step, Send):
+                    outcome = await self._send(step)
+                elif isinstance(step, Pause):
+                    await self.sleep(step.seconds)
+                elif isinstance(step, AwaitSignal):
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(step.done.wait(), step.seconds)
         finally:
-            budget.answered(headers)
-        if status == 429:
-            budget.exhausted(parse_retry_after(headers))
-        return parse_response(request, status, headers, body, secrets=(settings.api_key,))
+            steps.close()  # a step that failed: the exchange's own cleanup runs now
 
-    def _timeout(self, settings: ConnectionSettings, left: float | None) -> aiohttp.ClientTimeout:
-        """Connect and per-read timeouts; with a deadline, also a total: what is left of it."""
+    async def iter_body(self, answer: Answer, exchange: Exchange,
+                        error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None
+                        ) -> AsyncIterator[bytes]:
+        """A streamed answer's body as it arrives (the exchange's total timeout bounds it)."""
+        received = 0
+        try:
+            async for chunk in answer.raw.content.iter_any():
+                yield chunk
+                received += len(chunk)
+                if limit is not None and received >= limit:
+                    return
+        except AnalyticsApiError:
+            raise
+        except Exception as exc:
+            raise exchange.failure(exc, sent=True, url=answer.url, cls=error) from None
+
+    async def _send(self, step: Send) -> Answer | Failure:
         import aiohttp
 
-        if left is not None:
-            connect, read = settings.timeouts(left)
-            return aiohttp.ClientTimeout(total=max(left, 0.001), connect=connect, sock_read=read)
-        key = (settings.connect_timeout, settings.read_timeout)
-        timeouts = self._require().timeouts
-        if key not in timeouts:
-            timeouts[key] = aiohttp.ClientTimeout(connect=key[0], sock_read=key[1])
-        return timeouts[key]
+        proxy: URL | None = None if step.proxy is None else URL(step.proxy)
+        proxy_auth = None if proxy is None else aiohttp.BasicAuth.from_url(proxy)
+        if proxy is not None and proxy.user is not None:
+            proxy = proxy.with_user(None)  # its credentials go in the proxy's header only
+        connect, read = step.timeout
+        try:
+            response = await self._require().session.request(  # type: ignore[union-attr]
+                step.method, step.url, params=step.params, json=step.json, data=step.data, headers=step.headers,
+                timeout=aiohttp.ClientTimeout(total=None if step.left is None else max(step.left, 0.001),
+                                              connect=connect, sock_read=read),
+                allow_redirects=False, proxy=proxy, proxy_auth=proxy_auth, ssl=step.network.ssl_context,
+            )
+        except Exception as exc:
+            return Failure(exc, sent=not isinstance(exc, _not_sent_errors()))
+        answer = Answer(response.status, response.headers, url=str(response.url), raw=response)
+        if step.stream:
+            return answer
+        try:
+            async with response:
+                limit = None if response.status < 400 else step.error_body_limit
+                answer.body = await (response.read() if limit is None else response.content.read(limit))
+        except Exception as exc:
+            return Failure(exc, sent=True)
+        return answer
 
     def _require(self) -> _LoopShared:
         if self._shared is None:

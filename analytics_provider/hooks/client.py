@@ -1,55 +1,44 @@
-"""The hook's machinery: connection, ``requests`` transport, retries, rate limits, downloads.
+"""The hook's machinery: the connection, a ``requests`` driver, waits and downloads.
 
 :class:`~analytics_provider.hooks.analytics.AnalyticsHook` adds one small method per operation
-on top of :meth:`AnalyticsClientHook.call`.
+on top of :meth:`AnalyticsClientHook.call`. The rules of a call (retries, quotas, deadlines,
+errors) are :mod:`analytics_provider.api.exchange`'s; the hook holds its driver
+(:class:`~analytics_provider.hooks.sync_client.AnalyticsClient`).
 """
 
 from __future__ import annotations
 
-import logging
-import math
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-import requests
-import tenacity
 from airflow.providers.common.compat.sdk import BaseHook
 
-from analytics_provider.api.budget import SyncQuota
-from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, ONE_LOOK, JobWatch, Read, drive, final_state
+from analytics_provider.api.budget import Quota
+from analytics_provider.api.exchange import Exchange, Steps
+from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, JobWatch, Read, drive, final_state
 from analytics_provider.api.jobs import JobState
 from analytics_provider.api.operations import operation
 from analytics_provider.api.pagination import Pages
-from analytics_provider.api.ratelimit import RateLimit, parse_retry_after
-from analytics_provider.api.request import ApiRequest, build_request, encode_query, parse_response
-from analytics_provider.api.retry import CallPlan, RetryPolicy
+from analytics_provider.api.ratelimit import RateLimit
+from analytics_provider.api.request import build_request, encode_query
+from analytics_provider.api.retry import RetryPolicy
 from analytics_provider.api.settings import USER_AGENT, ConnectionConfigError, ConnectionSettings, TransportOptions
 from analytics_provider.exceptions import (
     AnalyticsApiError,
-    AnalyticsDeadlineExceeded,
     AnalyticsParameterError,
     AnalyticsTransportError,
     IncompleteDownloadError,
     error_from_response,
 )
-from analytics_provider.hooks.download import (
-    CHUNK_SIZE,
-    Destination,
-    check_destination,
-    filename_from_disposition,
-    save_stream,
-)
-
-log = logging.getLogger(__name__)
+from analytics_provider.hooks.download import Destination, check_destination, filename_from_disposition, save_stream
+from analytics_provider.hooks.sync_client import AnalyticsClient
 
 __all__ = ["USER_AGENT", "AnalyticsClientHook"]
 
 MAX_REDIRECTS = 5
-MAX_ERROR_BODY = 1024 * 1024  # bytes of an error answer read (its text is bounded further)
 IDENTITY = {"Accept-Encoding": "identity"}  # downloads: the bytes counted are the bytes of the file
 
 
@@ -80,47 +69,49 @@ class AnalyticsClientHook(BaseHook):
     ) -> None:
         super().__init__(**kwargs)
         self.analytics_conn_id = analytics_conn_id
-        self.retry_policy = (retry_policy or RetryPolicy()).with_overrides(max_attempts, max_retry_time)
         self.options = TransportOptions(connect_timeout=connect_timeout, read_timeout=timeout)
-        self._quotas: dict[str, SyncQuota] = {}
-        self._quotas_lock = threading.Lock()
+        self.client = AnalyticsClient(
+            lambda: self.settings,
+            (retry_policy or RetryPolicy()).with_overrides(max_attempts, max_retry_time),
+            clock=lambda: self.clock(),
+            sleep=lambda seconds: self.sleep(seconds),
+        )
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """The policy of every call that names none (the client's)."""
+        return self.client.retry_policy
+
+    @retry_policy.setter
+    def retry_policy(self, policy: RetryPolicy) -> None:
+        self.client.retry_policy = policy
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(analytics_conn_id={self.analytics_conn_id!r})"
 
     @cached_property
     def settings(self) -> ConnectionSettings:
-        from airflow.sdk.log import mask_secret
-
         conn = self.get_connection(self.analytics_conn_id)
         if conn.password:
+            from airflow.providers.common.compat.sdk import mask_secret
+
             mask_secret(conn.password)
-        settings = ConnectionSettings.from_connection(conn, self.analytics_conn_id)
-        mask_secret(settings.api_key)
-        return self.options.apply(settings)
+        settings = self.options.apply(ConnectionSettings.from_connection(conn, self.analytics_conn_id)).masked()
+        settings.network.warn_if_unverified(self.analytics_conn_id, urlsplit(settings.base_url).hostname or "")
+        return settings
 
-    @cached_property
-    def session(self) -> requests.Session:
-        """Shared connections; the key is never a session default, so no redirect can carry it."""
-        session = requests.Session()
-        session.headers.update({"User-Agent": USER_AGENT, "Accept": "application/json"})
-        return session
-
-    def quota(self, endpoint: str) -> SyncQuota:
+    def quota(self, endpoint: str) -> Quota:
         """The quota of one endpoint (``"GET /jobs/{id}"``), shared by the hook's threads."""
-        with self._quotas_lock:
-            if endpoint not in self._quotas:
-                self._quotas[endpoint] = SyncQuota(clock=lambda: self.clock())
-            return self._quotas[endpoint]
+        return self.client.quota(endpoint)
 
     @property
     def rate_limits(self) -> dict[str, RateLimit]:
         """The latest ``RateLimit-*`` values per endpoint (``"GET /jobs/{id}"``)."""
-        return {ep: q.state.latest for ep, q in list(self._quotas.items()) if q.state.latest is not None}
+        quotas = list(self.client.quotas.items())
+        return {ep: q.state.latest for ep, q in quotas if q.state.latest is not None}
 
     def close(self) -> None:
-        if "session" in self.__dict__:
-            self.session.close()
+        self.client.close()
 
     # -- calls ---------------------------------------------------------------------------------
 
@@ -138,8 +129,8 @@ class AnalyticsClientHook(BaseHook):
         ``deadline`` (a time on :attr:`clock`) bounds the whole call, retries and waits
         included: see :mod:`analytics_provider.api.retry`.
         """
-        request = build_request(name, path_args, query, body)
-        return self._run(request, self._send, retry_policy, deadline)
+        return self.client.call(name, *path_args, query=query, body=body, retry_policy=retry_policy,
+                                deadline=deadline)
 
     def paginate(self, name: str, query: Mapping[str, Any]) -> Pages:
         """A lazy iterator over a list operation's items; the options are checked now."""
@@ -159,132 +150,6 @@ class AnalyticsClientHook(BaseHook):
         first = first_after if first_before is None else first_before
         return Pages(fetch, op.items_key, after=first, operation=name, backwards=first_before is not None)
 
-    def _run(
-        self,
-        request: ApiRequest,
-        attempt: Callable[..., Any],
-        retry_policy: RetryPolicy | None,
-        deadline: float | None,
-        *args: Any,
-    ) -> Any:
-        plan = CallPlan(retry_policy or self.retry_policy, request, deadline, self.clock)
-        retrying = tenacity.Retrying(sleep=self.sleep, **plan.tenacity_kwargs())
-        try:
-            return retrying(attempt, request, plan, *args)
-        except AnalyticsApiError as exc:
-            final = plan.final_error(exc)
-            if final is exc:
-                raise
-            raise final from exc
-
-    def _send(
-        self,
-        request: ApiRequest,
-        plan: CallPlan,
-        data: Any = None,
-        headers_extra: Mapping[str, str] | None = None,
-    ) -> Any:
-        """One attempt: the request's JSON body, or ``data`` (a stream or bytes) with its headers."""
-        url = self.settings.url(request.path)
-        payload: dict[str, Any] = {"json": request.json} if data is None else {"data": data}
-        with self._exchange(request, url, plan, headers_extra, params=request.params, **payload) as response:
-            limit = None if response.ok else MAX_ERROR_BODY
-            body = b"".join(self._stream(response, request, plan, AnalyticsTransportError, limit))
-        return parse_response(request, response.status_code, response.headers, body, secrets=self._secrets())
-
-    def _secrets(self) -> tuple[str, ...]:
-        return (self.settings.api_key,)
-
-    def _exchange(
-        self,
-        request: ApiRequest,
-        url: str,
-        plan: CallPlan,
-        headers_extra: Mapping[str, str] | None = None,
-        **kwargs: Any,
-    ) -> requests.Response:
-        """One HTTP exchange up to the answer's headers (the body is streamed by the caller).
-
-        Waits its turn in the endpoint's quota first (requests to the service only), and caps the
-        connect and read timeouts by the time left before the deadline.
-        """
-        settings = self.settings
-        same_origin = settings.is_same_origin(url)
-        quota = self.quota(request.operation.endpoint) if same_origin else None
-        if quota is not None:
-            quota.acquire(self.sleep, plan.quota_wait_allowed)
-        headers: Mapping[str, str] | None = None
-        try:
-            response = self.session.request(
-                request.method,
-                url,
-                headers={**settings.auth_headers(url), **(headers_extra or {})},
-                timeout=settings.timeouts(plan.left()),
-                allow_redirects=False,
-                stream=True,
-                **kwargs,
-            )
-            headers = response.headers
-        except AnalyticsDeadlineExceeded:
-            raise
-        except Exception as exc:  # every library error is wrapped: none may quote a header
-            raise self._transport_error(exc, request, plan, sent=_was_sent(exc)) from None
-        finally:
-            if quota is not None:
-                quota.answered(headers)
-        if quota is not None and response.status_code == 429:
-            quota.exhausted(parse_retry_after(response.headers))
-        return response
-
-    def _stream(
-        self,
-        response: requests.Response,
-        request: ApiRequest,
-        plan: CallPlan,
-        error: type[AnalyticsTransportError],
-        limit: int | None = None,
-    ) -> Iterator[bytes]:
-        """The body as it arrives; each read is bounded by the deadline, so a trickle cannot hold
-        the call past it. Reading stops after ``limit`` bytes."""
-        raw = response.raw
-        received = 0
-        while limit is None or received < limit:
-            left = plan.left()
-            try:
-                if left is not None:
-                    _set_read_timeout(response, min(self.settings.read_timeout, left))
-                chunk = raw.read1(CHUNK_SIZE, decode_content=True)
-            except Exception as exc:
-                failure = self._transport_error(exc, request, plan, sent=True, cls=error)
-                raise failure from None
-            if not chunk:
-                return
-            received += len(chunk)
-            yield chunk
-
-    def _transport_error(
-        self,
-        exc: BaseException,
-        request: ApiRequest,
-        plan: CallPlan,
-        *,
-        sent: bool,
-        cls: type[AnalyticsTransportError] = AnalyticsTransportError,
-    ) -> AnalyticsApiError:
-        failure = cls.from_exception(
-            exc, sent=sent, method=request.method, path=request.path, secrets=self._secrets_if_known()
-        )
-        if plan.deadline is not None and self.clock() >= plan.deadline - 0.01:
-            return AnalyticsDeadlineExceeded(
-                "the deadline passed while waiting for the answer", last_error=failure,
-                method=request.method, path=request.path,
-            )
-        return failure
-
-    def _secrets_if_known(self) -> tuple[str, ...]:
-        settings = self.__dict__.get("settings")
-        return (settings.api_key,) if settings is not None else ()
-
     # -- jobs ----------------------------------------------------------------------------------
 
     def wait_for_job(
@@ -303,14 +168,13 @@ class AnalyticsClientHook(BaseHook):
         """
         watch = JobWatch(job_id, poll_interval=poll_interval, deadline=self.clock() + timeout,
                          max_outage=max_outage, clock=self.clock)
-        result = drive(watch, self.look_at_job, self.sleep)
+        result = drive(watch, self.client.read_job, self.sleep)
         assert result is not None
         return final_state(result)
 
     def look_at_job(self, read: Read) -> Any:
         """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline."""
-        deadline = None if math.isinf(read.deadline) else read.deadline
-        return self.call("get_job", read.job_id, retry_policy=ONE_LOOK, deadline=deadline)
+        return self.client.read_job(read)
 
     # -- downloads -----------------------------------------------------------------------------
 
@@ -328,40 +192,40 @@ class AnalyticsClientHook(BaseHook):
         """
         check_destination(destination)
         request = build_request("download_export", query={"job_id": job_id})
-        return self._run(request, self._download, None, deadline, destination, file_mode)
+        exchange = self.client.exchange(request, deadline=deadline)
+        return self.client.run(exchange.retried(lambda: self._download(exchange, destination, file_mode)))
 
     def _download(
-        self, request: ApiRequest, plan: CallPlan, destination: Destination, file_mode: int | None
-    ) -> dict[str, Any]:
-        url = self.settings.url(request.path)
-        response = self._exchange(request, url, plan, params=request.params, headers_extra=IDENTITY)
+        self, exchange: Exchange, destination: Destination, file_mode: int | None
+    ) -> Steps[dict[str, Any]]:
+        answer = yield from exchange.send(headers=IDENTITY, stream=True)
         for _ in range(MAX_REDIRECTS):
-            if not response.is_redirect:
+            if answer.status not in (301, 302, 303, 307, 308) or "Location" not in answer.headers:
                 break
-            url = urljoin(response.url, response.headers["Location"])
-            response.close()
-            response = self._exchange(request, url, plan, headers_extra=IDENTITY)
-        job_id = dict(request.params)["job_id"]
-        with response:
-            if response.is_redirect:
-                raise AnalyticsTransportError(f"more than {MAX_REDIRECTS} redirects from {request.describe()}")
-            if not 200 <= response.status_code < 300:
-                body = b"".join(self._stream(response, request, plan, AnalyticsTransportError, MAX_ERROR_BODY))
-                if not self.settings.is_same_origin(url):
-                    raise _file_host_error(response.status_code, body, url, job_id)
-                parse_response(request, response.status_code, response.headers, body, secrets=self._secrets())
-            expected = response.headers.get("Content-Length")
+            answer.raw.close()
+            answer = yield from exchange.send(urljoin(answer.url, answer.headers["Location"]),
+                                              headers=IDENTITY, stream=True)
+        job_id = dict(exchange.request.params)["job_id"]
+        with answer.raw:
+            if answer.status in (301, 302, 303, 307, 308):
+                raise AnalyticsTransportError(f"more than {MAX_REDIRECTS} redirects from {exchange.request.describe()}")
+            if not 200 <= answer.status < 300:
+                answer.body = b"".join(self.client.iter_body(answer, exchange, limit=1024 * 1024))
+                if not exchange.settings.is_same_origin(answer.url):
+                    raise _file_host_error(answer.status, answer.body, answer.url, job_id)
+                exchange.result(answer)
+            expected = answer.headers.get("Content-Length")
             path, size = save_stream(
-                self._stream(response, request, plan, IncompleteDownloadError),
+                self.client.iter_body(answer, exchange, IncompleteDownloadError),
                 destination,
                 expected_bytes=int(expected) if expected and expected.isdigit() else None,
-                arrived=response.raw.tell,
-                suggested_name=filename_from_disposition(response.headers.get("Content-Disposition"))
+                arrived=answer.raw.raw.tell,
+                suggested_name=filename_from_disposition(answer.headers.get("Content-Disposition"))
                 or f"export-{job_id}",
                 what=f"export of job {job_id}",
                 file_mode=file_mode,
             )
-        content_type = response.headers.get("Content-Type", "application/octet-stream").split(";")[0].strip()
+        content_type = answer.headers.get("Content-Type", "application/octet-stream").split(";")[0].strip()
         return {"path": path, "bytes": size, "content_type": content_type}
 
     # -- connection test -------------------------------------------------------------------------
@@ -387,23 +251,3 @@ def _file_host_error(status: int, body: bytes, url: str, job_id: str) -> Analyti
     )
     error.args = (error._text(),)
     return error
-
-
-def _set_read_timeout(response: requests.Response, seconds: float) -> None:
-    """Bound the next read of a streamed answer (the socket is urllib3's; absent when pooled)."""
-    sock = getattr(getattr(response.raw, "_connection", None), "sock", None)
-    if sock is not None:
-        sock.settimeout(max(seconds, 0.001))
-
-
-def _was_sent(exc: BaseException) -> bool:
-    """False only when the request surely never reached the service (no connection was made)."""
-    from urllib3.exceptions import NewConnectionError
-
-    if isinstance(exc, requests.ConnectTimeout):
-        return False
-    if not isinstance(exc, requests.RequestException) or isinstance(exc, requests.exceptions.InvalidHeader):
-        return not isinstance(exc, (ValueError, UnicodeError))  # refused before sending
-    reason = exc.args[0] if exc.args else None
-    reason = getattr(reason, "reason", reason)
-    return not isinstance(reason, NewConnectionError)

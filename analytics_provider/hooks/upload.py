@@ -2,7 +2,8 @@
 
 The multipart body is requests-toolbelt's ``MultipartEncoder``, which reads each file in small
 pieces while the socket sends them, so a 200 MB manifest never sits in memory. Both kinds go
-through the hook's one exchange (:meth:`AnalyticsClientHook._http`) and retry policy; both
+through the hook's driver as raw sends of one :class:`~analytics_provider.api.exchange.Exchange`
+under its retry policy; both
 operations are creates, so nothing is re-sent once the body may have left.
 """
 
@@ -18,7 +19,9 @@ from analytics_provider.api.request import ApiRequest, build_request
 from analytics_provider.exceptions import AnalyticsParameterError
 
 if TYPE_CHECKING:
+    from analytics_provider.api.exchange import Steps
     from analytics_provider.hooks.client import AnalyticsClientHook
+
 
 @dataclass(frozen=True)
 class ManifestFile:
@@ -145,12 +148,15 @@ def send_json_with_headers(hook: AnalyticsClientHook, name: str, body: bytes, he
 def _send(
     hook: AnalyticsClientHook, request: ApiRequest, body: Callable[[], tuple[Any, dict[str, str], list[Any]]]
 ) -> Any:
-    def attempt(request: ApiRequest, plan: Any) -> Any:
+    exchange = hook.client.exchange(request)
+
+    def attempt() -> Steps[Any]:
         data, headers, opened = body()  # a fresh body each attempt: a stream is read once
         try:
-            return hook._send(request, plan, data=data, headers_extra=headers)
+            answer = yield from exchange.send(data=data, headers=headers)
         finally:
             for handle in opened:
                 handle.close()
+        return exchange.result(answer)
 
-    return hook._run(request, attempt, None, None)
+    return hook.client.run(exchange.retried(attempt))

@@ -10,7 +10,6 @@ process (:func:`load_machinery`), while the loop goes on serving the other trigg
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
@@ -117,9 +116,8 @@ class AnalyticsJobTrigger(BaseTrigger):
         async with machinery.client_class(self.analytics_conn_id) as client:
 
             async def read(action: Any) -> Any:
-                left = action.deadline - self.clock()
-                deadline = None if math.isinf(left) else client.clock() + left  # onto the transport's clock
-                return await client.call("get_job", action.job_id, retry_policy=follow.ONE_LOOK, deadline=deadline)
+                left = action.deadline - self.clock()  # onto the transport's clock:
+                return await client.read_job(follow.Read(action.job_id, client.clock() + left))
 
             result = await follow.adrive(watch, read, self.sleep)
         event = result.to_event()

@@ -28,9 +28,11 @@ class FakeResponse:
         self.status = status
         self._body = json.dumps(body).encode()
         self.headers = dict(headers or {})
+        self.url = ""
+        self.content = self
 
-    async def read(self) -> bytes:
-        return self._body
+    async def read(self, limit: int = -1) -> bytes:
+        return self._body if limit < 0 else self._body[:limit]
 
     async def __aenter__(self) -> FakeResponse:
         return self
@@ -47,7 +49,7 @@ class FakeSession:
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
         self.closed = False
 
-    def request(self, method: str, url: str, **kwargs: Any) -> FakeResponse:
+    async def request(self, method: str, url: str, **kwargs: Any) -> FakeResponse:
         self.sent.append((method, url, kwargs))
         return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
 
@@ -142,7 +144,7 @@ async def test_a_first_attempt_that_succeeds_builds_no_retry_machinery(connectio
     def no_tenacity(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the first attempt runs outside tenacity")
 
-    monkeypatch.setattr(tenacity, "AsyncRetrying", no_tenacity)
+    monkeypatch.setattr(tenacity, "Retrying", no_tenacity)
     async with AsyncAnalyticsClient("analytics_default") as client:
         client._require().session = FakeSession(job())  # type: ignore[assignment]
         assert (await client.call("get_job", 7))["status"] == "running"
@@ -160,8 +162,8 @@ async def test_clients_of_one_connection_share_the_quota_of_an_endpoint(connecti
     spent = {"RateLimit-Limit": "100", "RateLimit-Remaining": "0", "RateLimit-Reset": "30"}
     async with AsyncAnalyticsClient("analytics_default") as one, AsyncAnalyticsClient("analytics_default") as two:
         one._require().session = fake = FakeSession(job(headers=spent), job())  # type: ignore[assignment]
-        assert one.budget("GET /jobs/{id}") is two.budget("GET /jobs/{id}")
-        assert one.budget("GET /jobs/{id}") is not one.budget("GET /dashboards/{id}")
+        assert one.quota("GET /jobs/{id}") is two.quota("GET /jobs/{id}")
+        assert one.quota("GET /jobs/{id}") is not one.quota("GET /dashboards/{id}")
         await one.call("get_job", 7)
         await two.call("get_job", 7)  # waits for the reset the first answer reported
     assert clock == [30.0] and len(fake.sent) == 2

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from analytics_provider.api.budget import QuotaBudget, QuotaState, SyncQuota
+from analytics_provider.api.budget import Quota, QuotaState
+from analytics_provider.api.retry import RetryPolicy
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded
+from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+from analytics_provider.hooks.sync_client import AnalyticsClient
 from unit.virtual_time import run
 
 
@@ -41,8 +47,29 @@ def clock() -> Clock:
     return Clock()
 
 
-def budget_on(clock: Clock, probe_timeout: float = 5.0) -> QuotaBudget:
-    return QuotaBudget(clock=clock, sleep=clock.sleep, probe_timeout=probe_timeout)
+class OnLoop:
+    """A quota of the triggerer's kind, its turns carried out by the async driver."""
+
+    def __init__(self, clock: Clock, probe_timeout: float) -> None:
+        self.quota = Quota(clock=clock, probe_timeout=probe_timeout, event=asyncio.Event)
+        self.driver = AsyncAnalyticsClient("quota-test")
+        self.driver.sleep = clock.sleep  # type: ignore[method-assign]
+
+    async def acquire(self, check: Any = None) -> None:
+        await self.driver.run(self.quota.turn(check))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.quota, name)
+
+
+def budget_on(clock: Clock, probe_timeout: float = 5.0) -> OnLoop:
+    return OnLoop(clock, probe_timeout)
+
+
+def acquire(quota: Quota, sleep: Callable[[float], Any]) -> None:
+    """A turn of the hook's kind, carried out by the sync driver."""
+    driver = AnalyticsClient(lambda: None, RetryPolicy(), clock=time.monotonic, sleep=sleep)  # type: ignore[arg-type,return-value]
+    driver.run(quota.turn())
 
 
 def headers(limit: int, remaining: int, reset: float) -> dict[str, str]:
@@ -218,12 +245,12 @@ def test_the_state_reads_only_finite_capped_headers() -> None:
 
 
 def test_threads_wait_behind_the_probe_of_the_sync_quota() -> None:
-    quota = SyncQuota(probe_timeout=5.0)
-    quota.acquire(lambda s: None)  # this thread is the probe
+    quota = Quota(probe_timeout=5.0, pace_from=0.5)
+    acquire(quota, lambda s: None)  # this thread is the probe
     passed = threading.Event()
 
     def other() -> None:
-        quota.acquire(lambda s: None)
+        acquire(quota, lambda s: None)
         passed.set()
 
     thread = threading.Thread(target=other)
@@ -242,20 +269,20 @@ def test_the_sync_quota_waits_out_a_429_on_its_own_clock() -> None:
         slept.append(seconds)
         now[0] += seconds
 
-    quota = SyncQuota(clock=lambda: now[0])
-    quota.acquire(sleep)
+    quota = Quota(pace_from=0.5, clock=lambda: now[0])
+    acquire(quota, sleep)
     quota.answered(headers(100, 50, 30))
     quota.exhausted(7.0)
-    quota.acquire(sleep)  # waits the 7 s, then probes the new frame
+    acquire(quota, sleep)  # waits the 7 s, then probes the new frame
     assert slept == [pytest.approx(7.0)] and quota.state.probe_out
 
 
 def test_a_sleep_that_does_not_move_the_clock_cannot_trap_a_caller() -> None:
-    quota = SyncQuota(clock=lambda: 0.0)  # a frozen clock, as in a test that only records sleeps
+    quota = Quota(pace_from=0.5, clock=lambda: 0.0)  # a frozen clock, as in a test that only records sleeps
     slept: list[float] = []
-    quota.acquire(slept.append)
+    acquire(quota, slept.append)
     quota.answered(headers(100, 0, 30))
-    quota.acquire(slept.append)  # waits the reset out once, then probes the new frame
+    acquire(quota, slept.append)  # waits the reset out once, then probes the new frame
     assert slept == [30.0] and quota.state.probe_out
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+import requests
 from vendor_facts import vendor_document
 
 from analytics_provider.api.conditions import OPERATOR_VALUES
@@ -639,13 +640,13 @@ def test_the_header_that_carries_the_key(monkeypatch, mock, extra, url, header) 
 
 def test_timeouts_are_sent_on_every_request(hook, mock, monkeypatch) -> None:
     seen = []
-    original = hook.session.request
+    original = requests.Session.request
 
     def spy(*args, **kwargs):
         seen.append(kwargs["timeout"])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(hook.session, "request", spy)
+    monkeypatch.setattr(requests.Session, "request", spy)
     mock.get(BASE + "/users/me", json={"user": USER})
     hook.get_current_user()
     assert seen == [(10.0, 60.0)]

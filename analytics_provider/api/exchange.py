@@ -1,0 +1,202 @@
+"""One API call without I/O: every rule of a call, written once for both transports.
+
+An :class:`Exchange` is one call in progress. Its methods are generators, the shape
+:mod:`~analytics_provider.api.follow` gives a wait: they yield the steps of
+:mod:`~analytics_provider.api.steps` (sleep, await a quota probe, send) and receive what the
+driver got. :meth:`Exchange.call` is a whole call: the quota turn, the request, what the answer
+or failure means, retry or not and for how long, the error to raise. :meth:`Exchange.send` is
+one raw exchange (uploads and downloads build their attempts on it) and :meth:`Exchange.retried`
+runs any attempt under the call's retry policy and deadline.
+
+The drivers, ``AnalyticsClient`` (``requests``) and ``AsyncAnalyticsClient`` (``aiohttp``),
+only carry the steps out.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import tenacity
+
+from analytics_provider.api.budget import Quota
+from analytics_provider.api.ratelimit import parse_retry_after
+from analytics_provider.api.request import ApiRequest, parse_response
+from analytics_provider.api.retry import CallPlan, is_retryable
+from analytics_provider.api.settings import ConnectionSettings
+from analytics_provider.api.steps import Answer, Failure, Pause, Send, Step
+from analytics_provider.exceptions import (
+    AnalyticsApiError,
+    AnalyticsDeadlineExceeded,
+    AnalyticsTlsError,
+    AnalyticsTransportError,
+)
+
+T = TypeVar("T")
+Steps = Generator[Step, Any, T]
+MAX_ERROR_BODY = 1024 * 1024  # bytes of an error answer read (its text is bounded further)
+_TRANSIENT_TLS = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError, ssl.SSLWantReadError,
+                  ssl.SSLWantWriteError)
+
+
+class Exchange:
+    """One call: its request, the connection's settings, its plan (policy, deadline, clock) and
+    the quotas of the transport (``quota_of(endpoint)``)."""
+
+    __slots__ = ("plan", "quota_of", "request", "settings")
+
+    def __init__(
+        self, request: ApiRequest, settings: ConnectionSettings, plan: CallPlan, quota_of: Callable[[str], Quota]
+    ) -> None:
+        self.request = request
+        self.settings = settings
+        self.plan = plan
+        self.quota_of = quota_of
+
+    def call(self) -> Steps[Any]:
+        """The whole call: its unwrapped result, or the error it ends in."""
+        return (yield from self.retried(self.once))
+
+    def once(self) -> Steps[Any]:
+        """One attempt of a JSON call."""
+        answer = yield from self.send()
+        return self.result(answer)
+
+    def retried(self, attempt: Callable[[], Steps[T]]) -> Steps[T]:
+        """``attempt`` under the retry policy and the deadline; a first attempt that succeeds
+        (every poll of a wait, nearly always) builds no retry machinery."""
+        try:
+            return (yield from attempt())
+        except Exception as exc:
+            if self.plan.policy.max_attempts == 1 or not is_retryable(exc, self.request.operation):
+                raise
+            first = exc
+        retrying = tenacity.Retrying(**self.plan.tenacity_kwargs())
+        retrying.begin()
+        state = tenacity.RetryCallState(retrying, fn=None, args=(), kwargs={})
+        retrying.iter(state)  # the first attempt, already made
+        state.set_exception((type(first), first, first.__traceback__))
+        try:
+            while True:
+                action = retrying.iter(state)
+                if isinstance(action, tenacity.DoAttempt):
+                    try:
+                        state.set_result((yield from attempt()))
+                    except Exception as exc:
+                        state.set_exception((type(exc), exc, exc.__traceback__))
+                elif isinstance(action, tenacity.DoSleep):
+                    state.prepare_for_next_attempt()
+                    yield Pause(float(action))
+                else:
+                    return action
+        except AnalyticsApiError as exc:
+            final = self.plan.final_error(exc)
+            if final is exc:
+                raise
+            raise final from exc
+
+    def send(
+        self,
+        url: str | None = None,
+        *,
+        data: Any = None,
+        headers: Mapping[str, str] | None = None,
+        stream: bool = False,
+    ) -> Steps[Answer]:
+        """One exchange with no retry: the quota's turn (requests to the service only), the
+        request with the key only for the service's host, the answer taught to the quota.
+        ``url`` is another address than the request's own (a redirect). Returns the
+        :class:`Answer` whatever its status; raises the transport's failure."""
+        settings, request, plan = self.settings, self.request, self.plan
+        params = request.params or None if url is None else None  # a redirect's URL carries its own
+        url = url or settings.url(request.path)
+        quota = self.quota_of(request.operation.endpoint) if settings.is_same_origin(url) else None
+        if quota is not None:
+            yield from quota.turn(plan.quota_wait_allowed)
+        left = plan.left()
+        sent = Send(
+            method=request.method,
+            url=url,
+            headers={**settings.auth_headers(url), **(headers or {})},
+            timeout=settings.timeouts(left),
+            left=left,
+            network=settings.network,
+            proxy=settings.network.proxy_for(url),
+            params=params,
+            json=request.json if data is None else None,
+            data=data,
+            stream=stream,
+            error_body_limit=MAX_ERROR_BODY,
+        )
+        outcome = yield sent
+        if quota is not None:
+            quota.answered(outcome.headers if isinstance(outcome, Answer) else None)
+            if isinstance(outcome, Answer) and outcome.status == 429:
+                quota.exhausted(parse_retry_after(outcome.headers))
+        if isinstance(outcome, Failure):
+            raise self.failure(outcome.error, sent=outcome.sent, url=url) from None
+        return outcome
+
+    def result(self, answer: Answer) -> Any:
+        """The unwrapped result of an answer, or its error raised (no secret in its text)."""
+        return parse_response(self.request, answer.status, answer.headers, answer.body, secrets=self.settings.secrets)
+
+    def failure(
+        self,
+        exc: BaseException,
+        *,
+        sent: bool,
+        url: str = "",
+        cls: type[AnalyticsTransportError] = AnalyticsTransportError,
+    ) -> AnalyticsApiError:
+        """The error for a transport library's exception: a certificate or handshake problem is
+        final and says which setting fixes it; a failure at the deadline is the deadline's."""
+        request, plan = self.request, self.plan
+        tls = tls_problem(exc)
+        if tls is not None:
+            return AnalyticsTlsError(
+                describe_tls(tls, urlsplit(url or self.settings.base_url).hostname or "", self.settings),
+                method=request.method, path=request.path,
+            )
+        error = cls.from_exception(exc, sent=sent, method=request.method, path=request.path,
+                                   secrets=self.settings.secrets)
+        if plan.deadline is not None and plan.clock() >= plan.deadline - 0.01:
+            return AnalyticsDeadlineExceeded(
+                "the deadline passed while waiting for the answer", last_error=error,
+                method=request.method, path=request.path,
+            )
+        return error
+
+
+def tls_problem(exc: BaseException) -> ssl.SSLError | None:
+    """The certificate or handshake error inside a library's exception (its causes, its args,
+    aiohttp's and urllib3's wrappers), or None. A TLS connection cut short is not one."""
+    seen: set[int] = set()
+    todo: list[Any] = [exc]
+    while todo:
+        item = todo.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, ssl.SSLCertVerificationError):
+            return item
+        if isinstance(item, ssl.SSLError) and not isinstance(item, _TRANSIENT_TLS):
+            return item
+        todo += [item.__cause__, item.__context__, *item.args,
+                 *(getattr(item, name, None) for name in ("reason", "certificate_error", "os_error"))]
+    return None
+
+
+def describe_tls(error: ssl.SSLError, host: str, settings: ConnectionSettings) -> str:
+    advice = settings.network.tls_advice()
+    if isinstance(error, ssl.SSLCertVerificationError):
+        why = str(error.verify_message or error.reason or "not trusted")
+        if "mismatch" in why.lower() or "hostname" in why.lower():
+            return (f"the certificate presented for {host} is not valid for that name ({why}): check "
+                    f"the region or base_url, or the proxy that answers for {host}; {advice}")
+        return f"the certificate of {host} is not trusted ({why}); {advice}"
+    why = str(error.reason or error.strerror or type(error).__name__)
+    return f"the TLS handshake with {host} failed ({why}); {advice}"
+

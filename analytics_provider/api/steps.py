@@ -1,0 +1,74 @@
+"""What a sans-IO call asks its driver to do, and what the driver answers.
+
+:mod:`~analytics_provider.api.exchange` yields :class:`Pause`, :class:`AwaitSignal` and
+:class:`Send`; a driver (``requests`` on the worker, ``aiohttp`` in the triggerer) does each and
+sends back ``None``, or for a :class:`Send` an :class:`Answer` or a :class:`Failure`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from analytics_provider.api.network import Network
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Sleep ``seconds`` (a backoff, a quota turn)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class AwaitSignal:
+    """Wait until ``done`` (a ``threading.Event`` or an ``asyncio.Event``, as the driver made
+    the quota) is set, or ``seconds`` pass (None: no limit): the caller ahead in the quota's
+    queue hands over, or a probe's answer comes in."""
+
+    done: Any
+    seconds: float | None
+
+
+@dataclass(frozen=True)
+class Send:
+    """One HTTP exchange, no redirect followed. ``timeout`` is ``(connect, read)``; ``left`` the
+    seconds the whole exchange may take (None: no deadline). The answer's body is read whole,
+    at most ``error_body_limit`` bytes of an error; with ``stream`` it is left to the caller."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    timeout: tuple[float, float]
+    left: float | None
+    network: Network = field(repr=False)
+    proxy: str | None = field(default=None, repr=False)
+    params: Any = None
+    json: Any = None
+    data: Any = None
+    stream: bool = False
+    error_body_limit: int = 1024 * 1024
+
+
+@dataclass
+class Answer:
+    """The answer of a :class:`Send`: ``body`` read, or ``raw`` (the library's response) with ``stream``."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes = b""
+    url: str = ""
+    raw: Any = None
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A :class:`Send` that got no answer: the library's exception, and whether the request may
+    have reached the service (False only when surely not: no connection was made)."""
+
+    error: BaseException
+    sent: bool
+
+
+Step = Union[Pause, AwaitSignal, Send]  # noqa: UP007 (a runtime alias on Python 3.10)

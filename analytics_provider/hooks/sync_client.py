@@ -1,0 +1,172 @@
+"""The worker's driver: carries out the steps of :mod:`analytics_provider.api.exchange` with ``requests``.
+
+Twin of :class:`~analytics_provider.hooks.async_client.AsyncAnalyticsClient` (same methods, same
+names); every rule lives in the exchange, so this holds only I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import requests
+
+from analytics_provider.api.budget import Quota
+from analytics_provider.api.exchange import Exchange, Steps
+from analytics_provider.api.follow import ONE_LOOK, Read
+from analytics_provider.api.request import ApiRequest, build_request
+from analytics_provider.api.retry import CallPlan, RetryPolicy
+from analytics_provider.api.settings import USER_AGENT, ConnectionSettings
+from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send
+from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
+from analytics_provider.hooks.download import CHUNK_SIZE
+
+T = TypeVar("T")
+
+
+class AnalyticsClient:
+    """Calls the API from threads: one ``requests`` session, one quota per endpoint.
+
+    ``settings`` gives the connection's settings when first needed; ``clock`` and ``sleep`` are
+    how it tells time and waits (a ``deadline`` is a time on ``clock``).
+    """
+
+    def __init__(
+        self,
+        settings: Callable[[], ConnectionSettings],
+        retry_policy: RetryPolicy,
+        *,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+    ) -> None:
+        self._settings = settings
+        self.retry_policy = retry_policy
+        self.clock = clock
+        self.sleep = sleep
+        self.quotas: dict[str, Quota] = {}
+        self._lock = threading.Lock()
+        self._session: requests.Session | None = None
+
+    def quota(self, endpoint: str) -> Quota:
+        """The quota of one endpoint (``"GET /jobs/{id}"``), shared by the client's threads."""
+        with self._lock:
+            if endpoint not in self.quotas:
+                self.quotas[endpoint] = Quota(clock=self.clock, pace_from=0.5)
+            return self.quotas[endpoint]
+
+    def exchange(self, request: ApiRequest, retry_policy: RetryPolicy | None = None,
+                 deadline: float | None = None) -> Exchange:
+        plan = CallPlan(retry_policy or self.retry_policy, request, deadline, self.clock)
+        return Exchange(request, self._settings(), plan, self.quota)
+
+    def call(self, name: str, *path_args: Any, query: Mapping[str, Any] | None = None, body: Any = None,
+             retry_policy: RetryPolicy | None = None, deadline: float | None = None) -> Any:
+        """Run the operation ``name`` of the API table and return its unwrapped result."""
+        return self.run(self.exchange(build_request(name, path_args, query, body), retry_policy, deadline).call())
+
+    def read_job(self, read: Read) -> Any:
+        """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline."""
+        return self.call("get_job", read.job_id, retry_policy=ONE_LOOK,
+                         deadline=None if math.isinf(read.deadline) else read.deadline)
+
+    def run(self, steps: Steps[T]) -> T:
+        """Carry out an exchange's steps; returns what it returns, raises what it raises."""
+        outcome: Any = None
+        try:
+            while True:
+                try:
+                    step = steps.send(outcome)
+                except StopIteration as done:
+                    return done.value
+                outcome = None
+                if isinstance(step, Send):
+                    outcome = self._send(step)
+                elif isinstance(step, Pause):
+                    self.sleep(step.seconds)
+                elif isinstance(step, AwaitSignal):
+                    step.done.wait(step.seconds)
+        finally:
+            steps.close()  # a step that failed: the exchange's own cleanup runs now
+
+    def iter_body(self, answer: Answer, exchange: Exchange,
+                  error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None
+                  ) -> Iterator[bytes]:
+        """A streamed answer's body as it arrives, each read bounded by the deadline."""
+        try:
+            yield from _chunks(answer.raw, exchange.settings.read_timeout, exchange.plan.left, limit)
+        except AnalyticsApiError:
+            raise
+        except Exception as exc:
+            raise exchange.failure(exc, sent=True, url=answer.url, cls=error) from None
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+
+    def _send(self, step: Send) -> Answer | Failure:
+        if self._session is None:
+            self._session = requests.Session()  # the key is never a session default: no redirect carries it
+            self._session.headers.update({"User-Agent": USER_AGENT, "Accept": "application/json"})
+            self._session.trust_env = False  # the environment is read once, by the settings (network.py)
+        try:
+            response = self._session.request(
+                step.method, step.url, params=step.params, json=step.json, data=step.data, headers=step.headers,
+                timeout=step.timeout, allow_redirects=False, stream=True, verify=step.network.verify,
+                proxies={urlscheme(step.url): step.proxy} if step.proxy else None,
+            )
+        except Exception as exc:
+            return Failure(exc, sent=_was_sent(exc))
+        answer = Answer(response.status_code, response.headers, url=response.url, raw=response)
+        if step.stream:
+            return answer
+        end = None if step.left is None else self.clock() + step.left
+        left = (lambda: None) if end is None else (lambda: end - self.clock())
+        with response:
+            try:
+                limit = None if response.ok else step.error_body_limit
+                answer.body = b"".join(_chunks(response, step.timeout[1], left, limit))
+            except Exception as exc:
+                return Failure(exc, sent=True)
+        return answer
+
+
+def urlscheme(url: str) -> str:
+    return url.split(":", 1)[0]
+
+
+def _chunks(response: requests.Response, read_timeout: float, left: Callable[[], float | None],
+            limit: int | None) -> Iterator[bytes]:
+    """The body as it arrives; each read is bounded by the deadline (``left``), so a trickle
+    cannot hold the call past it. Reading stops after ``limit`` bytes."""
+    received = 0
+    while limit is None or received < limit:
+        seconds = left()
+        if seconds is not None:
+            _set_read_timeout(response, min(read_timeout, seconds))
+        chunk = response.raw.read1(CHUNK_SIZE, decode_content=True)
+        if not chunk:
+            return
+        received += len(chunk)
+        yield chunk
+
+
+def _set_read_timeout(response: requests.Response, seconds: float) -> None:
+    """Bound the next read of a streamed answer (the socket is urllib3's; absent when pooled)."""
+    sock = getattr(getattr(response.raw, "_connection", None), "sock", None)
+    if sock is not None:
+        sock.settimeout(max(seconds, 0.001))
+
+
+def _was_sent(exc: BaseException) -> bool:
+    """False only when the request surely never reached the service (no connection was made)."""
+    from urllib3.exceptions import NewConnectionError
+
+    if isinstance(exc, requests.ConnectTimeout):
+        return False
+    if not isinstance(exc, requests.RequestException) or isinstance(exc, requests.exceptions.InvalidHeader):
+        return not isinstance(exc, (ValueError, UnicodeError))  # refused before sending
+    reason = exc.args[0] if exc.args else None
+    reason = getattr(reason, "reason", reason)
+    return not isinstance(reason, NewConnectionError)
