@@ -95,6 +95,18 @@ def get_provider_info() -> dict[str, Any]:
                         "label": "Connect timeout (seconds)",
                         "schema": {"type": ["number", "null"], "default": 10, "minimum": 0.1},
                     },
+                    "proxies": {
+                        "label": "Proxies",
+                        "description": 'Scheme to proxy URL, as JSON: {"https": "http://proxy.example:3128", '
+                        '"no_proxy": "localhost"}. Leave empty: HTTP_PROXY, HTTPS_PROXY and NO_PROXY.',
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "verify": {
+                        "label": "Verify certificates",
+                        "description": "true, false, or the path of a CA bundle (a private CA). Leave empty: "
+                        "REQUESTS_CA_BUNDLE or SSL_CERT_FILE, else certifi's bundle.",
+                        "schema": {"type": ["string", "null"]},
+                    },
                 },
                 "ui-field-behaviour": {
                     "hidden-fields": ["host", "schema", "login", "port", "extra"],

@@ -175,24 +175,25 @@ def tls_problem(exc: BaseException) -> ssl.SSLError | None:
     aiohttp's and urllib3's wrappers), or None. A TLS connection cut short is not one."""
     seen: set[int] = set()
     todo: list[Any] = [exc]
+    found: ssl.SSLError | None = None
     while todo:
         item = todo.pop()
         if not isinstance(item, BaseException) or id(item) in seen:
             continue
         seen.add(id(item))
-        if isinstance(item, ssl.SSLCertVerificationError):
-            return item
         if isinstance(item, ssl.SSLError) and not isinstance(item, _TRANSIENT_TLS):
-            return item
+            if type(item).__module__ == "ssl":  # the error itself, not a library's wrapper of it
+                return item
+            found = found or item
         todo += [item.__cause__, item.__context__, *item.args,
                  *(getattr(item, name, None) for name in ("reason", "certificate_error", "os_error"))]
-    return None
+    return found
 
 
 def describe_tls(error: ssl.SSLError, host: str, settings: ConnectionSettings) -> str:
     advice = settings.network.tls_advice()
     if isinstance(error, ssl.SSLCertVerificationError):
-        why = str(error.verify_message or error.reason or "not trusted")
+        why = str(getattr(error, "verify_message", None) or error.reason or "not trusted")
         if "mismatch" in why.lower() or "hostname" in why.lower():
             return (f"the certificate presented for {host} is not valid for that name ({why}): check "
                     f"the region or base_url, or the proxy that answers for {host}; {advice}")

@@ -1,7 +1,8 @@
 """Reading the service's rate-limit headers: every number finite and capped.
 
-Nobody documents the value format of ``RateLimit-Reset`` and ``Retry-After``: both accept
-delta-seconds and an HTTP date, and ``RateLimit-Reset`` also a Unix epoch timestamp.
+The API document does not show the value format of ``RateLimit-Reset`` and ``Retry-After``.
+Both are read as the standards write them: delta-seconds (digits only) or an HTTP date; a
+``RateLimit-Reset`` of more than 10⁹ seconds is a Unix epoch time. Any other value is ignored.
 """
 
 from __future__ import annotations
@@ -36,19 +37,18 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def _seconds_until(value: str, now: float, *, epoch_allowed: bool) -> float | None:
-    """A delay in seconds, finite and at most :data:`MAX_HEADER_SECONDS`; None when unreadable."""
-    try:
-        number = float(value)
-    except ValueError:
+    """A delay in seconds, at most :data:`MAX_HEADER_SECONDS`; None when the value is neither
+    delta-seconds (digits only) nor an HTTP date. ``1e400``, ``-5`` or ``2.5`` are ignored,
+    never read as a number."""
+    if value.isascii() and value.isdigit():
+        number = float(int(value[:30]))  # 30 digits already mean far beyond the cap
+        if epoch_allowed and number > _EPOCH_THRESHOLD:
+            number -= now
+    else:
         try:
             number = parsedate_to_datetime(value).timestamp() - now
         except (TypeError, ValueError, IndexError, OverflowError):
             return None
-    else:
-        if math.isnan(number):
-            return None
-        if epoch_allowed and number > _EPOCH_THRESHOLD:
-            number -= now
     return min(max(0.0, number), MAX_HEADER_SECONDS)
 
 

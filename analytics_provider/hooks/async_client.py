@@ -8,6 +8,7 @@ connections), the settings and the quotas are shared by every trigger of an even
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import math
 import time
@@ -168,16 +169,21 @@ class AsyncAnalyticsClient:
         import aiohttp
 
         proxy: URL | None = None if step.proxy is None else URL(step.proxy)
-        proxy_auth = None if proxy is None else aiohttp.BasicAuth.from_url(proxy)
-        if proxy is not None and proxy.user is not None:
-            proxy = proxy.with_user(None)  # its credentials go in the proxy's header only
+        headers, proxy_headers = step.headers, None
+        if proxy is not None and proxy.user is not None:  # the credentials go to the proxy only:
+            token = base64.b64encode(f"{proxy.user}:{proxy.password or ''}".encode("latin1")).decode()
+            proxy, auth = proxy.with_user(None), {"Proxy-Authorization": f"Basic {token}"}
+            if step.url.startswith("https:"):
+                proxy_headers = auth  # in the CONNECT of the tunnel
+            else:
+                headers = {**headers, **auth}  # in the request it forwards (and strips it from)
         connect, read = step.timeout
         try:
             response = await self._require().session.request(  # type: ignore[union-attr]
-                step.method, step.url, params=step.params, json=step.json, data=step.data, headers=step.headers,
+                step.method, step.url, params=step.params, json=step.json, data=step.data, headers=headers,
                 timeout=aiohttp.ClientTimeout(total=None if step.left is None else max(step.left, 0.001),
                                               connect=connect, sock_read=read),
-                allow_redirects=False, proxy=proxy, proxy_auth=proxy_auth, ssl=step.network.ssl_context,
+                allow_redirects=False, proxy=proxy, proxy_headers=proxy_headers, ssl=step.network.ssl_context,
             )
         except Exception as exc:
             return Failure(exc, sent=not isinstance(exc, _not_sent_errors()))

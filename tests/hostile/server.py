@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -47,7 +48,10 @@ class Answer:
 
 
 class HostileServer:
-    def __init__(self) -> None:
+    """``tls``: a server-side ``ssl.SSLContext`` (its certificate made in the test); the origin
+    is then ``https://`` on ``host``."""
+
+    def __init__(self, tls: ssl.SSLContext | None = None, host: str = "127.0.0.1") -> None:
         self.requests: list[Seen] = []
         self.answer: Callable[[Seen], Answer] = lambda seen: Answer(404, {"message": "nothing here"})
         outer = self
@@ -94,8 +98,11 @@ class HostileServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        self._httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
+        if tls is not None:  # the handshake runs in the handler's thread, on its first read
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True, do_handshake_on_connect=False)
         self.port = self._httpd.server_address[1]
-        self.origin = f"http://127.0.0.1:{self.port}"
+        self.origin = f"{'https' if tls else 'http'}://{host}:{self.port}"
         self.base_url = self.origin + "/api/v2"
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 

@@ -124,7 +124,7 @@ def test_a_day_long_reset_is_not_waited_out(hook, server, waits) -> None:
 
 
 async def test_the_async_client_holds_the_same_bounds(server, connect, fake_async_time) -> None:
-    limits = {"RateLimit-Limit": "100", "RateLimit-Remaining": "0", "RateLimit-Reset": "1e400"}
+    limits = {"RateLimit-Limit": "100", "RateLimit-Remaining": "0", "RateLimit-Reset": "86400"}
     server.answer = always(Answer(200, {"job": {"id": 7, "status": "running"}}, limits))
     async with AsyncAnalyticsClient("analytics_default") as client:
         await client.call("get_job", 7)
@@ -133,14 +133,21 @@ async def test_the_async_client_holds_the_same_bounds(server, connect, fake_asyn
     assert fake_async_time.sleeps == [] and len(server.requests) == 1
 
 
-def test_a_429_with_an_endless_retry_after_is_capped(hook, server, waits) -> None:
-    server.answer = in_turn(Answer(429, {"message": "slow down"}, {"Retry-After": "1e400"}), RUNNING)
+def test_a_429_with_a_day_long_retry_after_is_capped(hook, server, waits) -> None:
+    server.answer = in_turn(Answer(429, {"message": "slow down"}, {"Retry-After": "86400"}), RUNNING)
     with pytest.raises(RateLimitExceedError):
         hook.get_job(7)  # an hour (the cap) is more than the call's 300 s: no retry, no sleep
     assert waits.sleeps == [] and len(server.requests) == 1
     with pytest.raises(RateLimitExceedError, match="longer than this call may wait"):
         hook.get_job(7)  # the quota learnt the 429: the next call is not sent into it
     assert waits.sleeps == [] and len(server.requests) == 1
+
+
+@pytest.mark.parametrize("retry_after", ["1e400", "inf", "-1", "1.5e3"])
+def test_a_retry_after_that_is_neither_seconds_nor_a_date_is_ignored(hook, server, waits, retry_after) -> None:
+    server.answer = in_turn(Answer(429, {"message": "slow down"}, {"Retry-After": retry_after}), RUNNING)
+    assert hook.get_job(7)["status"] == "running"  # retried with the policy's own backoff
+    assert len(waits.sleeps) >= 1 and all(s <= 60 for s in waits.sleeps), waits.sleeps
 
 
 # -- case 5: pagination that never ends ------------------------------------------------------------------

@@ -191,7 +191,7 @@ def test_same_frame_answers_keep_the_stricter_count(clock) -> None:
         budget = budget_on(clock)
         await budget.acquire()
         budget.answered(headers(100, 50, 30))
-        budget.answered(headers(100, 70, 29.5))  # a late answer from earlier in the frame
+        budget.answered(headers(100, 70, 29))  # a late answer from earlier in the frame
         assert budget.remaining == 50
         budget.answered(headers(100, 99, 60))  # the reset moved on: a new frame
         assert budget.remaining == 99

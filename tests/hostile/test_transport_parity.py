@@ -1,0 +1,369 @@
+"""One list of transport behaviours, each run against both drivers: ``requests`` (the worker's
+hook) and ``aiohttp`` (the triggerer's client). A behaviour exists for both or a test fails.
+
+Real local servers throughout: the scripted service (plain or https with a certificate from a
+private CA made here), a forward proxy with ``CONNECT``. Time moves only by the drivers' own
+waits (the recorder), so a retry's backoff or a quota's wait is read exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analytics_provider.api import network
+from analytics_provider.api.retry import RetryPolicy
+from analytics_provider.api.settings import ConnectionConfigError
+from analytics_provider.exceptions import (
+    AnalyticsApiError,
+    AnalyticsDeadlineExceeded,
+    AnalyticsJobError,
+    AnalyticsTlsError,
+    MaintenanceError,
+    NotFoundError,
+    RecordError,
+)
+from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+from analytics_provider.triggers.analytics import AnalyticsJobTrigger
+from hostile.conftest import KEY, Recorder
+from hostile.pki import PrivateCA
+from hostile.proxy import ForwardProxy
+from hostile.server import Answer, HostileServer, always, in_turn
+
+JOB = Answer(200, {"job": {"id": 7, "status": "running"}})
+PROXY_PASSWORD = "pr0xy-s3cret-Zq9"
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    args: tuple[Any, ...] = ()
+    deadline_in: float | None = None
+    retry_policy: RetryPolicy | None = None
+    body: Any = None
+
+
+def get_job(deadline_in: float | None = None, retry_policy: RetryPolicy | None = None) -> Call:
+    return Call("get_job", (7,), deadline_in, retry_policy)
+
+
+@dataclass
+class Driver:
+    """Runs calls on one transport: one hook, or one async client on one event loop."""
+
+    name: str
+    waits: Recorder
+    conn_id: str = "analytics_default"
+    hooks: list[AnalyticsHook] = field(default_factory=list)
+
+    def run(self, *calls: Call) -> list[Any]:
+        """Each call's result, or the exception it raised."""
+        return self._sync(calls) if self.name == "requests" else asyncio.run(self._async(calls))
+
+    def one(self, call: Call | None = None) -> Any:
+        (outcome,) = self.run(call or get_job())
+        return outcome
+
+    def _deadline(self, call: Call) -> float | None:
+        return None if call.deadline_in is None else self.waits() + call.deadline_in
+
+    def _sync(self, calls: tuple[Call, ...]) -> list[Any]:
+        hook = AnalyticsHook(self.conn_id)
+        hook.sleep, hook.clock = self.waits.sleep, self.waits  # type: ignore[method-assign,assignment]
+        self.hooks.append(hook)
+        outcomes: list[Any] = []
+        for c in calls:
+            try:
+                outcomes.append(hook.call(c.name, *c.args, body=c.body, deadline=self._deadline(c),
+                                          retry_policy=c.retry_policy))
+            except Exception as exc:
+                outcomes.append(exc)
+        return outcomes
+
+    async def _async(self, calls: tuple[Call, ...]) -> list[Any]:
+        outcomes: list[Any] = []
+        async with AsyncAnalyticsClient(self.conn_id) as client:
+            for c in calls:
+                try:
+                    outcomes.append(await client.call(c.name, *c.args, body=c.body, deadline=self._deadline(c),
+                                                      retry_policy=c.retry_policy))
+                except Exception as exc:
+                    outcomes.append(exc)
+        return outcomes
+
+    def wait(self, job_id: int = 7) -> dict[str, Any]:
+        """A whole wait: the hook's ``wait_for_job``, or the trigger's run; its end as an event."""
+        if self.name == "requests":
+            hook = AnalyticsHook(self.conn_id)
+            hook.sleep, hook.clock = self.waits.sleep, self.waits  # type: ignore[method-assign,assignment]
+            try:
+                return {"status": hook.wait_for_job(job_id, poll_interval=5, timeout=600).status}
+            except AnalyticsJobError as exc:
+                return {"status": "error", "message": str(exc)}
+
+        async def first_event() -> dict[str, Any]:
+            trigger = AnalyticsJobTrigger(self.conn_id, job_id, poll_interval=5, end_time=time.time() + 600)
+            trigger.clock, trigger.sleep = self.waits, self.waits.asleep  # type: ignore[method-assign]
+            async for event in trigger.run():
+                return dict(event.payload)
+            raise AssertionError("the trigger ended without an event")
+
+        return asyncio.run(first_event())
+
+
+@pytest.fixture(params=["requests", "aiohttp"])
+def driver(request: pytest.FixtureRequest, connect: Any, fake_async_time: Recorder) -> Driver:
+    return Driver(request.param, fake_async_time)
+
+
+@pytest.fixture
+def quiet_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No proxy or CA bundle from the machine running the tests."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", *network.CA_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setattr(network, "_warned_unverified", set())
+
+
+@pytest.fixture
+def proxy() -> Iterator[ForwardProxy]:
+    with ForwardProxy() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def ca(tmp_path_factory: pytest.TempPathFactory) -> PrivateCA:
+    return PrivateCA.make(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture
+def tls_server(ca: PrivateCA, connect: Callable[..., None]) -> Iterator[HostileServer]:
+    """The service over https, its certificate from the private CA; the connection points at it."""
+    with HostileServer(tls=ca.server_context("localhost", "127.0.0.1")) as running:
+        running.answer = always(JOB)
+        connect(base_url=running.base_url)
+        yield running
+
+
+# -- retries, Retry-After, quotas, deadlines -------------------------------------------------
+
+
+def test_a_transient_failure_is_retried_after_retry_after(driver, server) -> None:
+    down = Answer(503, {"type": "MaintenanceError", "message": "upgrading"}, {"Retry-After": "3"})
+    server.answer = in_turn(down, down, JOB)
+    assert driver.one()["status"] == "running"
+    assert driver.waits.sleeps == [3.0, 3.0] and len(server.requests) == 3
+
+
+def test_the_attempt_count_ends_an_outage_with_its_last_error(driver, server) -> None:
+    server.answer = always(Answer(503, {"type": "MaintenanceError", "message": "down"}, {"Retry-After": "1"}))
+    error = driver.one(get_job(retry_policy=RetryPolicy(max_attempts=3)))
+    assert isinstance(error, MaintenanceError) and str(error) == "503 MaintenanceError on GET /jobs/7: down"
+    assert len(server.requests) == 3 and driver.waits.sleeps == [1.0, 1.0]
+
+
+def test_a_final_answer_is_not_retried_and_reads_the_same(driver, server) -> None:
+    server.answer = always(Answer(404, {"type": "NotFoundError", "message": "no job 7"}))
+    error = driver.one()
+    assert isinstance(error, NotFoundError) and str(error) == "404 NotFoundError on GET /jobs/7: no job 7"
+    assert len(server.requests) == 1 and driver.waits.sleeps == []
+
+
+def test_a_record_error_reads_the_same(driver, server) -> None:
+    server.answer = always(Answer(422, {"type": "RecordError", "message": "invalid",
+                                        "details": {"record": {"name": ["is taken"]}}}))
+    error = driver.one(Call("create_group", body={"name": "Finance"}))
+    assert isinstance(error, RecordError)
+    assert str(error).startswith("422 RecordError on POST /groups: invalid")
+
+
+def test_a_spent_quota_is_waited_out_until_its_reset(driver, server) -> None:
+    spent = {"RateLimit-Limit": "100", "RateLimit-Remaining": "0", "RateLimit-Reset": "30"}
+    server.answer = always(Answer(200, {"job": {"id": 7, "status": "running"}}, spent))
+    first, second = driver.run(get_job(), get_job(deadline_in=100))
+    assert first["status"] == second["status"] == "running"
+    assert driver.waits.sleeps == [30.0] and len(server.requests) == 2
+
+
+def test_a_429_holds_the_quota_until_its_retry_after(driver, server) -> None:
+    too_many = Answer(429, {"type": "RateLimitExceedError", "message": "slow"}, {"Retry-After": "12"})
+    server.answer = in_turn(too_many, JOB)
+    outcomes = driver.run(get_job(retry_policy=RetryPolicy(max_attempts=1)), get_job())
+    assert isinstance(outcomes[0], AnalyticsApiError) and outcomes[1]["status"] == "running"
+    assert driver.waits.sleeps == [12.0]
+
+
+@pytest.mark.parametrize("reset", ["1e400", "inf", "-5", "2.5", "soon"])
+def test_a_reset_that_is_not_delta_seconds_is_ignored(driver, server, reset) -> None:
+    limits = {"RateLimit-Limit": "100", "RateLimit-Remaining": "0", "RateLimit-Reset": reset}
+    server.answer = always(Answer(200, {"job": {"id": 7, "status": "running"}}, limits))
+    first, second = driver.run(get_job(), get_job(deadline_in=5))
+    assert first["status"] == second["status"] == "running"  # never "spent for 3600 s"
+    assert all(s <= 1.0 for s in driver.waits.sleeps)
+
+
+def test_no_time_left_raises_without_a_request(driver, server) -> None:
+    server.answer = always(JOB)
+    error = driver.one(get_job(deadline_in=0))
+    assert isinstance(error, AnalyticsDeadlineExceeded) and server.requests == []
+
+
+def test_backoff_never_sleeps_past_the_deadline(driver, server) -> None:
+    server.answer = always(Answer(503, {"type": "MaintenanceError", "message": "down"}, {"Retry-After": "30"}))
+    error = driver.one(get_job(deadline_in=45))
+    assert isinstance(error, AnalyticsDeadlineExceeded) and "the next retry would come after the deadline" in str(error)
+    assert driver.waits.sleeps == [30.0] and len(server.requests) == 2
+
+
+# -- redirects and the key -------------------------------------------------------------------
+
+
+def test_a_redirect_is_not_followed_so_the_key_stays_home(driver, server) -> None:
+    with HostileServer() as elsewhere:
+        elsewhere.answer = always(JOB)
+        server.answer = always(Answer(302, b"", {"Location": elsewhere.base_url + "/jobs/7"}))
+        error = driver.one()
+    assert isinstance(error, AnalyticsApiError) and elsewhere.requests == []
+    assert server.requests[0].headers["X-Service-Key"] == KEY
+
+
+def test_an_echoed_key_is_redacted_in_the_error(driver, server) -> None:
+    server.answer = always(Answer(401, {"type": "AuthError", "message": f"bad key {KEY}"}))
+    error = driver.one()
+    assert str(error) == "401 AuthError on GET /jobs/7: bad key ***"
+
+
+def test_both_register_the_key_and_proxy_password_with_the_log_masker(
+    driver, server, proxy, connect, monkeypatch, quiet_env
+) -> None:
+    import airflow.providers.common.compat.sdk as compat
+
+    masked: list[str] = []
+    monkeypatch.setattr(compat, "mask_secret", masked.append, raising=False)
+    connect(proxies={"http": proxy.url("egress", PROXY_PASSWORD)})
+    server.answer = always(JOB)
+    driver.one()
+    assert KEY in masked and PROXY_PASSWORD in masked
+
+
+# -- proxies ---------------------------------------------------------------------------------
+
+
+def test_the_environments_proxy_is_used(driver, server, proxy, monkeypatch, quiet_env) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url())
+    server.answer = always(JOB)
+    assert driver.one()["status"] == "running"
+    assert proxy.methods() == [f"GET {server.base_url}/jobs/7"] and len(server.requests) == 1
+
+
+def test_no_proxy_is_honoured(driver, server, proxy, monkeypatch, quiet_env) -> None:
+    monkeypatch.setenv("http_proxy", proxy.url())
+    monkeypatch.setenv("no_proxy", "localhost,127.0.0.1")
+    server.answer = always(JOB)
+    assert driver.one()["status"] == "running"
+    assert proxy.seen == [] and len(server.requests) == 1
+
+
+def test_the_connections_proxies_win_over_the_environment(driver, server, proxy, connect, monkeypatch,
+                                                          quiet_env) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    connect(proxies={"http": proxy.url()})
+    server.answer = always(JOB)
+    assert driver.one()["status"] == "running"
+    assert proxy.methods() == [f"GET {server.base_url}/jobs/7"]
+
+
+def test_proxy_credentials_are_sent_to_the_proxy_and_quoted_nowhere(
+    driver, server, connect, quiet_env, caplog
+) -> None:
+    server.answer = always(JOB)
+    with ForwardProxy(credentials=("egress", PROXY_PASSWORD)) as guarded:
+        connect(proxies={"http": guarded.url("egress", PROXY_PASSWORD)})
+        assert driver.one()["status"] == "running"
+        connect(proxies={"http": guarded.url("egress", "wrong-" + PROXY_PASSWORD)})
+        error = driver.one(get_job(retry_policy=RetryPolicy(max_attempts=1)))
+    assert len(server.requests) == 1  # the second never got past the proxy
+    assert isinstance(error, AnalyticsApiError) and error.status == 407
+    assert PROXY_PASSWORD not in str(error) + repr(error) + caplog.text
+    assert all(PROXY_PASSWORD not in repr(hook.settings) for hook in driver.hooks)
+
+
+def test_https_goes_through_a_tunnel_the_proxy_cannot_read(driver, tls_server, ca, proxy, connect, monkeypatch,
+                                                           quiet_env) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url())
+    connect(base_url=tls_server.base_url, verify=str(ca.bundle))
+    assert driver.one()["status"] == "running"
+    assert proxy.methods() == [f"CONNECT 127.0.0.1:{tls_server.port}"]
+    assert KEY.encode() not in proxy.tunnelled and b"/jobs/7" not in proxy.tunnelled
+    assert tls_server.requests[0].headers["X-Service-Key"] == KEY
+
+
+def test_a_tunnel_through_a_proxy_that_asks_for_credentials(driver, tls_server, ca, connect, quiet_env) -> None:
+    with ForwardProxy(credentials=("egress", PROXY_PASSWORD)) as guarded:
+        connect(base_url=tls_server.base_url, verify=str(ca.bundle),
+                proxies={"https": guarded.url("egress", PROXY_PASSWORD)})
+        assert driver.one()["status"] == "running"
+    assert guarded.methods() == [f"CONNECT 127.0.0.1:{tls_server.port}"]
+    assert "Proxy-Authorization" not in tls_server.requests[0].headers  # for the proxy only
+
+
+# -- certificates ----------------------------------------------------------------------------
+
+
+def test_a_private_ca_is_refused_at_once_by_default(driver, tls_server, quiet_env) -> None:
+    error = driver.one()
+    assert isinstance(error, AnalyticsTlsError)
+    assert "the certificate of 127.0.0.1 is not trusted" in str(error) and "verify" in str(error)
+    assert driver.waits.sleeps == [] and tls_server.requests == []
+
+
+def test_a_wait_ends_at_once_on_an_untrusted_certificate(driver, tls_server, quiet_env) -> None:
+    event = driver.wait()
+    assert event["status"] == "error" and "is not trusted" in event["message"]
+    assert driver.waits.sleeps == [] and tls_server.requests == []
+
+
+def test_a_certificate_for_another_name_says_so(driver, ca, connect, quiet_env) -> None:
+    with HostileServer(tls=ca.server_context("service.example")) as other:
+        connect(base_url=other.base_url, verify=str(ca.bundle))
+        error = driver.one()
+    assert isinstance(error, AnalyticsTlsError) and "is not valid for that name" in str(error)
+    assert other.requests == []
+
+
+@pytest.mark.parametrize("how", ["extra verify", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"])
+def test_the_private_ca_is_trusted_when_named(driver, tls_server, ca, connect, monkeypatch, quiet_env, how) -> None:
+    if how == "extra verify":
+        connect(base_url=tls_server.base_url, verify=str(ca.bundle))
+    else:
+        monkeypatch.setenv(how, str(ca.bundle))
+    assert driver.one()["status"] == "running"
+    assert tls_server.requests[0].headers["X-Service-Key"] == KEY
+
+
+@pytest.mark.parametrize("verify", [False, "false", "False"])
+def test_verify_false_connects_and_warns_once(driver, tls_server, connect, quiet_env, caplog, verify) -> None:
+    connect(base_url=tls_server.base_url, verify=verify)
+    with caplog.at_level(logging.WARNING, logger="analytics_provider.api.network"):
+        outcomes = driver.run(get_job(), get_job()) + driver.run(get_job())
+    assert [o["status"] for o in outcomes] == ["running"] * 3
+    warnings = [r for r in caplog.records if "certificates" in r.getMessage()]
+    assert len(warnings) == 1 and "verify set to false" in warnings[0].getMessage()
+
+
+def test_a_bundle_that_does_not_exist_is_refused_before_any_request(driver, server, connect, quiet_env,
+                                                                    tmp_path: Path) -> None:
+    missing = tmp_path / "corporate-ca.pem"
+    connect(verify=str(missing))
+    error = driver.one()
+    assert isinstance(error, ConnectionConfigError)
+    assert "verify names a CA bundle that does not exist" in str(error) and str(missing) in str(error)
+    assert server.requests == []
