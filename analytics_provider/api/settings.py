@@ -24,6 +24,17 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 60.0
 MIN_TIMEOUT = 0.1  # seconds; the connection form says the same
 USER_AGENT = f"airflow-provider-analytics/{__version__}"
+
+
+def user_agent(side: str) -> str:
+    """What the service's logs see: the provider, the side that called (``worker`` or
+    ``triggerer``) and Airflow's version, e.g. ``airflow-provider-analytics/0.1.0 (triggerer;
+    Airflow 3.3.2)``."""
+    try:
+        from airflow import __version__ as airflow_version
+    except ImportError:  # the emulator's own tools run without Airflow
+        airflow_version = "unknown"
+    return f"{USER_AGENT} ({side}; Airflow {airflow_version})"
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP header name (RFC 9110 token)
 
 

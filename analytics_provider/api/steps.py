@@ -7,9 +7,9 @@ sends back ``None``, or for a :class:`Send` an :class:`Answer` or a :class:`Fail
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Generic, TypeVar, Union
 
 from analytics_provider.api.network import Network
 
@@ -72,3 +72,33 @@ class Failure:
 
 
 Step = Union[Pause, AwaitSignal, Send]  # noqa: UP007 (a runtime alias on Python 3.10)
+
+
+T = TypeVar("T")
+
+
+class Stepper(Generic[T]):
+    """A driver's side of the generator protocol: iterate for the steps, :meth:`reply` with what a
+    step got, read :attr:`result` at the end. The generator is closed however the loop ends, so an
+    exchange's own cleanup (a quota's turn handed over) runs even when a step fails."""
+
+    def __init__(self, steps: Generator[Step, Any, T]) -> None:
+        self._steps = steps
+        self._reply: Any = None
+        self.result: T
+
+    def __iter__(self) -> Iterator[Step]:
+        try:
+            while True:
+                reply, self._reply = self._reply, None
+                try:
+                    step = self._steps.send(reply)
+                except StopIteration as done:
+                    self.result = done.value
+                    return
+                yield step
+        finally:
+            self._steps.close()
+
+    def reply(self, outcome: Any) -> None:
+        self._reply = outcome

@@ -23,8 +23,8 @@ from analytics_provider.api.exchange import Exchange, Steps
 from analytics_provider.api.follow import ONE_LOOK, Read
 from analytics_provider.api.request import ApiRequest, build_request
 from analytics_provider.api.retry import CallPlan, RetryPolicy
-from analytics_provider.api.settings import USER_AGENT, ConnectionSettings, TransportOptions
-from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send
+from analytics_provider.api.settings import ConnectionSettings, TransportOptions, user_agent
+from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send, Stepper
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class AsyncAnalyticsClient:
         shared = self._shared = _SHARED.setdefault(loop, _LoopShared())
         if shared.session is None or shared.session.closed:
             shared.session = aiohttp.ClientSession(  # trust_env off: the environment is read by network.py
-                headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+                headers={"User-Agent": user_agent("triggerer"), "Accept": "application/json"},
                 connector=aiohttp.TCPConnector(limit=100, keepalive_timeout=60),
             )
         shared.users += 1
@@ -131,23 +131,16 @@ class AsyncAnalyticsClient:
 
     async def run(self, steps: Steps[T]) -> T:
         """Carry out an exchange's steps; returns what it returns, raises what it raises."""
-        outcome: Any = None
-        try:
-            while True:
-                try:
-                    step = steps.send(outcome)
-                except StopIteration as done:
-                    return done.value
-                outcome = None
-                if isinstance(step, Send):
-                    outcome = await self._send(step)
-                elif isinstance(step, Pause):
-                    await self.sleep(step.seconds)
-                elif isinstance(step, AwaitSignal):
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(step.done.wait(), step.seconds)
-        finally:
-            steps.close()  # a step that failed: the exchange's own cleanup runs now
+        stepper = Stepper(steps)
+        for step in stepper:
+            if isinstance(step, Send):
+                stepper.reply(await self._send(step))
+            elif isinstance(step, Pause):
+                await self.sleep(step.seconds)
+            elif isinstance(step, AwaitSignal):
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(step.done.wait(), step.seconds)
+        return stepper.result
 
     async def iter_body(self, answer: Answer, exchange: Exchange,
                         error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None

@@ -18,8 +18,8 @@ from analytics_provider.api.exchange import Exchange, Steps
 from analytics_provider.api.follow import ONE_LOOK, Read
 from analytics_provider.api.request import ApiRequest, build_request
 from analytics_provider.api.retry import CallPlan, RetryPolicy
-from analytics_provider.api.settings import USER_AGENT, ConnectionSettings
-from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send
+from analytics_provider.api.settings import ConnectionSettings, user_agent
+from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send, Stepper
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 from analytics_provider.hooks.download import CHUNK_SIZE
 
@@ -73,22 +73,15 @@ class AnalyticsClient:
 
     def run(self, steps: Steps[T]) -> T:
         """Carry out an exchange's steps; returns what it returns, raises what it raises."""
-        outcome: Any = None
-        try:
-            while True:
-                try:
-                    step = steps.send(outcome)
-                except StopIteration as done:
-                    return done.value
-                outcome = None
-                if isinstance(step, Send):
-                    outcome = self._send(step)
-                elif isinstance(step, Pause):
-                    self.sleep(step.seconds)
-                elif isinstance(step, AwaitSignal):
-                    step.done.wait(step.seconds)
-        finally:
-            steps.close()  # a step that failed: the exchange's own cleanup runs now
+        stepper = Stepper(steps)
+        for step in stepper:
+            if isinstance(step, Send):
+                stepper.reply(self._send(step))
+            elif isinstance(step, Pause):
+                self.sleep(step.seconds)
+            elif isinstance(step, AwaitSignal):
+                step.done.wait(step.seconds)
+        return stepper.result
 
     def iter_body(self, answer: Answer, exchange: Exchange,
                   error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None
@@ -108,7 +101,7 @@ class AnalyticsClient:
     def _send(self, step: Send) -> Answer | Failure:
         if self._session is None:
             self._session = requests.Session()  # the key is never a session default: no redirect carries it
-            self._session.headers.update({"User-Agent": USER_AGENT, "Accept": "application/json"})
+            self._session.headers.update({"User-Agent": user_agent("worker"), "Accept": "application/json"})
             self._session.trust_env = False  # the environment is read once, by the settings (network.py)
         try:
             response = self._session.request(

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from analytics_provider import __version__
 from analytics_provider.api import network
 from analytics_provider.api.retry import RetryPolicy
 from analytics_provider.api.settings import ConnectionConfigError
@@ -252,6 +253,17 @@ def test_both_register_the_key_and_proxy_password_with_the_log_masker(
     server.answer = always(JOB)
     driver.one()
     assert KEY in masked and PROXY_PASSWORD in masked
+
+
+def test_the_user_agent_says_which_side_called(driver, server) -> None:
+    import airflow
+
+    server.answer = always(JOB)
+    driver.one()
+    side = "worker" if driver.name == "requests" else "triggerer"
+    assert server.requests[0].headers["User-Agent"] == (
+        f"airflow-provider-analytics/{__version__} ({side}; Airflow {airflow.__version__})"
+    )
 
 
 # -- proxies ---------------------------------------------------------------------------------
