@@ -132,21 +132,21 @@ class QuotaState:
         self.latest = found
         count = found.remaining
         now = self._clock()
-        if found.reset_at is not None:
-            found = RateLimit(found.limit, found.remaining, now + (found.reset_at - wall))
+        reset_at = None if found.reset_at is None else now + (found.reset_at - wall)  # onto our clock
         new_frame = (
             self.remaining is None
             or self.reset_at is None
-            or found.reset_at is None
-            or found.reset_at > self.reset_at + _NEW_FRAME_SLACK
+            or reset_at is None
+            or reset_at > self.reset_at + _NEW_FRAME_SLACK
         )
-        self.limit = found.limit if found.limit is not None else self.limit
+        if found.limit is not None:
+            self.limit = found.limit
         if new_frame:
-            self.remaining, self.reset_at = found.remaining, found.reset_at
+            self.remaining, self.reset_at = count, reset_at
             self._next_turn = now
-            self._seen, self._ours, self._theirs = found.remaining, 0, 0  # the baseline of the count
+            self._seen, self._ours, self._theirs = count, 0, 0  # the baseline of the count
         else:  # same frame: answers of other turns (ours or other processes') may be older
-            self.remaining = min(self.remaining, found.remaining)  # type: ignore[type-var]
+            self.remaining = min(self.remaining, count)  # type: ignore[type-var]
             self._learn_share(count)
 
     def _learn_share(self, count: int) -> None:
@@ -205,12 +205,20 @@ class Quota:
         probe's answer) while the others wait behind it. ``check`` bounds every wait, the queue
         included (it raises when the deadline would pass).
         """
+        first: Claim | None = None
         with self._lock:
-            mine = None if not self._busy else self._event()
-            if mine is None:
-                self._busy = True  # uncontended (once per poll): no signal, no queue
-            else:
+            mine = None
+            if self._busy:
+                mine = self._event()
                 self._queue.append(mine)
+            else:  # uncontended (once per poll): a turn due now takes one lock, no signal, no queue
+                first = self.state.claim(check)
+                if first.kind == GO and first.delay <= 0:
+                    return
+                if first.kind == PROBE:
+                    self._probe_done = self._event()
+                    return
+                self._busy = True
         if mine is not None:
             yield AwaitSignal(mine, check(0.0) if check is not None else None)
             if not mine.is_set():
@@ -223,18 +231,20 @@ class Quota:
                 if check is not None:
                     check(math.inf)  # raises: the deadline passed in the queue
         try:
-            yield from self._claim(check)
+            yield from self._claim(check, first)
         finally:
             self._hand_over()
 
-    def _claim(self, check: CheckWait | None) -> Generator[Pause | AwaitSignal, None, None]:
+    def _claim(self, check: CheckWait | None, claim: Claim | None = None) -> Generator[Pause | AwaitSignal, None, None]:
+        """Claims until a ``go`` or a probe; ``claim`` is one already made (its step is still due)."""
         while True:
-            with self._lock:
-                claim = self.state.claim(check)
-                if claim.kind == PROBE:
-                    self._probe_done = self._event()
-                    return
-                done = self._probe_done
+            if claim is None:
+                with self._lock:
+                    claim = self.state.claim(check)
+                    if claim.kind == PROBE:
+                        self._probe_done = self._event()
+                        return
+            done = self._probe_done
             if claim.kind == AWAIT_PROBE:
                 if done is not None:
                     yield AwaitSignal(done, _probe_wait(self._probe_timeout, check))
@@ -242,6 +252,7 @@ class Quota:
                     with self._lock:
                         if self._probe_done is done:
                             self.state.probe_out = False
+                claim = None
                 continue
             if claim.delay > 0:
                 yield Pause(claim.delay)
@@ -249,6 +260,7 @@ class Quota:
                 return
             with self._lock:
                 self.state.waited(claim)
+            claim = None
 
     def _hand_over(self) -> None:
         """The head of the queue is done: the next caller's turn (or no one's)."""

@@ -57,7 +57,12 @@ class Exchange:
 
     def call(self) -> Steps[Any]:
         """The whole call: its unwrapped result, or the error it ends in."""
-        return (yield from self.retried(self.once))
+        try:  # the first attempt inline: every poll of a wait runs this and nothing more
+            answer = yield from self.send()
+            return self.result(answer)
+        except Exception as exc:
+            first = exc
+        return (yield from self._retry(self.once, first))
 
     def once(self) -> Steps[Any]:
         """One attempt of a JSON call."""
@@ -66,13 +71,17 @@ class Exchange:
 
     def retried(self, attempt: Callable[[], Steps[T]]) -> Steps[T]:
         """``attempt`` under the retry policy and the deadline; a first attempt that succeeds
-        (every poll of a wait, nearly always) builds no retry machinery."""
+        builds no retry machinery."""
         try:
             return (yield from attempt())
         except Exception as exc:
-            if self.plan.policy.max_attempts == 1 or not is_retryable(exc, self.request.operation):
-                raise
             first = exc
+        return (yield from self._retry(attempt, first))
+
+    def _retry(self, attempt: Callable[[], Steps[T]], first: Exception) -> Steps[T]:
+        """The attempts after a ``first`` that failed, as tenacity decides them."""
+        if self.plan.policy.max_attempts == 1 or not is_retryable(first, self.request.operation):
+            raise first
         retrying = tenacity.Retrying(**self.plan.tenacity_kwargs())
         retrying.begin()
         state = tenacity.RetryCallState(retrying, fn=None, args=(), kwargs={})
@@ -119,7 +128,7 @@ class Exchange:
         sent = Send(
             method=request.method,
             url=url,
-            headers={**settings.auth_headers(url), **(headers or {})},
+            headers={**settings.auth_headers(url), **headers} if headers else settings.auth_headers(url),
             timeout=settings.timeouts(left),
             left=left,
             network=settings.network,

@@ -59,10 +59,13 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
 
 
 def parse_rate_limit(headers: Mapping[str, str], *, now: float) -> RateLimit | None:
-    limit, remaining, reset = (_header(headers, f"RateLimit-{n}") for n in ("Limit", "Remaining", "Reset"))
+    get = headers.get  # every answer passes here: the names as the service writes them first
+    limit, remaining, reset = get("RateLimit-Limit"), get("RateLimit-Remaining"), get("RateLimit-Reset")
     if limit is None and remaining is None and reset is None:
-        return None
-    delay = None if reset is None else _seconds_until(reset, now, epoch_allowed=True)
+        limit, remaining, reset = (_header(headers, f"RateLimit-{n}") for n in ("Limit", "Remaining", "Reset"))
+        if limit is None and remaining is None and reset is None:
+            return None
+    delay = None if not reset else _seconds_until(reset.strip(), now, epoch_allowed=True)
     return RateLimit(
         limit=_count(limit),
         remaining=_count(remaining),
@@ -72,8 +75,12 @@ def parse_rate_limit(headers: Mapping[str, str], *, now: float) -> RateLimit | N
 
 def _count(value: str | None) -> int | None:
     """A finite, non-negative count of at most :data:`MAX_COUNT`, or None."""
+    if value is None:
+        return None
+    if len(value) < 12 and value.isdigit() and value.isascii():  # the usual case
+        return min(int(value), MAX_COUNT)
     try:
-        number = float(value) if value is not None else math.nan
+        number = float(value)
     except ValueError:
         return None
     if not math.isfinite(number):

@@ -6,6 +6,7 @@ and read their answers here, so they cannot drift apart.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -51,8 +52,20 @@ def build_request(
     """Check the arguments against the operation's table entry and build the request.
 
     Raises :class:`AnalyticsParameterError` naming the parameter and the allowed values, so
-    that nothing the service would refuse is ever sent.
+    that nothing the service would refuse is ever sent. A request with only path arguments
+    (every poll of a wait) is built once and reused.
     """
+    if not query and body is None and all(type(arg) in (int, str) for arg in path_args):
+        return _path_only_request(name, tuple(path_args))
+    return _build(name, path_args, query, body)
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_only_request(name: str, path_args: tuple[Any, ...]) -> ApiRequest:
+    return _build(name, path_args, None, None)
+
+
+def _build(name: str, path_args: Sequence[Any], query: Mapping[str, Any] | None, body: Any) -> ApiRequest:
     op = operation(name)
     if len(path_args) != len(op.path_params):
         raise AnalyticsParameterError(
@@ -152,7 +165,7 @@ def _read_answer(request: ApiRequest, status: int, headers: Mapping[str, str], b
             path=request.path,
             retry_after=parse_retry_after(headers, now=now),
         )
-    if not body.strip():
+    if not body or body.isspace():
         if status == 204 or op.method == "DELETE":
             return {}
         raise _unexpected(request, status, headers, body, "the answer is empty")

@@ -158,7 +158,6 @@ class CallPlan:
         self.policy = policy
         self.request = request
         self.op = request.operation
-        self.what = request.describe()
         self.deadline = deadline
         self.clock = clock
         self.deadline_stopped = False

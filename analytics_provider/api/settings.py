@@ -8,9 +8,12 @@ rule about the connection holds for both by construction.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -107,9 +110,13 @@ class ConnectionSettings:
         ours, theirs = urlsplit(self.base_url), urlsplit(url)
         return (ours.scheme, ours.hostname, ours.port) == (theirs.scheme, theirs.hostname, theirs.port)
 
-    def auth_headers(self, url: str) -> dict[str, str]:
+    def auth_headers(self, url: str) -> Mapping[str, str]:
         """The key's header for a request to ``url``; none for any other host."""
-        return {self.header_name: self.api_key} if self.is_same_origin(url) else {}
+        return self._key_header if self.is_same_origin(url) else {}
+
+    @functools.cached_property
+    def _key_header(self) -> Mapping[str, str]:
+        return MappingProxyType({self.header_name: self.api_key})
 
     def timeouts(self, left: float | None = None) -> tuple[float, float]:
         """``(connect, read)`` seconds, each capped by ``left`` (the time left before a deadline)."""

@@ -31,7 +31,7 @@ class AwaitSignal:
     seconds: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Send:
     """One HTTP exchange, no redirect followed. ``timeout`` is ``(connect, read)``; ``left`` the
     seconds the whole exchange may take (None: no deadline). The answer's body is read whole,
@@ -51,7 +51,7 @@ class Send:
     error_body_limit: int = 1024 * 1024
 
 
-@dataclass
+@dataclass(slots=True)
 class Answer:
     """The answer of a :class:`Send`: ``body`` read, or ``raw`` (the library's response) with ``stream``."""
 

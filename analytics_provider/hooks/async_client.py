@@ -13,9 +13,10 @@ import contextlib
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+import aiohttp
 from yarl import URL
 
 from analytics_provider.api.budget import Quota
@@ -26,9 +27,6 @@ from analytics_provider.api.retry import CallPlan, RetryPolicy
 from analytics_provider.api.settings import ConnectionSettings, TransportOptions, user_agent
 from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send, Stepper
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
-
-if TYPE_CHECKING:
-    import aiohttp
 
 T = TypeVar("T")
 SETTINGS_TTL = 300.0  # seconds a connection's settings are reused before being read again
@@ -43,6 +41,7 @@ class _LoopShared:
         self.settings: dict[str, tuple[float, ConnectionSettings]] = {}
         self.settings_locks: dict[str, asyncio.Lock] = {}
         self.quotas: dict[tuple[str, str], Quota] = {}
+        self.timeouts: dict[tuple[float | None, float, float], aiohttp.ClientTimeout] = {}
 
 
 _SHARED: dict[asyncio.AbstractEventLoop, _LoopShared] = {}
@@ -68,8 +67,6 @@ class AsyncAnalyticsClient:
         return f"{type(self).__name__}(analytics_conn_id={self.analytics_conn_id!r})"
 
     async def __aenter__(self) -> AsyncAnalyticsClient:
-        import aiohttp
-
         loop = asyncio.get_running_loop()
         for closed in [other for other in _SHARED if other.is_closed()]:
             del _SHARED[closed]
@@ -92,19 +89,27 @@ class AsyncAnalyticsClient:
 
     async def settings(self) -> ConnectionSettings:
         """The connection's settings, read once for all the waits of the loop (then every 5 min)."""
-        shared, conn_id = self._require(), self.analytics_conn_id
-        cached = shared.settings.get(conn_id)
-        if not cached or self.clock() - cached[0] >= SETTINGS_TTL:
-            async with shared.settings_locks.setdefault(conn_id, asyncio.Lock()):
-                cached = shared.settings.get(conn_id)  # another wait may have read it meanwhile
-                if not cached or self.clock() - cached[0] >= SETTINGS_TTL:
-                    from airflow.providers.common.compat.connection import get_async_connection
+        return self._fresh_settings() or await self._read_settings()
 
-                    conn = await get_async_connection(conn_id)
-                    settings = ConnectionSettings.from_connection(conn, conn_id).masked()
-                    settings.network.warn_if_unverified(conn_id, urlsplit(settings.base_url).hostname or "")
-                    cached = shared.settings[conn_id] = (self.clock(), settings)
+    def _fresh_settings(self) -> ConnectionSettings | None:
+        cached = self._require().settings.get(self.analytics_conn_id)
+        if cached is None or self.clock() - cached[0] >= SETTINGS_TTL:
+            return None
         return self.options.apply(cached[1])
+
+    async def _read_settings(self) -> ConnectionSettings:
+        shared, conn_id = self._require(), self.analytics_conn_id
+        async with shared.settings_locks.setdefault(conn_id, asyncio.Lock()):
+            fresh = self._fresh_settings()  # another wait may have read it meanwhile
+            if fresh is not None:
+                return fresh
+            from airflow.providers.common.compat.connection import get_async_connection
+
+            conn = await get_async_connection(conn_id)
+            settings = ConnectionSettings.from_connection(conn, conn_id).masked()
+            settings.network.warn_if_unverified(conn_id, urlsplit(settings.base_url).hostname or "")
+            shared.settings[conn_id] = (self.clock(), settings)
+        return self.options.apply(settings)
 
     def quota(self, endpoint: str) -> Quota:
         """The quota of one endpoint (``"GET /jobs/{id}"``), shared by the loop's waits."""
@@ -159,7 +164,6 @@ class AsyncAnalyticsClient:
             raise exchange.failure(exc, sent=True, url=answer.url, cls=error) from None
 
     async def _send(self, step: Send) -> Answer | Failure:
-        import aiohttp
 
         proxy: URL | None = None if step.proxy is None else URL(step.proxy)
         headers, proxy_headers = step.headers, None
@@ -174,13 +178,12 @@ class AsyncAnalyticsClient:
         try:
             response = await self._require().session.request(  # type: ignore[union-attr]
                 step.method, step.url, params=step.params, json=step.json, data=step.data, headers=headers,
-                timeout=aiohttp.ClientTimeout(total=None if step.left is None else max(step.left, 0.001),
-                                              connect=connect, sock_read=read),
+                timeout=self._timeout(step.left, connect, read),
                 allow_redirects=False, proxy=proxy, proxy_headers=proxy_headers, ssl=step.network.ssl_context,
             )
         except Exception as exc:
             return Failure(exc, sent=not isinstance(exc, _not_sent_errors()))
-        answer = Answer(response.status, response.headers, url=str(response.url), raw=response)
+        answer = Answer(response.status, response.headers, url=step.url, raw=response)  # no redirect is followed
         if step.stream:
             return answer
         try:
@@ -191,6 +194,20 @@ class AsyncAnalyticsClient:
             return Failure(exc, sent=True)
         return answer
 
+    def _timeout(self, left: float | None, connect: float, read: float) -> aiohttp.ClientTimeout:
+        """Connect and per-read timeouts, and the whole exchange bounded by what is left. With more
+        than a minute left, the bound is rounded down to the second and the object reused (a poll
+        makes one per request otherwise)."""
+        if left is not None and left <= 60:
+            return aiohttp.ClientTimeout(total=max(left, 0.001), sock_connect=connect, sock_read=read)
+        key = (None if left is None else float(int(left)), connect, read)
+        timeouts = self._require().timeouts
+        if key not in timeouts:
+            if len(timeouts) >= 512:
+                timeouts.clear()
+            timeouts[key] = aiohttp.ClientTimeout(total=key[0], sock_connect=connect, sock_read=read)
+        return timeouts[key]
+
     def _require(self) -> _LoopShared:
         if self._shared is None:
             raise RuntimeError("use AsyncAnalyticsClient inside 'async with'")
@@ -198,8 +215,6 @@ class AsyncAnalyticsClient:
 
 
 def _not_sent_errors() -> tuple[type[BaseException], ...]:
-    import aiohttp
-
     return (
         aiohttp.ClientConnectorError,
         getattr(aiohttp, "ConnectionTimeoutError", aiohttp.ClientConnectorError),
