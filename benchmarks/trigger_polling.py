@@ -205,7 +205,7 @@ def main() -> int:
         def ours_round() -> dict[str, Any]:
             jobs, deadline = submit_jobs(args.waits, "ours"), time.time() + 600
             return run(lambda: [AnalyticsJobTrigger("analytics_default", j, args.interval, deadline) for j in jobs],
-                       patcher(AnalyticsJobTrigger, "sleep", AsyncAnalyticsClient, "call"))
+                       patcher(AnalyticsJobTrigger, "sleep", AsyncAnalyticsClient, "read_job"))
 
         rounds: list[dict[str, dict[str, Any]]] = []
         for n in range(args.rounds):  # interleaved, the order alternating: a drift in the machine's load hits both

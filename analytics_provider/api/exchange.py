@@ -125,12 +125,16 @@ class Exchange:
         if quota is not None:
             yield from quota.turn(plan.quota_wait_allowed)
         left = plan.left()
+        bound = left  # an API answer comes whole within connect + read timeout; an upload or a download per read
+        if data is None and not stream:
+            whole = settings.connect_timeout + settings.read_timeout
+            bound = whole if left is None or left > whole else left
         sent = Send(
             method=request.method,
             url=url,
             headers={**settings.auth_headers(url), **headers} if headers else settings.auth_headers(url),
             timeout=settings.timeouts(left),
-            left=left,
+            left=bound,
             network=settings.network,
             proxy=settings.network.proxy_for(url),
             params=params,

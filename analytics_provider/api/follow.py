@@ -47,7 +47,7 @@ ONE_LOOK = RetryPolicy(max_attempts=1)
 """The retry policy of each read: the wait itself outlasts failures (with ``max_outage``)."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Read:
     """Look at ``job_id``; the request must be over by ``deadline`` (on the watch's clock, ``inf``: none)."""
 
@@ -55,7 +55,7 @@ class Read:
     deadline: float
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Sleep:
     """Wait ``seconds``; ``pending`` when the job is known to be pending (a sensor's poke ends here)."""
 

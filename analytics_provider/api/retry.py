@@ -154,6 +154,8 @@ class CallPlan:
     deadline ended into :class:`AnalyticsDeadlineExceeded`.
     """
 
+    __slots__ = ("clock", "deadline", "deadline_stopped", "op", "policy", "request")
+
     def __init__(self, policy: RetryPolicy, request: ApiRequest, deadline: float | None, clock: Clock) -> None:
         self.policy = policy
         self.request = request

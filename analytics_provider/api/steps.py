@@ -33,9 +33,11 @@ class AwaitSignal:
 
 @dataclass(slots=True)
 class Send:
-    """One HTTP exchange, no redirect followed. ``timeout`` is ``(connect, read)``; ``left`` the
-    seconds the whole exchange may take (None: no deadline). The answer's body is read whole,
-    at most ``error_body_limit`` bytes of an error; with ``stream`` it is left to the caller."""
+    """One HTTP exchange, no redirect followed. ``timeout`` is ``(connect, read)``, each read's
+    bound when ``left`` is None; ``left`` the seconds the whole exchange may take (what is left
+    before the deadline; for an API answer at most connect + read timeout). The answer's body is
+    read whole, at most ``error_body_limit`` bytes of an error; with ``stream`` it is left to the
+    caller."""
 
     method: str
     url: str

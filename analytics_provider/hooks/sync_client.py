@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -68,8 +69,9 @@ class AnalyticsClient:
 
     def read_job(self, read: Read) -> Any:
         """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline."""
-        return self.call("get_job", read.job_id, retry_policy=ONE_LOOK,
-                         deadline=None if math.isinf(read.deadline) else read.deadline)
+        request = build_request("get_job", (read.job_id,))
+        exchange = self.exchange(request, ONE_LOOK, None if math.isinf(read.deadline) else read.deadline)
+        return self.run(exchange.call())
 
     def run(self, steps: Steps[T]) -> T:
         """Carry out an exchange's steps; returns what it returns, raises what it raises."""
@@ -114,8 +116,8 @@ class AnalyticsClient:
         answer = Answer(response.status_code, response.headers, url=response.url, raw=response)
         if step.stream:
             return answer
-        end = None if step.left is None else self.clock() + step.left
-        left = (lambda: None) if end is None else (lambda: end - self.clock())
+        end = None if step.left is None else time.monotonic() + step.left  # an I/O bound: real time, as aiohttp's
+        left = (lambda: None) if end is None else (lambda: end - time.monotonic())
         with response:
             try:
                 limit = None if response.ok else step.error_body_limit

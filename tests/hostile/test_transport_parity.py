@@ -224,6 +224,16 @@ def test_backoff_never_sleeps_past_the_deadline(driver, server) -> None:
     assert driver.waits.sleeps == [30.0] and len(server.requests) == 2
 
 
+def test_an_api_answer_must_come_whole_within_connect_and_read_timeout(driver, server, connect) -> None:
+    connect(timeout=0.5, connect_timeout=0.5)  # each byte comes well within the read timeout...
+    server.answer = always(Answer(200, {"job": {"id": 7, "status": "running"}}, trickle=0.05))
+    started = time.monotonic()
+    error = driver.one(get_job(retry_policy=RetryPolicy(max_attempts=1)))
+    took = time.monotonic() - started
+    assert isinstance(error, AnalyticsApiError) and error.error_type == "TransportError", error
+    assert 0.9 <= took < 2.5  # ...but the whole answer (about 2 s) is cut at 1 s
+
+
 # -- redirects and the key -------------------------------------------------------------------
 
 

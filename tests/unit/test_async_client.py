@@ -17,7 +17,7 @@ import tenacity
 
 from analytics_provider.api.retry import RetryPolicy
 from analytics_provider.exceptions import RateLimitExceedError
-from analytics_provider.hooks import async_client as module
+from analytics_provider.hooks import loop_shared
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 
 KEY = "async-unit-key-0123456789"
@@ -118,7 +118,7 @@ async def test_the_connection_is_read_once_for_concurrent_waits_then_again_after
     async with AsyncAnalyticsClient("analytics_default") as one, AsyncAnalyticsClient("analytics_default") as two:
         settings = await asyncio.gather(*(c.settings() for c in (one, two, one, two)))
         assert connection == ["analytics_default"] and len({id(s) for s in settings}) == 1
-        await one.sleep(module.SETTINGS_TTL + 1)  # the fixture's clock moves by the sleep
+        await one.sleep(loop_shared.SETTINGS_TTL + 1)  # the fixture's clock moves by the sleep
         await one.settings()
         assert connection == ["analytics_default", "analytics_default"]
 
