@@ -75,7 +75,7 @@ class Network:
             return None
         return self.proxies.get(parts.scheme) or self.proxies.get("all")
 
-    @property
+    @functools.cached_property
     def secrets(self) -> tuple[str, ...]:
         """Proxy passwords (as written and decoded): never in a log, an error or a repr."""
         found: list[str] = []

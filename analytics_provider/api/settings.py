@@ -87,7 +87,7 @@ class ConnectionSettings:
             network=network_of(extra, where),
         )
 
-    @property
+    @functools.cached_property
     def secrets(self) -> tuple[str, ...]:
         """What no text may quote: the key and the proxies' passwords."""
         return (self.api_key, *self.network.secrets)
