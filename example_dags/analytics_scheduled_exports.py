@@ -52,9 +52,14 @@ with DAG(
 
     @task
     def report(summaries: list[dict]) -> list[str]:
-        """Where the files are; a real pipeline would notify or hand them on here."""
-        for summary in summaries:
+        """Where the files are; a real pipeline would notify or hand them on here.
+
+        The mapped results are read in one request (a slice): iterating them reads one by one
+        until a read past the last fails, which Airflow's api-server logs as an error.
+        """
+        files = list(summaries[:])
+        for summary in files:
             print(f"{summary['path']} ({summary['content_type']}, {summary['bytes']} bytes)")
-        return [summary["path"] for summary in summaries]
+        return [summary["path"] for summary in files]
 
     report(exports.output)

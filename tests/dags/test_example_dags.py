@@ -90,6 +90,32 @@ def test_scheduled_exports(
     assert analytics_emulator.api_key not in output.out + output.err
 
 
+class MappedResults:
+    """The mapped results as Airflow hands them to a task: reads past the end fail, and Airflow's
+    api-server logs each such read as an error (``XCom not found ... offset=6``)."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items, self.reads_past_the_end = items, 0
+
+    def __getitem__(self, key: int | slice) -> Any:
+        if isinstance(key, slice):
+            return self.items[key]
+        if key >= len(self.items):
+            self.reads_past_the_end += 1
+            raise IndexError(key)
+        return self.items[key]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def test_the_scheduled_exports_report_reads_the_mapped_results_without_a_failing_read(example_dag_bag) -> None:
+    report = example_dag_bag.get_dag("analytics_scheduled_exports").get_task("report")
+    results = MappedResults([{"path": f"/x/{n}", "content_type": "text/csv", "bytes": n} for n in range(6)])
+    assert report.python_callable(results) == [f"/x/{n}" for n in range(6)]
+    assert results.reads_past_the_end == 0
+
+
 @pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "deferred"])
 def test_post_deploy_publish(example_dag_bag, analytics_emulator, analytics_connection, capfd, deferrable):
     dag_run = run_dag(example_dag_bag, "analytics_post_deploy_publish", deferrable, {})
