@@ -41,7 +41,7 @@ class Send:
 
     method: str
     url: str
-    headers: Mapping[str, str]
+    headers: Mapping[str, str] = field(repr=False)  # the key is among them
     timeout: tuple[float, float]
     left: float | None
     network: Network = field(repr=False)

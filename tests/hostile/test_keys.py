@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from analytics_provider.api.settings import ConnectionConfigError
@@ -101,3 +103,21 @@ def test_a_transport_failure_names_no_header(hook, server) -> None:
         hook.get_job(1)
     assert KEY not in str(raised.value)
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
+
+
+def test_no_step_of_an_exchange_shows_the_key_or_a_proxy_password() -> None:
+    from analytics_provider.api.exchange import Exchange
+    from analytics_provider.api.request import build_request
+    from analytics_provider.api.retry import CallPlan, RetryPolicy
+    from analytics_provider.api.settings import ConnectionSettings
+
+    conn = SimpleNamespace(password=KEY, extra_dejson={
+        "base_url": "https://svc.example/api/v2", "proxies": {"https": "http://egress:pr0xy-pw-77@proxy.example:3128"}})
+    settings = ConnectionSettings.from_connection(conn, "c")
+    request = build_request("get_job", (7,))
+    exchange = Exchange(request, settings, CallPlan(RetryPolicy(), request, None, lambda: 0.0),
+                        lambda endpoint: None)  # type: ignore[arg-type,return-value]
+    step = next(exchange.send())
+    assert step.headers["X-Service-Key"] == KEY  # it is sent...
+    shown = repr(step) + repr(settings) + repr(exchange.settings.network)
+    assert KEY not in shown and "pr0xy-pw-77" not in shown  # ...and shown nowhere
