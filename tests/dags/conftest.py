@@ -117,14 +117,22 @@ def set_waits(dag: Any, deferrable: bool | None, poll_interval: float = 0.1) -> 
 
 @pytest.fixture
 def openlineage_events() -> Iterator[Callable[[], list[dict[str, Any]]]]:
-    """The OpenLineage events written since the test started (a callable: read them when needed)."""
-    start = OPENLINEAGE_EVENTS.stat().st_size if OPENLINEAGE_EVENTS.exists() else 0
+    """The OpenLineage events written since the test started (a callable: read them when needed).
+
+    The adapter writes from a thread, so an event of the previous test may be half written when
+    this one starts, and one may be half written when it reads: only whole lines count, from the
+    first line that starts after the test began.
+    """
+    written = OPENLINEAGE_EVENTS.read_bytes() if OPENLINEAGE_EVENTS.exists() else b""
+    start, mid_line = len(written), bool(written) and not written.endswith(b"\n")
 
     def read() -> list[dict[str, Any]]:
         if not OPENLINEAGE_EVENTS.exists():
             return []
-        with OPENLINEAGE_EVENTS.open("rb") as events:
-            events.seek(start)
-            return [json.loads(line) for line in events.read().decode().splitlines() if line.strip()]
+        content = OPENLINEAGE_EVENTS.read_bytes()[start:]
+        if mid_line:  # the rest of the previous test's line
+            content = content.partition(b"\n")[2]
+        whole = content.split(b"\n")[:-1]  # the last piece is a line still being written (or empty)
+        return [json.loads(line) for line in whole if line.strip()]
 
     yield read
