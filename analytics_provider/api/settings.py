@@ -94,8 +94,6 @@ class ConnectionSettings:
 
     def masked(self) -> ConnectionSettings:
         """These settings, their secrets registered with Airflow's log masker (both transports)."""
-        from airflow.providers.common.compat.sdk import mask_secret
-
         for secret in self.secrets:
             mask_secret(secret)
         return self
@@ -124,6 +122,16 @@ class ConnectionSettings:
             return self.connect_timeout, self.read_timeout
         left = max(left, 0.001)
         return min(self.connect_timeout, left), min(self.read_timeout, left)
+
+
+def mask_secret(secret: str) -> None:
+    """Register ``secret`` with Airflow's log masker (``airflow.sdk.log`` on Airflow 3; the
+    common-compat releases pinned for 3.1 and 3.2 do not offer it)."""
+    try:
+        from airflow.sdk.log import mask_secret as airflow_mask_secret
+    except ImportError:  # pragma: no cover (Airflow 2)
+        from airflow.providers.common.compat.sdk import mask_secret as airflow_mask_secret
+    airflow_mask_secret(secret)
 
 
 def network_of(extra: Any, where: str) -> Network:

@@ -25,7 +25,13 @@ from analytics_provider.api.pagination import Pages
 from analytics_provider.api.ratelimit import RateLimit
 from analytics_provider.api.request import build_request, encode_query
 from analytics_provider.api.retry import RetryPolicy
-from analytics_provider.api.settings import USER_AGENT, ConnectionConfigError, ConnectionSettings, TransportOptions
+from analytics_provider.api.settings import (
+    USER_AGENT,
+    ConnectionConfigError,
+    ConnectionSettings,
+    TransportOptions,
+    mask_secret,
+)
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsParameterError,
@@ -93,9 +99,7 @@ class AnalyticsClientHook(BaseHook):
     def settings(self) -> ConnectionSettings:
         conn = self.get_connection(self.analytics_conn_id)
         if conn.password:
-            from airflow.providers.common.compat.sdk import mask_secret
-
-            mask_secret(conn.password)
+            mask_secret(conn.password)  # as saved, whitespace and all
         settings = self.options.apply(ConnectionSettings.from_connection(conn, self.analytics_conn_id)).masked()
         settings.network.warn_if_unverified(self.analytics_conn_id, urlsplit(settings.base_url).hostname or "")
         return settings

@@ -255,10 +255,10 @@ def test_an_echoed_key_is_redacted_in_the_error(driver, server) -> None:
 def test_both_register_the_key_and_proxy_password_with_the_log_masker(
     driver, server, proxy, connect, monkeypatch, quiet_env
 ) -> None:
-    import airflow.providers.common.compat.sdk as compat
+    import airflow.sdk.log
 
     masked: list[str] = []
-    monkeypatch.setattr(compat, "mask_secret", masked.append, raising=False)
+    monkeypatch.setattr(airflow.sdk.log, "mask_secret", masked.append)
     connect(proxies={"http": proxy.url("egress", PROXY_PASSWORD)})
     server.answer = always(JOB)
     driver.one()
