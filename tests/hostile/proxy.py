@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import http.client
-import select
+import selectors
 import socket
 import threading
 from dataclasses import dataclass, field
@@ -60,22 +60,26 @@ class ForwardProxy:
                 self.send_response(200, "Connection established")
                 self.end_headers()
                 self.close_connection = True
-                sockets = [self.connection, upstream]
+                pair = {self.connection: upstream, upstream: self.connection}
+                watch = selectors.DefaultSelector()  # not select.select: a long test run holds fds above 1024
+                for sock in pair:
+                    watch.register(sock, selectors.EVENT_READ)
                 try:
                     while True:
-                        readable, _, _ = select.select(sockets, [], [], 10)
-                        if not readable:
+                        ready = watch.select(10)
+                        if not ready:
                             return
-                        for sock in readable:
-                            data = sock.recv(65536)
+                        for key, _ in ready:
+                            data = key.fileobj.recv(65536)  # type: ignore[union-attr]
                             if not data:
                                 return
-                            if sock is self.connection:
+                            if key.fileobj is self.connection:
                                 outer.tunnelled += data
-                            (upstream if sock is self.connection else self.connection).sendall(data)
+                            pair[key.fileobj].sendall(data)  # type: ignore[index]
                 except OSError:
                     return
                 finally:
+                    watch.close()
                     upstream.close()
 
             def _forward(self) -> None:
