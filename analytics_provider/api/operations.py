@@ -37,6 +37,8 @@ MAX_MANIFEST_BYTES = 200 * 1024 * 1024
 MANIFEST_FIELD = "files"
 """The form field of each manifest (repeated once per file, as the vendor's schema names it)."""
 
+MAX_JOB_IDS = 100
+"""The most job ids one List Jobs request takes (the vendor's limit)."""
 PENDING_JOB_STATUSES = frozenset({"created", "queued", "running"})
 """A job in any other status is final; only ``success`` is success."""
 
@@ -56,6 +58,7 @@ class QueryParam:
     required: bool = False
     many: bool = False
     argument: str = ""
+    max_items: int | None = None  # an array's longest length the service takes
 
     @property
     def arg(self) -> str:
@@ -118,9 +121,9 @@ class Operation:
 
 def _q(
     name: str, kind: type = str, choices: tuple[str, ...] = (), required: bool = False, many: bool = False,
-    argument: str = "",
+    argument: str = "", max_items: int | None = None,
 ) -> QueryParam:
-    return QueryParam(name, kind, choices, required, many, argument)
+    return QueryParam(name, kind, choices, required, many, argument, max_items)
 
 
 PAGE = (_q("before"), _q("after"), _q("limit", int))
@@ -151,7 +154,8 @@ _OPERATIONS = (
     # Jobs
     Operation("get_job", "GET", "/jobs/{id}", "job", query=JOB_DETAILS),
     Operation("list_jobs", "GET", "/jobs", "jobs",
-              query=(_q("ids", int, required=True, many=True, argument="job_ids"), *JOB_DETAILS)),
+              query=(_q("ids", int, required=True, many=True, argument="job_ids", max_items=MAX_JOB_IDS),
+                     *JOB_DETAILS)),
     Operation("list_job_queues", "GET", "/job_queues", "job_queues"),
     Operation("get_job_result", "GET", "/jobs/{id}/result"),
     Operation("get_job_logs", "GET", "/jobs/{id}/logs", "job_logs"),

@@ -114,6 +114,9 @@ def encode_query(op: Operation, query: Mapping[str, Any]) -> tuple[tuple[str, st
             if param.required:
                 raise AnalyticsParameterError(f"{op.name}: {param.name} is required")
             continue
+        if param.max_items is not None and isinstance(value, (list, tuple)) and len(value) > param.max_items:
+            raise AnalyticsParameterError(f"{op.name}: {param.name} takes at most {param.max_items} values, "
+                                          f"got {len(value)}")
         for item in value if isinstance(value, (list, tuple)) else [value]:
             _check_value(op, param.name, param.kind, param.choices, item)
             key = f"{param.name}[]" if isinstance(value, (list, tuple)) else param.name

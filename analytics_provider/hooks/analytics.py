@@ -19,6 +19,7 @@ from analytics_provider.api.operations import (
     EXPORT_OUTPUTS,
     GITHUB_EVENTS,
     GITLAB_EVENTS,
+    MAX_JOB_IDS,
     MAX_UPSERT_ENTRIES,
     PERMISSION_ACTIONS,
     TAG_OBJECT_TYPES,
@@ -389,11 +390,16 @@ class AnalyticsHook(AnalyticsClientHook):
         include_data_source_stats: bool | None = None,
         include_source: bool | None = None,
     ) -> list[Json]:
-        """Several jobs in one request (one poll for many waits)."""
+        """Several jobs, a request per 100 ids (the service's limit); ids that do not exist, or
+        that the key may not see, are left out of the answer."""
         if isinstance(job_ids, (str, bytes)) or not job_ids:
             raise AnalyticsParameterError("list_jobs: job_ids must be a non-empty list of job ids")
-        query = {"ids": list(job_ids), **locals_query(locals(), exclude=("job_ids",))}
-        return self.call("list_jobs", query=query) or []
+        options = locals_query(locals(), exclude=("job_ids",))
+        ids = list(job_ids)
+        found: list[Json] = []
+        for start in range(0, len(ids), MAX_JOB_IDS):
+            found += self.call("list_jobs", query={"ids": ids[start:start + MAX_JOB_IDS], **options}) or []
+        return found
 
     def list_job_queues(self) -> list[Json]:
         """The service's job queues with their total and busy workers."""

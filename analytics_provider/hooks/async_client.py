@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import copy
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -26,6 +27,7 @@ from analytics_provider.api.retry import CallPlan, RetryPolicy
 from analytics_provider.api.settings import ConnectionSettings, TransportOptions
 from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send, Stepper
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
+from analytics_provider.hooks.job_reader import JobReader
 from analytics_provider.hooks.loop_shared import LoopShared, of_running_loop
 
 T = TypeVar("T")
@@ -84,10 +86,27 @@ class AsyncAnalyticsClient:
         return await self.run(exchange.call())
 
     async def read_job(self, read: Read) -> Any:
-        """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline."""
+        """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline.
+
+        The waits of an event loop on one connection share their reads: List Jobs asks for up
+        to a hundred jobs at once (:mod:`~analytics_provider.hooks.job_reader`).
+        """
+        return await self.job_reader().read(self, read)
+
+    async def read_job_alone(self, read: Read) -> Any:
+        """One read with ``GET /jobs/{id}`` (a job a batch left out; a service that refuses batches)."""
         request = build_request("get_job", (read.job_id,))
         exchange = await self.exchange(request, ONE_LOOK, None if math.isinf(read.deadline) else read.deadline)
         return await self.run(exchange.call())
+
+    def job_reader(self) -> JobReader:
+        """The batched reader of this connection in this event loop."""
+        shared = self._require()
+        key = (type(self), self.analytics_conn_id, self.options)
+        reader = shared.readers.get(key)
+        if reader is None:  # its sender: a copy that holds the loop's state after this client exits
+            reader = shared.readers[key] = JobReader(copy.copy(self))
+        return reader
 
     async def run(self, steps: Steps[T]) -> T:
         """Carry out an exchange's steps; returns what it returns, raises what it raises."""

@@ -1,16 +1,21 @@
 """What the triggers of one event loop share: one aiohttp session (its kept-alive connections),
-each connection's settings, the quotas, and the timeout objects of their requests."""
+each connection's settings, the quotas, the batched job readers, and the timeout objects of
+their requests."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aiohttp
 
 from analytics_provider.api.budget import Quota
 from analytics_provider.api.settings import ConnectionSettings, user_agent
+
+if TYPE_CHECKING:
+    from analytics_provider.hooks.job_reader import JobReader
 
 SETTINGS_TTL = 300.0  # seconds a connection's settings are reused before being read again
 
@@ -25,6 +30,7 @@ class LoopShared:
         self.settings_locks: dict[str, asyncio.Lock] = {}
         self.quotas: dict[tuple[str, str], Quota] = {}
         self.timeouts: dict[tuple[float | None, float, float | None], aiohttp.ClientTimeout] = {}
+        self.readers: dict[tuple[Any, ...], JobReader] = {}  # per client class, connection and options
 
     def enter(self) -> None:
         if self.session is None or self.session.closed:

@@ -60,10 +60,12 @@ class FakeClock:
     def install(self, monkeypatch: Any) -> FakeClock:
         """Make the hook and the trigger wait on this clock (``monkeypatch``: pytest's fixture)."""
         from analytics_provider.hooks.client import AnalyticsClientHook
+        from analytics_provider.hooks.job_reader import JobReader
         from analytics_provider.triggers.analytics import AnalyticsJobTrigger
 
         monkeypatch.setattr(AnalyticsClientHook, "clock", staticmethod(self.time))
         monkeypatch.setattr(AnalyticsClientHook, "sleep", staticmethod(self.sleep))
         monkeypatch.setattr(AnalyticsJobTrigger, "clock", staticmethod(self.time))
         monkeypatch.setattr(AnalyticsJobTrigger, "sleep", staticmethod(self.async_sleep))
+        monkeypatch.setattr(JobReader, "GATHER", 0.0)  # a trigger's reads gathered within one turn of the loop
         return self

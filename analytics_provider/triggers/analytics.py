@@ -56,8 +56,10 @@ class AnalyticsJobTrigger(BaseTrigger):
     ``{"status": "success" | "failed" | "timeout" | "error", "job_id", "job_status", "message",
     "last_error_log"}``; ``job_id`` is the job finally waited on (``already_existed`` is followed).
     The rules of the wait (outages, follows, the deadline) are those of
-    :mod:`analytics_provider.api.follow`. The first look is immediate, the second comes after a
-    random half to whole interval, so that waits started together do not poll in lock-step.
+    :mod:`analytics_provider.api.follow`. The first look is immediate, then one every interval.
+    The waits of a triggerer on one connection share their looks: a hundred jobs are read with
+    one request (:mod:`analytics_provider.hooks.job_reader`), and waits started together keep
+    being read together.
 
     The serialised form holds no secret: the key is read from the connection when the trigger runs.
 
@@ -111,7 +113,6 @@ class AnalyticsJobTrigger(BaseTrigger):
             deadline=self.end_time,
             max_outage=self.max_outage,
             clock=self.clock,
-            spread_first_wait=True,
         )
         async with machinery.client_class(self.analytics_conn_id) as client:
 

@@ -25,6 +25,7 @@ RESUMES = ResumableJobMixin.__module__.startswith("airflow.sdk")
 WIDGET = 101
 SIZE = 300_000
 
+JOB_READS = ("get_job", "list_jobs")  # a worker reads its job alone, a trigger in batches
 MODES = pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "deferred"])
 
 
@@ -46,6 +47,7 @@ def emulator(analytics_emulator, analytics_connection) -> Any:
     # The waits sleep on the fake clock, the emulator's rate-limit frames pass in real time: no
     # frame here can end between two looks, so the quota of job reads is out of the way.
     analytics_emulator.set_rate_limit(quota=1_000_000, operation="get_job")
+    analytics_emulator.set_rate_limit(quota=1_000_000, operation="list_jobs")
     return analytics_emulator
 
 
@@ -115,7 +117,7 @@ def test_a_job_still_running_when_the_first_try_fails_is_reconnected(durable_bag
     assert dag_run.state == "success"
     assert export_ti(dag_run).try_number == 2
     assert destination.stat().st_size == SIZE
-    get_job = [r.status for r in emulator.requests if r.operation == "get_job"]
+    get_job = [r.status for r in emulator.requests if r.operation in JOB_READS]
     assert 503 in get_job and get_job[-1] == 200
     if RESUMES:
         assert submits(emulator) == 1
@@ -150,5 +152,5 @@ def test_a_sixty_second_outage_mid_wait_is_outlasted(durable_bag, emulator, tmp_
     assert submits(emulator) == 1
     assert destination.stat().st_size == SIZE
     assert clock.elapsed >= 80
-    outage = [r for r in emulator.requests if r.operation == "get_job" and r.status == 503]
+    outage = [r for r in emulator.requests if r.operation in JOB_READS and r.status == 503]
     assert outage and outage[-1].time - outage[0].time < 30  # real time: the minute was the fake clock's

@@ -168,3 +168,39 @@ def test_alert_execution_reports_whether_it_triggered(api: Api) -> None:
     job_id = api.post("/data_alerts/submit_execute", json={"test_data_alert": alert}).json()["job"]["id"]
     api.wait_job(job_id)
     assert "not met: nothing sent" in said(job_id)
+
+
+def test_list_jobs_answers_the_jobs_it_may_show_and_takes_at_most_100_ids(api: Api, emu) -> None:
+    ids = emu.add_jobs(101, seconds=0.0)
+    viewer_own = api.post("/dashboards/1/submit_preload", json={}, key=emu.key_for("user")).json()["job"]["id"]
+    asked = [*ids[:98], 999_999, viewer_own]  # one that does not exist, one of another user
+    listed = api.get("/jobs", params={"ids[]": asked}).json()["jobs"]
+    assert [j["id"] for j in listed] == [*ids[:98], viewer_own]  # admins see every job
+    as_viewer = api.get("/jobs", params={"ids[]": asked}, key=emu.key_for("user")).json()["jobs"]
+    assert [j["id"] for j in as_viewer] == [viewer_own]  # the others' are left out, not refused
+    too_many = api.get("/jobs", params={"ids[]": ids})
+    assert too_many.status_code == 400 and "at most 100" in error_of(too_many)["message"]
+
+
+def test_requests_are_counted_per_operation_and_status_even_when_not_kept(api: Api, emu) -> None:
+    (job_id,) = emu.add_jobs(1, seconds=0.0)
+    emu.set_recording(False)
+    api.get(f"/jobs/{job_id}")
+    api.get("/jobs", params={"ids[]": [job_id]})
+    api.get("/jobs/999999")
+    emu.set_rate_limit(quota=1, operation="list_jobs")
+    api.get("/jobs", params={"ids[]": [job_id]})
+    assert emu.requests == []
+    assert emu.request_counts() == {"get_job": {"200": 1, "404": 1}, "list_jobs": {"200": 1, "429": 1}}
+    emu.clear_requests()
+    assert emu.request_counts() == {}
+
+
+def test_a_fault_of_get_job_reaches_list_jobs_unless_it_has_its_own(api: Api, emu) -> None:
+    (job_id,) = emu.add_jobs(1, seconds=0.0)
+    emu.inject("get_job", status=503, times=2)
+    assert api.get("/jobs", params={"ids[]": [job_id]}).status_code == 503  # a trigger's read meets the outage
+    emu.inject("list_jobs", status=500)
+    assert api.get("/jobs", params={"ids[]": [job_id]}).status_code == 500  # its own comes first
+    assert api.get(f"/jobs/{job_id}").status_code == 503
+    assert api.get(f"/jobs/{job_id}").status_code == 200

@@ -278,3 +278,10 @@ def test_client_errors_raise_at_once_with_the_service_message(
     assert fragment in str(raised.value)
     assert raised.value.message  # the service's own words
     assert len([r for r in analytics_emulator.requests if r.origin == "api"]) == 1
+
+
+def test_list_jobs_asks_100_ids_a_request(hook: AnalyticsHook, analytics_emulator) -> None:
+    ids = analytics_emulator.add_jobs(250, seconds=0.0)
+    listed = hook.list_jobs([*ids, 999_999])
+    assert [j["id"] for j in listed] == ids  # the unknown id is left out, as the service does
+    assert [len(r.query["ids[]"]) for r in api_requests(analytics_emulator, "list_jobs")] == [100, 100, 51]

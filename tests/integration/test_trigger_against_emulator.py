@@ -41,7 +41,8 @@ def trigger_for(job_id: int, *, timeout: float = 30, interval: float = 0.05, **k
 
 
 def polls(emulator) -> list[Any]:
-    return [r for r in emulator.requests if r.origin == "api" and r.operation == "get_job"]
+    """The trigger's reads (in batches; one job alone only when a batch left it out)."""
+    return [r for r in emulator.requests if r.origin == "api" and r.operation in ("list_jobs", "get_job")]
 
 
 def finish(emulator, job_id: int) -> None:

@@ -206,7 +206,9 @@ class AnalyticsEmulator:
         times: int = 1,
         body: Any = None,
     ) -> None:
-        """The next ``times`` answers of an operation (or ``download_file``) fail as described."""
+        """The next ``times`` answers of an operation (or ``download_file``) fail as described.
+        Faults of ``get_job`` reach ``list_jobs`` (a trigger's batched reads) too, unless it has
+        its own."""
         fault = Fault(status=status, retry_after=retry_after, delay=delay, drop=drop, truncate=truncate, body=body)
         self.faults.add(operation_name, fault, times)
 
@@ -248,6 +250,26 @@ class AnalyticsEmulator:
         """Add ``n`` realistic active users (without keys); returns their ids."""
         return self.world.add_users(n)
 
+    def add_jobs(self, count: int, seconds: float | None = None) -> list[int]:
+        """``count`` jobs of the admin's key that run ``seconds`` (the job duration unless given)
+        from now, made at once without a request each; returns their ids."""
+        if count < 0:
+            raise ValueError("count must not be negative")
+        with self.world.lock:
+            duration = self.world.job_duration if seconds is None else float(seconds)
+            return self.world.jobs.add_many(int(count), KEYED_USERS[0], duration)
+
+    def request_counts(self) -> dict[str, dict[str, int]]:
+        """Requests received per operation (control endpoints excepted) and per answer status
+        (``"dropped"``: no answer), since the start or :meth:`clear_requests`; kept while
+        :meth:`set_recording` is off too."""
+        return self.log.counts()
+
+    def set_recording(self, enabled: bool) -> None:
+        """Keep each request in :attr:`requests` (the default), or only count them (a benchmark's
+        hundreds of thousands of polls)."""
+        self.log.recording = bool(enabled)
+
     def reset(self) -> None:
         """Back to the seed: data, jobs, files, faults, rate-limit counters and settings, requests."""
         self.world.reset()
@@ -255,3 +277,4 @@ class AnalyticsEmulator:
         self.limiter.reset(self.rate_limit_frame)
         self.limiter.configure(retry_after=self.retry_after)
         self.log.clear()
+        self.log.recording = True

@@ -48,6 +48,9 @@ class ControlService:
             ),
             ("POST", "set_export_size"): lambda body: self.emulator.set_export_size(body["widget_id"], body["nbytes"]),
             ("POST", "add_users"): lambda body: self.emulator.add_users(int(body["count"])),
+            ("GET", "request_counts"): lambda body: self.emulator.request_counts(),
+            ("POST", "set_recording"): lambda body: self.emulator.set_recording(body["enabled"]),
+            ("POST", "add_jobs"): lambda body: self.emulator.add_jobs(int(body["count"]), body.get("seconds")),
             ("POST", "set_job_duration"): lambda body: setattr(self.emulator, "job_duration", float(body["seconds"])),
         }
 
@@ -74,6 +77,7 @@ class ControlService:
         The wait a plain HTTP sensor can do (it polls until an answer is not 404); the benchmarks
         use it to compare the http provider's trigger with ours on the same jobs.
         """
-        job = next((j for j in self.emulator.jobs if str(j.id) == job_id), None)
-        status = job.to_json(time.time())["status"] if job is not None else "unknown"
+        with self.emulator.world.lock:
+            job = self.emulator.world.jobs.jobs.get(int(job_id)) if job_id.isdigit() else None
+            status = job.status_at(time.time()) if job is not None else "unknown"
         return json_outcome(200 if status == "success" else 404, {"id": job_id, "status": status})

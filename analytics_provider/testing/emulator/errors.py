@@ -54,6 +54,7 @@ BUSINESS_RULES: dict[str, str] = {
     "cursor": "before and after are cursors the emulator handed out",
     "export": "only a finished export job of the caller can be downloaded; the caller may export data",
     "upsert-limit": "at most 100 user attribute entries per upsert",
+    "ids-limit": "at most 100 ids per List Jobs request (the vendor's description of ids says so)",
 }
 """The rules by which the emulator refuses a request the vendor's schema allows (docs/emulator.rst lists them)."""
 

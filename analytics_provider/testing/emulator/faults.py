@@ -55,6 +55,10 @@ def check_operation(name: str) -> None:
         raise ValueError(f"unknown operation {name!r}: use a name of the operations table or {FILES_OPERATION!r}")
 
 
+JOB_READS = {"list_jobs": "get_job"}
+"""Operations that take the faults of another when they have none of their own."""
+
+
 class FaultPlan:
     """Queued faults per operation, consumed one per answer. Thread-safe."""
 
@@ -72,8 +76,13 @@ class FaultPlan:
             self._queued.setdefault(operation, deque()).extend([fault] * times)
 
     def take(self, operation: str) -> Fault | None:
+        """The next fault of ``operation``. A read of several jobs (``list_jobs``) without faults
+        of its own takes those of ``get_job``: a fault injected on reading a job reaches a wait
+        however it reads (a trigger reads in batches, a worker one job at a time)."""
         with self._lock:
             queue = self._queued.get(operation)
+            if not queue and operation in JOB_READS:
+                queue = self._queued.get(JOB_READS[operation])
             return queue.popleft() if queue else None
 
     def pending(self) -> dict[str, list[dict[str, Any]]]:

@@ -200,6 +200,18 @@ class JobBook:
         self.jobs[job.id] = job
         return job
 
+    def add_many(self, count: int, user_id: int, duration: float) -> list[int]:
+        """``count`` running preload jobs of ``user_id`` at once, none a twin of another (for the
+        tests and benchmarks of many waits); returns their ids."""
+        now = self._clock()
+        ids = []
+        for _ in range(count):
+            job = Job(next(self._ids), "preload_dashboard", user_id, {"bulk": True}, now, max(0.0, duration),
+                      "Dashboard.preload")
+            self.jobs[job.id] = job
+            ids.append(job.id)
+        return ids
+
     def _pending_twin(self, operation: str, user_id: int, params: dict[str, Any], now: float) -> Job | None:
         for job in self.jobs.values():
             if (

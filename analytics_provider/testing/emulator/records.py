@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -51,11 +52,27 @@ class RequestLog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: list[RecordedRequest] = []
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self.recording = True  # off: requests are counted, not kept
 
     def add(self, record: RecordedRequest) -> RecordedRequest:
-        with self._lock:
-            self._items.append(record)
+        if self.recording:
+            with self._lock:
+                self._items.append(record)
         return record
+
+    def count(self, operation: str | None, status: int | None) -> None:
+        """One answered (or dropped: ``status`` None) request of ``operation``."""
+        with self._lock:
+            self._counts[(operation or "unrouted", "dropped" if status is None else str(status))] += 1
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """``{operation: {status: requests}}``."""
+        found: dict[str, dict[str, int]] = {}
+        with self._lock:
+            for (operation, status), n in sorted(self._counts.items()):
+                found.setdefault(operation, {})[status] = n
+        return found
 
     def snapshot(self) -> list[RecordedRequest]:
         with self._lock:
@@ -64,3 +81,4 @@ class RequestLog:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._counts.clear()

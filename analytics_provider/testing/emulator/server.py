@@ -124,6 +124,7 @@ class EmulatorRequestHandler(BaseHTTPRequestHandler):
         if record is not None:
             record.operation = outcome.operation
             record.status = None if outcome.drop else outcome.status
+            self.server.log.count(record.operation, record.status)
         if outcome.drop:
             self._drop()
         else:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from analytics_provider.api.operations import MAX_PAGE_SIZE, Operation
-from analytics_provider.testing.emulator.errors import ApiError, invalid_parameter, record_error
+from analytics_provider.testing.emulator.errors import ApiError, by_rule, invalid_parameter, record_error
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _TRUE = ("true", "1", "t", "y", "yes", "on")
@@ -32,6 +32,9 @@ def parse_query(op: Operation, raw: Mapping[str, list[str]]) -> dict[str, Any]:
             if param.required:
                 raise invalid_parameter(f"param is missing or the value is empty: {param.name}")
             continue
+        if param.max_items is not None and len(values) > param.max_items:
+            raise by_rule(invalid_parameter(f"{param.name}: at most {param.max_items} values, got {len(values)}"),
+                          "ids-limit")
         typed = [typed_value(param.name, param.kind, param.choices, value) for value in values]
         parsed[param.name] = typed if param.many else typed[-1]
     limit = parsed.get("limit")

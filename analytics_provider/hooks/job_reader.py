@@ -1,0 +1,168 @@
+"""The reads of a triggerer's waits gathered into List Jobs requests (I/O of :mod:`~analytics_provider.api.job_batch`).
+
+One :class:`JobReader` per event loop and connection (kept by
+:mod:`~analytics_provider.hooks.loop_shared`). A wait's read joins the next gathering (one is
+sent ``GATHER`` seconds after its first read came); when it is sent, its reads go out in requests
+of at most 100 ids (``MAX_SENDING`` at a time, each taking its turn of the ``GET /jobs``
+quota), and each wait gets its job, or the failure of its request as an outage, or reads its job
+alone when the answer left it out. Waits that ask at the same time (they started together, or
+their previous reads were answered together) keep being read together.
+
+Where the service refuses List Jobs (see
+:data:`~analytics_provider.api.job_batch.REFUSING_STATUSES`), the connection reads each job
+alone in this process from then on, and says so once in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from typing import TYPE_CHECKING, Any
+
+from analytics_provider.api.follow import ONE_LOOK, Read
+from analytics_provider.api.job_batch import DueReads, refuses_batches, sort_answer
+from analytics_provider.exceptions import AnalyticsDeadlineExceeded
+
+if TYPE_CHECKING:
+    from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+
+log = logging.getLogger(__name__)
+
+READ_ALONE = object()
+"""What a waiter gets when its job must be read with ``GET /jobs/{id}``."""
+
+_REFUSED: dict[str, str] = {}
+"""Connections whose List Jobs the service refused in this process, and why."""
+
+
+def forget_refusals() -> None:
+    """Read in batches again on every connection (after a test that made the service refuse them)."""
+    _REFUSED.clear()
+
+
+class _Ask:
+    """One wait's read: its job, its deadline (on the reader's clock) and where its answer goes."""
+
+    __slots__ = ("future", "read")
+
+    def __init__(self, future: asyncio.Future[Any], read: Read) -> None:
+        self.future = future
+        self.read = read
+
+
+def _pending(ask: _Ask) -> bool:
+    return not ask.future.done()
+
+
+def _deliver(ask: _Ask, answer: Any) -> None:
+    if not ask.future.done():
+        ask.future.set_result(answer)
+
+
+def _expire(ask: _Ask) -> None:
+    if not ask.future.done():
+        ask.future.set_exception(AnalyticsDeadlineExceeded(
+            "the deadline passed while the read waited for its turn", method="GET", path="/jobs"))
+
+
+class JobReader:
+    """Batched reads of one connection's jobs, shared by the waits of one event loop.
+
+    ``client`` sends the requests: a client of the connection that is not any one wait's.
+    """
+
+    GATHER = 0.05
+    """Seconds a gathering stays open after its first read: the most a read waits for others."""
+    MAX_SENDING = 8
+    """List Jobs requests in flight at once (more wait, their ids still due, oldest first)."""
+
+    def __init__(self, client: AsyncAnalyticsClient) -> None:
+        self.client = client
+        self.conn_id = client.analytics_conn_id
+        self._gathering: list[_Ask] | None = None
+        self._due: DueReads[_Ask] = DueReads()
+        self._sending = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def refused(self) -> str | None:
+        """Why this connection reads each job alone in this process (None: it reads in batches)."""
+        return _REFUSED.get(self.conn_id)
+
+    async def read(self, client: AsyncAnalyticsClient, read: Read) -> Any:
+        """The job of one wait's read (raises what its read failed with), over by ``read.deadline``."""
+        if self.conn_id in _REFUSED:
+            return await client.read_job_alone(read)
+        loop = asyncio.get_running_loop()
+        ask = _Ask(loop.create_future(), read)
+        if self._gathering is None:
+            self._gathering = []
+            loop.call_later(self.GATHER, self._send_gathered)
+        self._gathering.append(ask)
+        expiry = None
+        if not math.isinf(read.deadline):
+            expiry = loop.call_later(max(0.0, read.deadline - self.client.clock()), _expire, ask)
+        try:
+            answer = await ask.future
+        finally:
+            if expiry is not None:
+                expiry.cancel()
+        if answer is READ_ALONE:
+            return await client.read_job_alone(read)
+        return answer
+
+    def _send_gathered(self) -> None:
+        gathered, self._gathering = self._gathering or [], None
+        for ask in gathered:
+            if not ask.future.done():
+                self._due.add(ask.read.job_id, ask)
+        self._send_due()
+
+    def _send_due(self) -> None:
+        while len(self._due) and self._sending < self.MAX_SENDING:
+            chunk = self._due.take(_pending)
+            if not chunk:
+                return
+            self._sending += 1
+            task = asyncio.get_running_loop().create_task(self._send(chunk))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _send(self, chunk: dict[int, list[_Ask]]) -> None:
+        try:
+            await self._read_chunk(chunk)
+        finally:
+            self._sending -= 1
+            self._send_due()
+
+    async def _read_chunk(self, chunk: dict[int, list[_Ask]]) -> None:
+        deadline = max(ask.read.deadline for asks in chunk.values() for ask in asks)
+        try:
+            jobs = await self.client.call("list_jobs", query={"ids": list(chunk)}, retry_policy=ONE_LOOK,
+                                          deadline=None if math.isinf(deadline) else deadline)
+            found, missing = sort_answer(chunk, jobs)
+        except Exception as exc:
+            if refuses_batches(exc):
+                self._refuse(exc)
+                answer: Any = READ_ALONE
+            else:
+                answer = exc
+            for asks in chunk.values():
+                for ask in asks:
+                    _deliver(ask, answer)
+            return
+        for job_id, job in found.items():
+            for ask in chunk[job_id]:
+                _deliver(ask, job)
+        for job_id in missing:
+            for ask in chunk[job_id]:
+                _deliver(ask, READ_ALONE)
+
+    def _refuse(self, exc: BaseException) -> None:
+        if self.conn_id not in _REFUSED:
+            _REFUSED[self.conn_id] = str(exc)
+            log.warning(
+                "The service refused List Jobs (GET /jobs) on connection %r (%s): its waits in this process "
+                "read each job alone (GET /jobs/{id}) from now on", self.conn_id, exc,
+            )

@@ -1,0 +1,173 @@
+"""The waits of one event loop read their jobs together: List Jobs over real sockets to the emulator.
+
+Each test runs real triggers (their own deadlines, intervals, follows, outages) in one loop and
+counts the emulator's requests per operation. The events are compared with those of the same
+waits reading each job alone (what every wait did before batching: the reference).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from analytics_provider.hooks import job_reader
+from analytics_provider.triggers import AnalyticsJobTrigger
+
+INTERVAL = 0.25
+
+
+async def event_of(trigger: AnalyticsJobTrigger) -> dict[str, Any]:
+    events = [event.payload async for event in trigger.run()]
+    assert len(events) == 1
+    return events[0]
+
+
+def trigger(job_id: int, timeout: float = 30.0, interval: float = INTERVAL) -> AnalyticsJobTrigger:
+    return AnalyticsJobTrigger("analytics_default", job_id, interval, time.time() + timeout)
+
+
+def batches(emulator) -> list[list[int]]:
+    """The ids of each List Jobs request, in order."""
+    return [[int(i) for i in r.query.get("ids[]", [])] for r in emulator.requests if r.operation == "list_jobs"]
+
+
+def singles(emulator) -> list[int]:
+    return [int(r.path.rsplit("/", 1)[1]) for r in emulator.requests if r.operation == "get_job"]
+
+
+class Scenario:
+    """One of every way a wait ends, on jobs made in the emulator; ``kinds`` maps job id -> kind."""
+
+    def __init__(self, emulator, counts: dict[str, int]) -> None:
+        self.emulator = emulator
+        self.kinds: dict[int, str] = {}
+        self.timeouts: set[int] = set()
+        self.deleted: list[int] = []
+        jobs = emulator.world.jobs.jobs
+        for kind, count in counts.items():
+            seconds = 3600 if kind in ("timeout", "deleted") else 1.0
+            ids = emulator.add_jobs(count, seconds=seconds)
+            with emulator.world.lock:
+                for job_id in ids:
+                    self.kinds[job_id] = kind
+                    if kind == "failed":
+                        jobs[job_id].last_error_log = f"warehouse refused job {job_id}"
+                    if kind == "followed":  # already_existed, pointing at a job that succeeds
+                        (target,) = emulator.add_jobs(1, seconds=1.0)
+                        jobs[job_id].existing_job_id = target
+            if kind == "timeout":
+                self.timeouts.update(ids)
+            if kind == "deleted":
+                self.deleted += ids
+
+    def triggers(self) -> dict[int, AnalyticsJobTrigger]:
+        return {j: trigger(j, timeout=1.5 if j in self.timeouts else 30.0) for j in self.kinds}
+
+    def delete_later(self, seconds: float) -> None:
+        def delete() -> None:
+            with self.emulator.world.lock:
+                for job_id in self.deleted:
+                    del self.emulator.world.jobs.jobs[job_id]
+
+        asyncio.get_running_loop().call_later(seconds, delete)
+
+
+def shape(event: dict[str, Any], job_id: int) -> dict[str, Any]:
+    """An event with its job ids written as placeholders, to compare waits on different jobs."""
+    followed = str(event["job_id"])
+    text = {k: re.sub(rf"\b{job_id}\b", "<job>", str(v)) for k, v in event.items()}
+    if followed != str(job_id):
+        text = {k: v.replace(followed, "<followed>") for k, v in text.items()}
+    return text
+
+
+async def reference_events(emulator) -> dict[str, dict[str, Any]]:
+    """One wait of each kind, each job read alone (the refused-batches path): the events of today."""
+    scenario = Scenario(emulator, {"success": 1, "failed": 1, "timeout": 1, "followed": 1, "deleted": 1})
+    job_reader._REFUSED["analytics_default"] = "reference run"
+    try:
+        scenario.delete_later(0.6)
+        triggers = scenario.triggers()
+        events = await asyncio.gather(*(event_of(t) for t in triggers.values()))
+    finally:
+        job_reader.forget_refusals()
+    return {scenario.kinds[j]: shape(e, j) for j, e in zip(triggers, events, strict=True)}
+
+
+async def test_250_waits_read_in_batches_and_end_as_they_would_alone(analytics_emulator, analytics_connection):
+    expected = await reference_events(analytics_emulator)
+    analytics_emulator.clear_requests()
+    scenario = Scenario(analytics_emulator,
+                        {"success": 200, "failed": 20, "timeout": 10, "followed": 10, "deleted": 10})
+    triggers = scenario.triggers()
+    scenario.delete_later(0.6)
+
+    restarted_id = next(j for j, kind in scenario.kinds.items() if kind == "success")
+    first_run = asyncio.ensure_future(event_of(triggers.pop(restarted_id)))
+    others = asyncio.ensure_future(asyncio.gather(*(event_of(t) for t in triggers.values())))
+    while sum(restarted_id in ids for ids in batches(analytics_emulator)) < 2:  # mid-wait: read twice
+        await asyncio.sleep(0.01)
+    first_run.cancel()  # the triggerer holding it died; another one restores it from serialize()
+    reads_before_restart = len(batches(analytics_emulator))
+    _, kwargs = trigger(restarted_id).serialize()
+    restored = AnalyticsJobTrigger(**{**kwargs, "end_time": time.time() + 30})
+    restored_event = await event_of(restored)
+    events = dict(zip(triggers, await others, strict=True))
+    events[restarted_id] = restored_event
+
+    assert Counter(e["status"] for e in events.values()) == Counter(
+        {"success": 210, "failed": 20, "timeout": 10, "error": 10})
+    for job_id, event in events.items():
+        assert shape(event, job_id) == expected[scenario.kinds[job_id]], (job_id, scenario.kinds[job_id])
+
+    requests = batches(analytics_emulator)
+    assert all(1 <= len(ids) <= 100 for ids in requests)
+    rounds = max(Counter(i for ids in requests for i in ids).values())
+    assert len(requests) <= math.ceil(250 / 100) * rounds + 1  # the restarted wait's first read may go alone
+    assert set(singles(analytics_emulator)) <= set(scenario.deleted)  # alone: only what a batch left out
+    assert any(restarted_id in ids and len(ids) > 1 for ids in requests[reads_before_restart:])
+
+
+async def test_an_unusable_answer_is_an_outage_of_its_own_waits_only(
+    analytics_emulator, analytics_connection, caplog
+):
+    ids = analytics_emulator.add_jobs(150, seconds=1.0)
+    analytics_emulator.inject("list_jobs", status=200, body={"jobs": "not a list"})
+    with caplog.at_level(logging.WARNING, logger="analytics_provider"):
+        events = await asyncio.gather(*(event_of(trigger(j)) for j in ids))
+    assert [e["status"] for e in events] == ["success"] * 150
+    first = batches(analytics_emulator)[0]
+    outage = {int(m) for m in re.findall(r"Could not read job (\d+)", caplog.text)}
+    assert outage == set(first) and 0 < len(first) <= 100  # only the waits of the request answered so
+
+
+@pytest.mark.parametrize("status", [400, 403, 404])
+async def test_a_refused_batch_falls_back_to_reading_each_job_alone(
+    analytics_emulator, analytics_connection, caplog, status
+):
+    ids = analytics_emulator.add_jobs(30, seconds=1.0)
+    analytics_emulator.inject("list_jobs", status=status, times=1_000)
+    with caplog.at_level(logging.WARNING, logger="analytics_provider"):
+        events = await asyncio.gather(*(event_of(trigger(j)) for j in ids))
+        later = await event_of(trigger(analytics_emulator.add_jobs(1, seconds=0.3)[0]))
+    assert [e["status"] for e in events] == ["success"] * 30 and later["status"] == "success"
+    assert len(batches(analytics_emulator)) == 1  # refused once: never asked again in this process
+    assert set(ids) <= set(singles(analytics_emulator))
+    said = [r for r in caplog.records if "refused List Jobs" in r.getMessage()]
+    assert len(said) == 1 and str(status) in said[0].getMessage()
+    assert {"analytics_default": said[0].args[1].__str__()} == job_reader._REFUSED
+
+
+async def test_a_batched_read_carries_the_key_only_to_the_service(analytics_emulator, analytics_connection):
+    ids = analytics_emulator.add_jobs(3, seconds=0.2)
+    events = await asyncio.gather(*(event_of(trigger(j)) for j in ids))
+    assert analytics_emulator.api_key not in repr(events)
+    (request, *_) = [r for r in analytics_emulator.requests if r.operation == "list_jobs"]
+    assert request.carried_key and "triggerer" in request.headers["User-Agent"]
