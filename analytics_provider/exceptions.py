@@ -322,6 +322,11 @@ class AnalyticsParameterError(ValueError):
     """
 
 
+class AnalyticsLookupError(AnalyticsParameterError):
+    """A name (of a dashboard, a widget, a filter) that matches nothing, or more than one thing;
+    raised before any job is submitted."""
+
+
 def refused(task_id: str, parameter: str, value: Any, allowed: str) -> AnalyticsParameterError:
     """The refusal of an operator's argument, in the one style: task, parameter, allowed, value."""
     return AnalyticsParameterError(f"{task_id}: {parameter} must be {allowed}; got {bounded(repr(value), 200)}")

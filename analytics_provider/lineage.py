@@ -154,18 +154,23 @@ Description = tuple[list[Any], list[Any], dict[str, Any]]
 def describe_export(run: LineageRun) -> Description:
     """Input the widget and its dashboard; output the file written."""
     op = run.operator
+    if op.widget_id is None:  # named, and not resolved (yet): the service objects are not known
+        return [], written_file(run, op.destination), run.job_facets()
     inputs = [run.service_object("dashboard_widgets", op.widget_id)]
-    if run.phase != START:
+    dashboard_id = (getattr(op, "resolved", None) or {}).get("dashboard_id")
+    if dashboard_id is None and run.phase != START:
         widget = run.ask("the widget", lambda hook: hook.get_dashboard_widget(op.widget_id, include_dashboard=True))
         dashboard_id = ((widget or {}).get("dashboard") or {}).get("id")
-        if dashboard_id is not None:
-            inputs.append(run.service_object("dashboards", dashboard_id))
+    if dashboard_id is not None:
+        inputs.append(run.service_object("dashboards", dashboard_id))
     return inputs, written_file(run, op.destination), run.job_facets()
 
 
 def describe_preload(run: LineageRun) -> Description:
     """Output the dashboard whose cache was filled."""
-    return [], [run.service_object("dashboards", run.operator.dashboard_id, output=True)], run.job_facets()
+    dashboard_id = run.operator.dashboard_id
+    outputs = [] if dashboard_id is None else [run.service_object("dashboards", dashboard_id, output=True)]
+    return [], outputs, run.job_facets()
 
 
 def describe_bust_cache(run: LineageRun) -> Description:

@@ -2,7 +2,8 @@
 
 Trigger it at the end of your load (or schedule it on the load's Asset). Against the emulator
 it runs unchanged; point the ``analytics_default`` connection at your account for real use and
-set the ids in the DAG's params.
+set the names in the DAG's params: the dashboard's and the widget's titles, and the value of the
+dashboard's Region filter (data sources have no names in the API: that one is an id).
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ with DAG(
     catchup=False,
     tags=["analytics", "example"],
     params={
-        "data_source_id": Param(1, type="integer", description="the warehouse's data source"),
-        "dashboard_id": Param(1, type="integer", description="the dashboard viewers open first"),
-        "widget_id": Param(101, type="integer", description="the widget to export"),
+        "data_source_id": Param(1, type="integer", description="the warehouse's data source (by id)"),
+        "dashboard": Param("Sales overview", type="string", description="the dashboard viewers open first"),
+        "widget": Param("Revenue by region and month", type="string", description="the widget to export"),
+        "region": Param("EU", type="string", description="the export's value of the dashboard's Region filter"),
         "export_dir": Param(EXPORT_DIR, type="string"),
     },
     default_args={"retries": 1, "retry_delay": pendulum.duration(seconds=30), "poll_interval": 1.0},
@@ -52,15 +54,18 @@ with DAG(
 
     preload = AnalyticsPreloadDashboardOperator(
         task_id="preload_dashboard",
-        dashboard_id="{{ params.dashboard_id }}",
+        dashboard="{{ params.dashboard }}",
         bust_cache=True,
     )
 
     export = AnalyticsExportWidgetOperator(
         task_id="export_widget",
-        widget_id="{{ params.widget_id }}",
+        dashboard="{{ params.dashboard }}",
+        widget="{{ params.widget }}",
+        filters={"Region": ["{{ params.region }}"]},
         output="csv",
-        destination="{{ params.export_dir }}/{{ dag_run.run_after | ds }}/widget-{{ params.widget_id }}.csv",
+        destination="{{ params.export_dir }}/{{ dag_run.run_after | ds }}/"
+        "{{ params.widget | lower | replace(' ', '-') }}.csv",
     )
 
     @task

@@ -33,7 +33,7 @@ from analytics_provider.operators import (
 
 DBT_PROJECT_DIR = str(Path(tempfile.gettempdir()) / "analytics-dbt-project")
 AML_PROJECT_DIR = str(Path(__file__).parent / "aml_project")
-KEY_DASHBOARDS = [1, 2]
+KEY_DASHBOARDS = ["Sales overview", "Marketing performance"]  # by title
 MANIFEST_SCHEMA = "https://schemas.getdbt.com/dbt/manifest/v12.json"
 
 with DAG(
@@ -82,7 +82,7 @@ with DAG(
     )
 
     preload = AnalyticsPreloadDashboardOperator.partial(task_id="preload_key_dashboard", bust_cache=True).expand(
-        dashboard_id=KEY_DASHBOARDS
+        dashboard=KEY_DASHBOARDS
     )
 
     upload >> publish >> bust_cache >> preload

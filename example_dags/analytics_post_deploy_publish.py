@@ -20,7 +20,7 @@ from analytics_provider.operators import (
 )
 
 PROJECT_DIR = str(Path(__file__).parent / "aml_project")
-KEY_DASHBOARDS = [1, 2]
+KEY_DASHBOARDS = ["Sales overview", "Marketing performance"]  # by title
 
 with DAG(
     dag_id="analytics_post_deploy_publish",
@@ -42,7 +42,7 @@ with DAG(
     )
 
     preload = AnalyticsPreloadDashboardOperator.partial(task_id="preload_key_dashboard").expand(
-        dashboard_id=KEY_DASHBOARDS
+        dashboard=KEY_DASHBOARDS
     )
 
     announce = AnalyticsExecuteDataScheduleOperator(

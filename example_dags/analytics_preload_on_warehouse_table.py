@@ -16,7 +16,7 @@ from analytics_provider.operators import AnalyticsBustDataSourceCacheOperator, A
 
 # the same asset as the load's outlet (assets are matched by name and URI)
 WAREHOUSE_ORDERS = Asset(name="warehouse_orders", uri="postgres://warehouse:5432/analytics/public/orders")
-ORDERS_DASHBOARDS = [1, 2]
+ORDERS_DASHBOARDS = ["Sales overview", "Marketing performance"]  # by title
 
 with DAG(
     dag_id="analytics_preload_on_warehouse_table",
@@ -34,7 +34,7 @@ with DAG(
     )
 
     preload = AnalyticsPreloadDashboardOperator.partial(task_id="preload_dashboard", bust_cache=True).expand(
-        dashboard_id=ORDERS_DASHBOARDS
+        dashboard=ORDERS_DASHBOARDS
     )
 
     bust_cache >> preload

@@ -19,7 +19,12 @@ from airflow.sdk import DAG, Param, task
 from analytics_provider.operators import AnalyticsExportWidgetOperator
 
 EXPORT_ROOT = "file://" + str(Path(tempfile.gettempdir()) / "analytics-scheduled-exports")
-WIDGETS = [101, 102, 201]
+# (dashboard, the widget's title on it, the files' name)
+WIDGETS = [
+    ("Sales overview", "Revenue by region and month", "revenue-by-region"),
+    ("Sales overview", "Orders by channel", "orders-by-channel"),
+    ("Marketing performance", "Campaign performance", "campaign-performance"),
+]
 FORMATS = ["xlsx", "pdf"]
 # The run's day: every Airflow 3 run has run_after; a run triggered by hand has no logical date (ds).
 RUN_DAY = "{{ dag_run.run_after | ds }}"
@@ -41,11 +46,12 @@ with DAG(
     ).expand_kwargs(
         [
             {
-                "widget_id": widget_id,
+                "dashboard": dashboard,
+                "widget": widget,
                 "output": output,
-                "destination": f"{{{{ params.export_root }}}}/{RUN_DAY}/widget-{widget_id}.{output}",
+                "destination": f"{{{{ params.export_root }}}}/{RUN_DAY}/{name}.{output}",
             }
-            for widget_id in WIDGETS
+            for dashboard, widget, name in WIDGETS
             for output in FORMATS
         ]
     )

@@ -126,6 +126,8 @@ class JobWatch:
 
     :param clock: the clock ``deadline`` is on (the hook's monotonic clock, or Unix time in a trigger).
     :param deadline: absolute time on ``clock`` after which the wait ends in ``timeout`` (``inf``: none).
+    :param spread_first_wait: make the first pending wait a random half to whole interval, so that
+        many waits started together do not read their jobs one by one in lock-step.
     """
 
     def __init__(
@@ -136,6 +138,7 @@ class JobWatch:
         deadline: float = math.inf,
         max_outage: float = DEFAULT_MAX_OUTAGE,
         clock: Callable[[], float],
+        spread_first_wait: bool = False,
         rng: random.Random | None = None,
     ) -> None:
         if poll_interval <= 0:
@@ -152,6 +155,7 @@ class JobWatch:
         self.outage_since: float | None = None
         self.failures = 0
         self.last_failure: BaseException | None = None
+        self._spread = spread_first_wait
         self._rng = rng or random.Random()
 
     # -- decisions ---------------------------------------------------------------------------------
@@ -186,7 +190,11 @@ class JobWatch:
             )
         if state.outcome is JobOutcome.FOLLOW:
             return self._follow(int(state.existing_job_id or 0))
-        return Sleep(self._until_deadline(self.poll_interval), pending=True)
+        wait = self.poll_interval
+        if self._spread:
+            self._spread = False
+            wait *= self._rng.uniform(0.5, 1.0)
+        return Sleep(self._until_deadline(wait), pending=True)
 
     def _follow(self, existing: int) -> WaitResult | Sleep:
         if existing in self.chain or len(self.chain) > MAX_FOLLOWS:

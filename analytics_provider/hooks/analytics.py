@@ -28,6 +28,7 @@ from analytics_provider.api.operations import (
 from analytics_provider.api.pagination import Pages
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks.client import AnalyticsClientHook
+from analytics_provider.hooks.names import NamedLookups
 
 Id = int | str
 Json = dict[str, Any]
@@ -35,8 +36,9 @@ Manifest = str | os.PathLike[str] | tuple[str, IO[bytes]]
 """A dbt manifest to upload: a local path, or ``(file name, binary file object)``."""
 
 
-class AnalyticsHook(AnalyticsClientHook):
-    """Interact with the analytics service's public API v2.
+class AnalyticsHook(NamedLookups, AnalyticsClientHook):
+    """Interact with the analytics service's public API v2; find dashboards, widgets and filters by
+    name (:class:`~analytics_provider.hooks.names.NamedLookups`).
 
     :param analytics_conn_id: an ``analytics`` connection: the API key in its password, the
         region (or a base-address override) in its extras.

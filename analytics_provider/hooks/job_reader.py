@@ -44,11 +44,12 @@ def forget_refusals() -> None:
 class _Ask:
     """One wait's read: its job, its deadline (on the reader's clock) and where its answer goes."""
 
-    __slots__ = ("future", "read")
+    __slots__ = ("future", "read", "timed")
 
     def __init__(self, future: asyncio.Future[Any], read: Read) -> None:
         self.future = future
         self.read = read
+        self.timed = False  # a timer ends it at its deadline
 
 
 def _pending(ask: _Ask) -> bool:
@@ -72,10 +73,13 @@ class JobReader:
     ``client`` sends the requests: a client of the connection that is not any one wait's.
     """
 
-    GATHER = 0.05
+    GATHER = 0.02
     """Seconds a gathering stays open after its first read: the most a read waits for others."""
     MAX_SENDING = 8
     """List Jobs requests in flight at once (more wait, their ids still due, oldest first)."""
+    SWEEP = 1.0
+    """Seconds between two looks for reads whose deadline comes before the next look (each gets a
+    timer then: most reads are answered long before their deadline, and need none)."""
 
     def __init__(self, client: AsyncAnalyticsClient) -> None:
         self.client = client
@@ -84,6 +88,8 @@ class JobReader:
         self._due: DueReads[_Ask] = DueReads()
         self._sending = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._waiting: set[_Ask] = set()
+        self._sweep: asyncio.TimerHandle | None = None
 
     @property
     def refused(self) -> str | None:
@@ -100,17 +106,32 @@ class JobReader:
             self._gathering = []
             loop.call_later(self.GATHER, self._send_gathered)
         self._gathering.append(ask)
-        expiry = None
-        if not math.isinf(read.deadline):
-            expiry = loop.call_later(max(0.0, read.deadline - self.client.clock()), _expire, ask)
+        self._waiting.add(ask)
+        if self._sweep is None:
+            self._sweep_expiring()
+        elif read.deadline - self.client.clock() < self.SWEEP:
+            self._time(ask, loop)
         try:
             answer = await ask.future
         finally:
-            if expiry is not None:
-                expiry.cancel()
+            self._waiting.discard(ask)
         if answer is READ_ALONE:
             return await client.read_job_alone(read)
         return answer
+
+    def _sweep_expiring(self) -> None:
+        """Give a timer to each read whose deadline comes before the next sweep; again in
+        ``SWEEP`` seconds while reads wait."""
+        loop = asyncio.get_running_loop()
+        horizon = self.client.clock() + self.SWEEP
+        for ask in self._waiting:
+            if not ask.timed and ask.read.deadline < horizon:
+                self._time(ask, loop)
+        self._sweep = loop.call_later(self.SWEEP, self._sweep_expiring) if self._waiting else None
+
+    def _time(self, ask: _Ask, loop: asyncio.AbstractEventLoop) -> None:
+        ask.timed = True
+        loop.call_later(max(0.0, ask.read.deadline - self.client.clock()), _expire, ask)
 
     def _send_gathered(self) -> None:
         gathered, self._gathering = self._gathering or [], None

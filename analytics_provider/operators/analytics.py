@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.exceptions import AirflowProviderDeprecationWarning
 
 from analytics_provider.api.filters import check_filter_conditions
+from analytics_provider.api.lookup import check_filters, filter_conditions
 from analytics_provider.api.operations import EXPORT_OUTPUTS
 from analytics_provider.api.request import check_path_id
 from analytics_provider.assets import emit_file_asset_events
@@ -59,16 +60,49 @@ def check_conditions(conditions: Any) -> list[dict[str, Any]]:
 
 
 class _DashboardJobOperator(AnalyticsJobOperator):
-    """A job operator whose task links to the dashboard it worked on."""
+    """A job operator on a dashboard, named by its title or its id; its task links to it."""
 
     operator_extra_links = (AnalyticsDashboardLink(),)
+    dashboard: Any = None
+    filters: Any = None
+    dashboard_filter_conditions: Any = None
+
+    def uses_names(self) -> bool:
+        return bool(self.dashboard is not None or getattr(self, "widget", None) is not None or self.filters)
+
+    def check_named_filters(self) -> None:
+        if self.filters is not None and not is_templated(self.filters):
+            with naming_the_task(self.task_id):
+                check_filters(self.filters)
+
+    def resolve_filters(self, board: dict[str, Any]) -> None:
+        """Add the conditions of ``filters`` (by label) to ``dashboard_filter_conditions`` (by id)."""
+        if self.filters:
+            named = filter_conditions(board, self.filters)
+            given = {str(c["dynamic_filter_id"]) for c in self.dashboard_filter_conditions or []}
+            twice = [c for c in named if str(c["dynamic_filter_id"]) in given]
+            if twice:
+                raise AnalyticsParameterError(
+                    f"filters and dashboard_filter_conditions both set the filter {twice[0]['dynamic_filter_id']}")
+            self.dashboard_filter_conditions = [*(self.dashboard_filter_conditions or []), *named]
+            self.resolved["dashboard_filter_conditions"] = self.dashboard_filter_conditions
+
+    def board_url(self) -> str | None:
+        """The resolved dashboard's URL, when a lookup read it."""
+        return self.resolved.get("dashboard_url") or None
 
 
 class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     """Export a dashboard widget's data as csv, xlsx or pdf and download the file.
 
-    :param widget_id: the dashboard widget (templated): a positive integer, refused otherwise
-        before any request.
+    :param dashboard: the dashboard, by its title (or its id) (templated).
+    :param widget: the title a widget shows on that dashboard (templated); give ``dashboard`` and
+        ``widget``, or ``widget_id``.
+    :param filters: the dashboard's filters by label (or ``uname``): ``{"Region": ["EU"]}`` (a
+        list means ``is``) or ``{"Order date": {"operator": "last", "values": [7], "modifier":
+        "day"}}`` (templated). Values outside a filter's options are refused before any job.
+    :param widget_id: the dashboard widget by id (templated): a positive integer, refused
+        otherwise before any request.
     :param destination: a local path, a folder (ending in ``/``: the service's file name is
         kept) or an object-storage URI such as ``s3://bucket/key.csv`` (templated).
     :param output: ``csv``, ``xlsx`` or ``pdf`` (templated; held as ``export_format``, since
@@ -78,7 +112,9 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     :param file_mode: the local file's permission bits (default: what a plain write gives,
         ``0666`` less the worker's umask), for example ``0o640``.
 
-    Returns ``{"job_id", "path", "bytes", "content_type"}``. The file appears at the
+    Names are resolved once per try, on the worker, before the job is submitted (the trigger gets
+    ids only). Returns ``{"job_id", "path", "bytes", "content_type"}``, with ``dashboard_id`` and
+    ``widget_id`` when names were resolved. The file appears at the
     destination only when complete; the destination is checked before the job is submitted. Each
     ``AssetAlias`` in ``outlets`` receives an asset event for the file written (its URI from the
     rendered destination), so DAGs can be scheduled on it.
@@ -88,33 +124,52 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     template_fields: Sequence[str] = (
         *AnalyticsJobOperator.template_fields,
         "widget_id",
+        "dashboard",
+        "widget",
         "export_format",
         "destination",
         "dashboard_filter_conditions",
+        "filters",
     )
-    template_fields_renderers: ClassVar[dict[str, str]] = {"dashboard_filter_conditions": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"dashboard_filter_conditions": "json", "filters": "json"}
 
     def __init__(
         self,
         *,
-        widget_id: int | str,
         destination: Any,
+        widget_id: int | str | None = None,
+        dashboard: int | str | None = None,
+        widget: str | None = None,
         output: str = "csv",
+        filters: dict[str, Any] | None = None,
         dashboard_filter_conditions: list[dict[str, Any]] | None = None,
         file_mode: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.widget_id = widget_id
+        self.dashboard = dashboard
+        self.widget = widget
+        self.filters = filters
         self.destination = destination
         self.file_mode = file_mode
         self.export_format = output  # ``output`` is taken: BaseOperator.output is the task's XComArg
         self.dashboard_filter_conditions = dashboard_filter_conditions
+        if widget_id is None and widget is None:
+            raise refused(self.task_id, "widget", None, "a widget's title (with dashboard), or widget_id its id")
+        if widget_id is not None and widget is not None:
+            raise refused(self.task_id, "widget", widget, "left out when widget_id is given (one of the two)")
+        if widget is not None and dashboard is None:
+            raise refused(self.task_id, "dashboard", None, "the title (or id) of the dashboard that shows widget")
+        if widget_id is not None and dashboard is not None:
+            raise refused(self.task_id, "dashboard", dashboard,
+                          "left out when widget_id is given (the widget's own dashboard is used)")
         with naming_the_task(self.task_id):
             if not is_templated(output):
                 self.export_format = normalize_output(output)
             if not is_templated(dashboard_filter_conditions):
                 check_conditions(dashboard_filter_conditions)
+        self.check_named_filters()
 
     def check_inputs(self) -> None:
         self.export_format = normalize_output(self.export_format)
@@ -122,70 +177,120 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         from analytics_provider.hooks.download import check_destination
 
         forget_dashboard_link(self)
-        check_path_id("get_dashboard_widget", "id", self.widget_id, label=f"{self.task_id}: widget_id")
+        self.resolved = {}
+        if self.widget is None:
+            check_path_id("get_dashboard_widget", "id", self.widget_id, label=f"{self.task_id}: widget_id")
+        else:
+            for name in ("dashboard", "widget"):
+                if not isinstance(getattr(self, name), (str, int)) or not str(getattr(self, name)).strip():
+                    raise refused(self.task_id, name, getattr(self, name), "a title or an id")
+        self.check_named_filters()
         try:
             check_destination(self.destination)
         except AnalyticsParameterError as exc:
             raise AnalyticsParameterError(f"{self.task_id}: {exc}") from None
 
+    def resolve(self, context: Context) -> None:
+        if self.widget is None and not self.filters:
+            return
+        if self.widget is not None:
+            board = self.hook.find_dashboard(self.dashboard)
+            self.widget_id = str(self.hook.find_widget(board, str(self.widget))["id"])
+        else:
+            widget_id: Any = self.widget_id  # checked by check_inputs
+            board = self.hook.get_dashboard_widget(widget_id, include_dashboard=True).get("dashboard") or {}
+        self.resolved.update(dashboard_id=board.get("id"), widget_id=self.widget_id, dashboard_url=board.get("url"))
+        self.resolve_filters(board)
+
     def submit(self, context: Context) -> dict[str, Any]:
-        push_dashboard_link(self, context, lambda: widget_dashboard_url(self.hook, self.widget_id))
-        return self.hook.submit_widget_export(self.widget_id, self.export_format, self.dashboard_filter_conditions)
+        push_dashboard_link(self, context, lambda: self.board_url() or widget_dashboard_url(self.hook, self.widget_id))
+        widget_id: Any = self.widget_id  # checked by check_inputs, or resolved
+        return self.hook.submit_widget_export(widget_id, self.export_format, self.dashboard_filter_conditions)
 
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
         result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
         self.log.info("Downloaded %s bytes (%s) to %s", result["bytes"], result["content_type"], result["path"])
         summary = {"job_id": job_id, "widget_id": self.widget_id, "output": self.export_format, **result}
         emit_file_asset_events(self, context, result["path"], extra=summary)
-        return {"job_id": job_id, **result}
+        names: dict[str, Any] = {k: self.resolved[k] for k in ("dashboard_id", "widget_id") if k in self.resolved}
+        return {"job_id": job_id, **result, **names}
 
 
 class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
     """Run a dashboard's widgets into the service's cache, so the first viewer waits for nothing.
 
-    :param dashboard_id: the dashboard (templated).
-    :param dashboard_filter_conditions: filter conditions to preload with (templated); a
+    :param dashboard: the dashboard, by its title (or its id) (templated).
+    :param dashboard_id: the dashboard by id (templated); give ``dashboard`` or ``dashboard_id``.
+    :param filters: the dashboard's filters by label (or ``uname``) to preload with, as for
+        :class:`AnalyticsExportWidgetOperator` (templated).
+    :param dashboard_filter_conditions: filter conditions by filter id (templated); a
         condition with operator ``none`` skips a filter's default.
     :param bust_cache: run every widget even when a cached result exists.
+
+    Returns ``{"job_id", "status", "dashboard_id"}``.
     """
 
     describe_lineage = staticmethod(describe_preload)
     template_fields: Sequence[str] = (
         *AnalyticsJobOperator.template_fields,
         "dashboard_id",
+        "dashboard",
         "dashboard_filter_conditions",
+        "filters",
         "bust_cache",
     )
-    template_fields_renderers: ClassVar[dict[str, str]] = {"dashboard_filter_conditions": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"dashboard_filter_conditions": "json", "filters": "json"}
 
     def __init__(
         self,
         *,
-        dashboard_id: int | str,
+        dashboard_id: int | str | None = None,
+        dashboard: int | str | None = None,
+        filters: dict[str, Any] | None = None,
         dashboard_filter_conditions: list[dict[str, Any]] | None = None,
         bust_cache: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.dashboard_id = dashboard_id
+        self.dashboard = dashboard
+        self.filters = filters
         self.dashboard_filter_conditions = dashboard_filter_conditions
         self.bust_cache = bust_cache
+        if (dashboard_id is None) == (dashboard is None):
+            raise refused(self.task_id, "dashboard", dashboard,
+                          "a dashboard's title (or id), or dashboard_id its id: one of the two")
         if not is_templated(dashboard_filter_conditions):
             with naming_the_task(self.task_id):
                 check_conditions(dashboard_filter_conditions)
+        self.check_named_filters()
 
     def check_inputs(self) -> None:
         forget_dashboard_link(self)
-        check_path_id("get_dashboard", "id", self.dashboard_id, label=f"{self.task_id}: dashboard_id")
+        self.resolved = {}
+        if self.dashboard is None:
+            check_path_id("get_dashboard", "id", self.dashboard_id, label=f"{self.task_id}: dashboard_id")
+        elif not isinstance(self.dashboard, (str, int)) or not str(self.dashboard).strip():
+            raise refused(self.task_id, "dashboard", self.dashboard, "a title or an id")
         self.dashboard_filter_conditions = check_conditions(self.dashboard_filter_conditions)
+        self.check_named_filters()
         if isinstance(self.bust_cache, str) and self.bust_cache.strip().lower() in ("true", "false"):
             self.bust_cache = self.bust_cache.strip().lower() == "true"  # rendered from a template
         if not isinstance(self.bust_cache, bool):
             raise refused(self.task_id, "bust_cache", self.bust_cache, "true or false")
 
+    def resolve(self, context: Context) -> None:
+        if self.dashboard is None and not self.filters:
+            return
+        board = self.hook.find_dashboard(self.dashboard if self.dashboard is not None else self.dashboard_id)
+        self.dashboard_id = board.get("id")
+        self.resolved.update(dashboard_id=self.dashboard_id, dashboard_url=board.get("url"))
+        self.resolve_filters(board)
+
     def submit(self, context: Context) -> dict[str, Any]:
-        push_dashboard_link(self, context, lambda: dashboard_url(self.hook, self.dashboard_id))
-        return self.hook.preload_dashboard(self.dashboard_id, self.dashboard_filter_conditions, self.bust_cache)
+        push_dashboard_link(self, context, lambda: self.board_url() or dashboard_url(self.hook, self.dashboard_id))
+        dashboard_id: Any = self.dashboard_id  # checked by check_inputs, or resolved
+        return self.hook.preload_dashboard(dashboard_id, self.dashboard_filter_conditions, self.bust_cache)
 
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
         return {"job_id": job_id, "status": "success", "dashboard_id": self.dashboard_id}

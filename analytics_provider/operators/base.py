@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
     from analytics_provider.hooks.analytics import AnalyticsHook
 
+RESOLVED_KEY = "resolved"
+"""The XCom key of the ids this try's names were resolved to (read back after a deferral)."""
+
 
 class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin, BaseOperator):
     """Base of the operators that start a job of the service and wait for it.
@@ -79,6 +82,7 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         self.max_outage = max_outage
         self._results: dict[int, Any] = {}
         self._submitted_status = ""
+        self.resolved: dict[str, Any] = {}
 
     @cached_property
     def hook(self) -> AnalyticsHook:
@@ -90,6 +94,14 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
 
     def check_inputs(self) -> None:
         """Refuse bad (rendered) parameters before any request."""
+
+    def resolve(self, context: Context) -> None:
+        """Turn the names given into ids, once per try, before any job is submitted; what it sets
+        goes into :attr:`resolved` (kept across a deferral, logged, in the task's result)."""
+
+    def uses_names(self) -> bool:
+        """Whether :meth:`resolve` has names to turn into ids."""
+        return False
 
     def submit(self, context: Context) -> dict[str, Any]:
         """Start the job; return the Job (``{"id", "status"}``)."""
@@ -112,12 +124,32 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
     def execute(self, context: Context) -> Any:
         with naming_the_task(self.task_id):
             self.check_inputs()
+            self.resolve(context)
+        if self.resolved:
+            self.log.info("Resolved by name: %s", ", ".join(f"{k}={v!r}" for k, v in self.resolved.items()
+                                                            if k.endswith("_id")))
+            context["ti"].xcom_push(key=RESOLVED_KEY, value=self.resolved)
         return self.execute_resumable(context)
 
-    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
-        """Resume after the trigger: check its event, then finish as a waiting task would."""
+    def execute_complete(
+        self, context: Context, event: dict[str, Any] | None = None, resolved: dict[str, Any] | None = None
+    ) -> Any:
+        """Resume after the trigger: check its event, then finish as a waiting task would (with the
+        ids the names were resolved to before the deferral)."""
+        if resolved is None and self.uses_names():  # dag.test() hands no kwargs over a deferral
+            ti = context["ti"]
+            resolved = ti.xcom_pull(task_ids=self.task_id, key=RESOLVED_KEY, map_indexes=ti.map_index)
+        if resolved:
+            self.apply_resolved(resolved)
         state = final_state(WaitResult.from_event(event))
         return self._finish(context, state.job_id, state.status, state.last_error_log)
+
+    def apply_resolved(self, resolved: dict[str, Any]) -> None:
+        """Take the ids names were resolved to (this try's, handed over a deferral)."""
+        self.resolved = dict(resolved)
+        for name, value in resolved.items():
+            if name in self.template_fields:
+                setattr(self, name, value)
 
     # -- ResumableJobMixin: how the flow reaches the service ------------------------------------
 
@@ -172,6 +204,7 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
                     try_number=context["ti"].try_number,
                 ),
                 method_name="execute_complete",
+                kwargs={"resolved": self.resolved} if self.resolved else None,
             )
         else:
             state = self.hook.wait_for_job(

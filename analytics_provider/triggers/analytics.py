@@ -59,7 +59,8 @@ class AnalyticsJobTrigger(BaseTrigger):
     :mod:`analytics_provider.api.follow`. The first look is immediate, then one every interval.
     The waits of a triggerer on one connection share their looks: a hundred jobs are read with
     one request (:mod:`analytics_provider.hooks.job_reader`), and waits started together keep
-    being read together.
+    being read together. Where the service refuses that, each job is read alone, and the second
+    look comes after a random half to whole interval, so that such waits do not read in lock-step.
 
     The serialised form holds no secret: the key is read from the connection when the trigger runs.
 
@@ -107,14 +108,16 @@ class AnalyticsJobTrigger(BaseTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         machinery = await load_machinery()
         follow = machinery.follow
-        watch = follow.JobWatch(
-            self.job_id,
-            poll_interval=self.poll_interval,
-            deadline=self.end_time,
-            max_outage=self.max_outage,
-            clock=self.clock,
-        )
         async with machinery.client_class(self.analytics_conn_id) as client:
+            watch = follow.JobWatch(
+                self.job_id,
+                poll_interval=self.poll_interval,
+                deadline=self.end_time,
+                max_outage=self.max_outage,
+                clock=self.clock,
+                # reads shared in batches keep waits together; read one by one, they are spread
+                spread_first_wait=client.job_reader().refused is not None,
+            )
 
             async def read(action: Any) -> Any:
                 left = action.deadline - self.clock()  # onto the transport's clock:

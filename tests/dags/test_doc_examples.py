@@ -89,7 +89,7 @@ def test_operator_examples_run_as_one_dag(example_dag_bag, analytics_emulator, a
     dag_run = run_without_logical_date(dag_file, "doc_operator_examples", tmp_path)
     assert dag_run.state == "success", states(dag_run)
     assert set(states(dag_run)) == {
-        "bust_cache", "send_daily_report", "export_revenue", "preload_sales_overview",
+        "bust_cache", "send_daily_report", "export_revenue", "export_revenue_by_id", "preload_sales_overview",
         "publish_aml_project", "send_report", "report_sent", "execute_alert",
         "upload_dbt_manifest", "revenue_by_region",
     }
@@ -101,6 +101,10 @@ def test_operator_examples_run_as_one_dag(example_dag_bag, analytics_emulator, a
 
     rows = list(load_workbook(export).active.iter_rows(values_only=True))
     assert len(rows) > 1 and all("EU" in row for row in rows[1:]), rows[:3]
+    # the named export (Region EU, Channel not Phone) and the same widget by ids (Region EU)
+    (by_id,) = (tmp_path / "reports").rglob("revenue-by-id.xlsx")
+    rows_by_id = list(load_workbook(by_id).active.iter_rows(values_only=True))
+    assert set(rows[1:]) <= set(rows_by_id[1:]) and len(rows_by_id) > 1
 
 
 def test_quickstart_dag_runs(example_dag_bag, analytics_emulator, analytics_connection, tmp_path) -> None:

@@ -56,7 +56,7 @@ def test_after_warehouse_load(example_dag_bag, analytics_emulator, analytics_con
     dag_run = run_dag(example_dag_bag, "analytics_after_warehouse_load", deferrable, {"export_dir": str(tmp_path)})
     assert dag_run.state == "success", task_states(dag_run)
     (csv,) = tmp_path.rglob("*.csv")
-    assert csv == tmp_path / run_day(dag_run) / "widget-101.csv"
+    assert csv == tmp_path / run_day(dag_run) / "revenue-by-region-and-month.csv"
     lines = csv.read_text().splitlines()
     assert len(lines) > 1 and "," in lines[0]
     kinds = [j.operation for j in analytics_emulator.jobs]
@@ -83,7 +83,8 @@ def test_scheduled_exports(
     files = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     day = run_day(dag_run)
     assert day == (logical_date or dag_run.run_after).strftime("%Y-%m-%d")
-    assert files == sorted(f"{day}/widget-{w}.{f}" for w in (101, 102, 201) for f in ("xlsx", "pdf"))
+    names = ("revenue-by-region", "orders-by-channel", "campaign-performance")
+    assert files == sorted(f"{day}/{name}.{f}" for name in names for f in ("xlsx", "pdf"))
     assert all(p.read_bytes()[:4] in (b"PK\x03\x04", b"%PDF") for p in tmp_path.rglob("*.*"))
     output = capfd.readouterr()
     assert_waits_ran_where_asked(dag_run, deferrable, [f"export_widget[{i}]" for i in range(6)])

@@ -285,3 +285,44 @@ def test_list_jobs_asks_100_ids_a_request(hook: AnalyticsHook, analytics_emulato
     listed = hook.list_jobs([*ids, 999_999])
     assert [j["id"] for j in listed] == ids  # the unknown id is left out, as the service does
     assert [len(r.query["ids[]"]) for r in api_requests(analytics_emulator, "list_jobs")] == [100, 100, 51]
+
+
+def test_dashboards_widgets_and_filters_are_found_by_name(hook: AnalyticsHook, analytics_emulator) -> None:
+    board = hook.find_dashboard("sales  overview")
+    assert board["id"] == 1 and board["url"] and board["widgets"]  # whole: GET /dashboards/{id}
+    assert hook.find_widget("Sales overview", "Orders by channel")["id"] == "102"
+    assert hook.find_widget(board, "revenue by region and MONTH")["id"] == "101"
+    assert hook.filter_conditions(1, {"Region": ["EU"], "channel": ["Web"]}) == [
+        {"dynamic_filter_id": 1, "condition": {"operator": "is", "values": ["EU"]}},
+        {"dynamic_filter_id": 2, "condition": {"operator": "is", "values": ["Web"]}},
+    ]
+    operations = [r.operation for r in analytics_emulator.requests]
+    assert operations.count("list_dashboards_metadata") == 1  # the titles: one request, once per hook
+    assert operations.count("list_dashboards") == 0
+
+
+def test_an_ambiguous_title_names_each_dashboard_with_its_url(hook: AnalyticsHook, analytics_emulator) -> None:
+    (twin,) = analytics_emulator.add_dashboards(["Sales overview"])
+    with pytest.raises(exc.AnalyticsParameterError) as error:
+        hook.find_dashboard("Sales overview")
+    text = str(error.value)
+    assert text.startswith("2 dashboards are named 'Sales overview': 'Sales overview' (id 1, http")
+    assert f"'Sales overview' (id {twin}, http" in text and text.endswith("give its id instead (dashboard=<id>)")
+    assert hook.find_dashboard(twin)["title"] == "Sales overview"  # the id still works
+
+
+def test_widgets_with_one_title_on_a_dashboard_are_ambiguous(hook: AnalyticsHook, analytics_emulator) -> None:
+    with analytics_emulator.world.lock:
+        analytics_emulator.world.state.widgets["102"]["source_title"] = "Revenue by region and month"
+    with pytest.raises(exc.AnalyticsParameterError,
+                       match=r"2 widgets are named 'Revenue by region and month' on dashboard 'Sales overview' "
+                             r"\(id 1\): 'Revenue by region and month' \(id 101, http.*give its id instead "
+                             r"\(widget_id=<id>\)"):
+        hook.find_widget(1, "Revenue by region and month")
+
+
+def test_titles_are_read_page_by_page_where_the_metadata_list_is_refused(hook, analytics_emulator) -> None:
+    ids = analytics_emulator.add_dashboards([f"Region report {n}" for n in range(150)])
+    analytics_emulator.inject("list_dashboards_metadata", status=404)
+    assert hook.find_dashboard("Region report 149")["id"] == ids[-1]
+    assert [r.operation for r in analytics_emulator.requests].count("list_dashboards") == 2  # 153 titles, 100 a page

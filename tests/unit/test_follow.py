@@ -226,11 +226,14 @@ def test_a_read_failing_at_the_deadline_is_a_timeout_not_an_error() -> None:
     assert result.status == "timeout"
 
 
-def test_every_pending_wait_is_the_interval() -> None:
+def test_every_pending_wait_is_the_interval_unless_the_first_is_spread() -> None:
     t = FakeTime()
     watch = JobWatch(1, poll_interval=10, clock=t.clock, rng=random.Random(1))
     waits = [watch.on_answer(job(1, "running")).seconds for _ in range(3)]  # type: ignore[union-attr]
     assert waits == [10, 10, 10]  # waits started together stay together (their reads are shared)
+    spread = JobWatch(1, poll_interval=10, clock=t.clock, spread_first_wait=True, rng=random.Random(1))
+    waits = [spread.on_answer(job(1, "running")).seconds for _ in range(3)]  # type: ignore[union-attr]
+    assert 5 <= waits[0] < 10 and waits[1:] == [10, 10]  # read one by one, waits are spread
 
 
 def test_without_sleep_the_drive_stops_at_the_first_pause_and_keeps_what_it_learnt() -> None:

@@ -250,6 +250,12 @@ class AnalyticsEmulator:
         """Add ``n`` realistic active users (without keys); returns their ids."""
         return self.world.add_users(n)
 
+    def add_dashboards(self, titles: list[str], like: int = 1) -> list[int]:
+        """A dashboard per title (the same title twice makes two), each a copy of the seeded
+        dashboard ``like`` under new ids: its widgets with their titles and data, its filters with
+        their labels and options. Returns their ids."""
+        return self.world.add_dashboards(list(titles), int(like))
+
     def add_jobs(self, count: int, seconds: float | None = None) -> list[int]:
         """``count`` jobs of the admin's key that run ``seconds`` (the job duration unless given)
         from now, made at once without a request each; returns their ids."""

@@ -50,6 +50,8 @@ class ControlService:
             ("POST", "add_users"): lambda body: self.emulator.add_users(int(body["count"])),
             ("GET", "request_counts"): lambda body: self.emulator.request_counts(),
             ("POST", "set_recording"): lambda body: self.emulator.set_recording(body["enabled"]),
+            ("POST", "add_dashboards"): lambda body: self.emulator.add_dashboards(body["titles"],
+                                                                                  body.get("like", 1)),
             ("POST", "add_jobs"): lambda body: self.emulator.add_jobs(int(body["count"]), body.get("seconds")),
             ("POST", "set_job_duration"): lambda body: setattr(self.emulator, "job_duration", float(body["seconds"])),
         }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,6 +41,37 @@ class World:
             self.publish_diagnostics = None
             self.export_sizes = {}
             self.exports.clear()
+
+    def add_dashboards(self, titles: list[str], like: int = 1) -> list[int]:
+        """A dashboard per title, each a copy of dashboard ``like`` (its widgets, their titles and
+        data, its filters and their options) under new ids; returns their ids."""
+        with self.lock:
+            state = self.state
+            if like not in state.dashboards:
+                raise ValueError(f"no dashboard {like!r} to copy; dashboards: {sorted(state.dashboards)}")
+            model = state.dashboards[like]
+            ids = []
+            for title in titles:
+                if not isinstance(title, str) or not title.strip():
+                    raise ValueError(f"a dashboard title must be a non-empty string, got {title!r}")
+                board = copy.deepcopy(model)
+                board["id"], board["title"] = state.new_id("Dashboard"), title
+                board.pop("uname", None)
+                renamed = {}
+                for widget_id in model["widget_ids"]:
+                    new = renamed[widget_id] = str(state.new_id("DashboardWidget"))
+                    state.widgets[new] = {**copy.deepcopy(state.widgets[widget_id]), "id": new,
+                                          "dashboard_id": board["id"]}
+                    state.tables[new] = state.tables[widget_id]  # the same rows, shared
+                board["widget_ids"] = list(renamed.values())
+                for dynamic_filter in board["dynamic_filters"]:
+                    dynamic_filter["id"] = dynamic_filter["definition"]["id"] = state.new_id("DynamicFilter")
+                    for mapping in dynamic_filter["mappings"]:
+                        mapping["id"] = state.new_id("DynamicFilterMapping")
+                        mapping["viz_conditionable_id"] = int(renamed[str(mapping["viz_conditionable_id"])])
+                state.dashboards[board["id"]] = board
+                ids.append(board["id"])
+            return ids
 
     def add_users(self, count: int) -> list[int]:
         """Add ``count`` active users with varied names and roles; returns their ids."""
