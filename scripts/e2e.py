@@ -29,6 +29,7 @@ import requests
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+JOB_READS = ("list_jobs", "get_job")  # a trigger reads in batches, a worker one job at a time
 DAGS = ("analytics_after_warehouse_load", "analytics_post_deploy_publish", "analytics_scheduled_exports")
 # scheduled on what DAGS produce (the warehouse table's asset, the exports' alias): unpaused too,
 # so that their asset-triggered runs are part of the scenario (and of its count of jobs)
@@ -217,7 +218,7 @@ def run_scenario(stack: Stack, emulator: Any, exports: Path) -> int:
         return "deferred" in states and bool(pending)
 
     def polled_since(moment: float) -> bool:
-        return any(r.operation == "get_job" and r.time > moment for r in emulator.requests)
+        return any(r.operation in JOB_READS and r.time > moment for r in emulator.requests)
 
     wait_for("a deferred task with a pending job", deferred_with_pending_job, 300, 0.5)
     wait_for("the triggerer to poll", lambda: polled_since(0), 120, 0.2)
@@ -274,8 +275,14 @@ def report(api: Api, runs: list[dict[str, Any]], emulator: Any, stack: Stack) ->
     print(f"  of which retried after their job was submitted (no new job on the retry): "
           f"{', '.join(label(t) for t in resumed) or 'none'}")
     print(f"triggerer starts: {stack.starts['triggerer']}; 'async thread was blocked' warnings: {blocked}")
+    batches = [r for r in emulator.requests if r.operation == "list_jobs"]
+    looked = sum(len(r.query.get("ids[]", [])) for r in batches)
+    alone = sum(r.operation == "get_job" for r in emulator.requests)
+    print(f"job reads: {len(batches)} List Jobs requests for {looked} looks (the triggerers); "
+          f"{alone} GET /jobs/{{id}} (the workers' waits)")
     ok = (
-        all(r["state"] == "success" for r in runs)
+        bool(batches)
+        and all(r["state"] == "success" for r in runs)
         and len(submits) == len(job_tis) == len(emulator.jobs)
         and bool(resumed)
         and blocked == 0
