@@ -185,3 +185,16 @@ async def test_a_wait_ends_at_its_deadline_while_a_shared_request_is_slow(analyt
     (shared,) = [r for r in analytics_emulator.requests if r.path.endswith("/jobs")]  # still unanswered
     assert sorted(shared.query["ids[]"]) == sorted([str(patient), str(hurried)]) and not patient_run.done()
     patient_run.cancel()
+
+
+async def test_under_a_tight_quota_every_wait_is_read_as_often_as_the_others(analytics_emulator, analytics_connection):
+    """300 waits, 2 List Jobs a one-second frame: a round takes 3 requests, 1.5 frames; the reads
+    queue oldest first, so the rounds slow down alike for every wait and none starves."""
+    analytics_emulator.set_rate_limit(quota=2, operation="list_jobs")
+    ids = analytics_emulator.add_jobs(300, seconds=6.0)
+    events = await asyncio.gather(*(event_of(trigger(j, interval=0.2)) for j in ids))
+    assert [e["status"] for e in events] == ["success"] * 300
+    reads = Counter(i for request in batches(analytics_emulator) for i in request)
+    assert set(reads) == set(ids) and max(reads.values()) - min(reads.values()) <= 1, sorted(set(reads.values()))
+    statuses = Counter(r.status for r in analytics_emulator.requests if r.operation == "list_jobs")
+    assert statuses[429] == 0 and len(batches(analytics_emulator)) <= 3 * max(reads.values()) + 1
