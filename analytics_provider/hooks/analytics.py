@@ -28,7 +28,7 @@ from analytics_provider.api.operations import (
 from analytics_provider.api.pagination import Pages
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks.client import AnalyticsClientHook
-from analytics_provider.hooks.names import NamedLookups
+from analytics_provider.hooks.names import NamedLookups, is_id
 
 Id = int | str
 Json = dict[str, Any]
@@ -160,10 +160,21 @@ class AnalyticsHook(NamedLookups, AnalyticsClientHook):
     ) -> Pages:
         return self.paginate("list_dashboards", locals_query(locals()))
 
-    def build_dashboard_url(self, dashboard_id: Id, filter_states: FilterConditions | None = None) -> Json:
-        """``{dashboard_url, fstate_hash}`` for the dashboard with preset filter states."""
-        body = {"filter_states": check_filter_conditions(filter_states or [])}
-        return self.call("build_dashboard_url", dashboard_id, body=body)
+    def build_dashboard_url(
+        self,
+        dashboard_id: Id,
+        filter_states: FilterConditions | None = None,
+        *,
+        filters: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """``{dashboard_url, fstate_hash}`` for the dashboard with preset filter states: by filter id
+        (``filter_states``) and by label (``filters={"Region": ["EU"]}``, checked against the
+        filter's options). ``dashboard_id`` may be a dashboard's title too (see :meth:`find_dashboard`)."""
+        states = check_filter_conditions(filter_states or [])
+        if filters or not is_id(dashboard_id):
+            board = self.find_dashboard(dashboard_id)
+            dashboard_id, states = board["id"], [*states, *self.filter_conditions(board, filters or {})]
+        return self.call("build_dashboard_url", dashboard_id, body={"filter_states": states})
 
     def preload_dashboard(
         self,

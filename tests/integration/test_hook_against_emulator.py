@@ -326,3 +326,12 @@ def test_titles_are_read_page_by_page_where_the_metadata_list_is_refused(hook, a
     analytics_emulator.inject("list_dashboards_metadata", status=404)
     assert hook.find_dashboard("Region report 149")["id"] == ids[-1]
     assert [r.operation for r in analytics_emulator.requests].count("list_dashboards") == 2  # 153 titles, 100 a page
+
+
+def test_a_dashboard_url_by_title_and_filter_label_is_the_one_by_ids(hook: AnalyticsHook, analytics_emulator) -> None:
+    by_ids = hook.build_dashboard_url(1, [{"dynamic_filter_id": 1, "condition": {"operator": "is", "values": ["EU"]}}])
+    by_names = hook.build_dashboard_url("Sales overview", filters={"Region": ["EU"]})
+    assert by_names == by_ids and by_ids["fstate_hash"]
+    with pytest.raises(exc.AnalyticsParameterError, match="Region has no option 'EMEA'"):
+        hook.build_dashboard_url("Sales overview", filters={"Region": ["EMEA"]})
+    assert [r.operation for r in analytics_emulator.requests].count("build_dashboard_url") == 2  # not the refused one
