@@ -1,12 +1,12 @@
 """The reads of a triggerer's waits gathered into List Jobs requests (I/O of :mod:`~analytics_provider.api.job_batch`).
 
 One :class:`JobReader` per event loop and connection (kept by
-:mod:`~analytics_provider.hooks.loop_shared`). A wait's read joins the next gathering (one is
-sent ``GATHER`` seconds after its first read came); when it is sent, its reads go out in requests
-of at most 100 ids (``MAX_SENDING`` at a time, each taking its turn of the ``GET /jobs``
-quota), and each wait gets its job, or the failure of its request as an outage, or reads its job
-alone when the answer left it out. Waits that ask at the same time (they started together, or
-their previous reads were answered together) keep being read together.
+:mod:`~analytics_provider.hooks.loop_shared`). A wait's read joins the open gathering (sent once
+``GATHER`` seconds pass without a new read, at most ``GATHER_MAX`` after its first); when it is
+sent, its reads go out in requests of at most 100 ids (``MAX_SENDING`` at a time, each taking
+its turn of the ``GET /jobs`` quota), and each wait gets its job, or the failure of its request
+as an outage, or reads its job alone when the answer left it out. Waits that ask at the same time
+(they started together, or their previous reads were answered together) keep being read together.
 
 Where the service refuses List Jobs (see
 :data:`~analytics_provider.api.job_batch.REFUSING_STATUSES`), the connection reads each job
@@ -73,8 +73,11 @@ class JobReader:
     ``client`` sends the requests: a client of the connection that is not any one wait's.
     """
 
-    GATHER = 0.02
-    """Seconds a gathering stays open after its first read: the most a read waits for others."""
+    GATHER = 0.01
+    """Seconds without a new read after which a gathering is sent (the reads of waits answered
+    together come in one after another as their tasks resume: on a loaded loop, over tens of ms)."""
+    GATHER_MAX = 0.04
+    """Seconds a gathering stays open at most: the most a read waits for others."""
     MAX_SENDING = 8
     """List Jobs requests in flight at once (more wait, their ids still due, oldest first)."""
     SWEEP = 1.0
@@ -85,6 +88,8 @@ class JobReader:
         self.client = client
         self.conn_id = client.analytics_conn_id
         self._gathering: list[_Ask] | None = None
+        self._gathering_since = 0.0  # on the loop's clock
+        self._last_ask = 0.0
         self._due: DueReads[_Ask] = DueReads()
         self._sending = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -102,9 +107,10 @@ class JobReader:
             return await client.read_job_alone(read)
         loop = asyncio.get_running_loop()
         ask = _Ask(loop.create_future(), read)
+        self._last_ask = loop.time()
         if self._gathering is None:
-            self._gathering = []
-            loop.call_later(self.GATHER, self._send_gathered)
+            self._gathering, self._gathering_since = [], self._last_ask
+            loop.call_later(self.GATHER, self._close_gathering)
         self._gathering.append(ask)
         self._waiting.add(ask)
         if self._sweep is None:
@@ -132,6 +138,16 @@ class JobReader:
     def _time(self, ask: _Ask, loop: asyncio.AbstractEventLoop) -> None:
         ask.timed = True
         loop.call_later(max(0.0, ask.read.deadline - self.client.clock()), _expire, ask)
+
+    def _close_gathering(self) -> None:
+        """Send the gathering once ``GATHER`` passed without a read (or ``GATHER_MAX`` in all)."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        quiet_at = self._last_ask + self.GATHER
+        if now < quiet_at and now < self._gathering_since + self.GATHER_MAX:
+            loop.call_at(min(quiet_at, self._gathering_since + self.GATHER_MAX), self._close_gathering)
+            return
+        self._send_gathered()
 
     def _send_gathered(self) -> None:
         gathered, self._gathering = self._gathering or [], None

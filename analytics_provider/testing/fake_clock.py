@@ -68,4 +68,5 @@ class FakeClock:
         monkeypatch.setattr(AnalyticsJobTrigger, "clock", staticmethod(self.time))
         monkeypatch.setattr(AnalyticsJobTrigger, "sleep", staticmethod(self.async_sleep))
         monkeypatch.setattr(JobReader, "GATHER", 0.0)  # a trigger's reads gathered within one turn of the loop
+        monkeypatch.setattr(JobReader, "GATHER_MAX", 0.0)
         return self
