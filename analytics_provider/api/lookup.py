@@ -9,7 +9,6 @@ each value against the filter first (a manual option list, a number filter).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -55,6 +54,8 @@ def pick(
         more = f" and {len(found) - 10} more" if len(found) > 10 else ""
         hint = f"; give its id instead ({instead}=<id>)" if instead else ""
         raise AnalyticsLookupError(f"{len(found)} {kind}s are named {wanted!r}{where}: {listed}{more}{hint}")
+    import difflib  # only when a name matched nothing (operators are imported at every DAG parse)
+
     by_name: dict[str, Json] = {}
     for item in items:
         for name in names(item):
