@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from analytics_provider.api.lookup import filter_conditions, pick
+from analytics_provider.api.operations import MAX_PAGE_SIZE
 from analytics_provider.exceptions import AnalyticsApiError
 
 Json = dict[str, Any]
@@ -72,7 +73,7 @@ class NamedLookups:
             except AnalyticsApiError as exc:
                 if exc.status not in LISTING_REFUSED:
                     raise
-                listed = list(self.list_dashboards(limit=100))  # type: ignore[attr-defined]
+                listed = list(self.list_dashboards(limit=MAX_PAGE_SIZE))  # type: ignore[attr-defined]
             self._dashboard_titles = [{"id": d.get("id"), "title": d.get("title")} for d in listed]
         return self._dashboard_titles
 

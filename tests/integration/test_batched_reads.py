@@ -165,7 +165,7 @@ async def test_a_refused_batch_falls_back_to_reading_each_job_alone(
     assert {"analytics_default": said[0].args[1].__str__()} == job_reader._REFUSED
 
 
-async def test_a_batched_read_carries_the_key_only_to_the_service(analytics_emulator, analytics_connection):
+async def test_a_batched_read_carries_the_key_and_names_the_triggerer(analytics_emulator, analytics_connection):
     ids = analytics_emulator.add_jobs(3, seconds=0.2)
     events = await asyncio.gather(*(event_of(trigger(j)) for j in ids))
     assert analytics_emulator.api_key not in repr(events)
