@@ -1,29 +1,83 @@
-"""Asset events for the files the operators write, through the asset aliases in their outlets.
+"""Asset events for the files the export operator writes: one stable asset per export.
 
-A templated destination is only known once rendered, so a DAG cannot list the file as an
-``Asset`` outlet. It lists an ``AssetAlias`` instead; the operator then adds an event for the
-file it wrote (``file:///abs/path``, ``s3://bucket/key``...) to every alias in its outlets, and
-DAGs scheduled on the alias run when a file arrives.
+An export's file changes name every day (``.../{{ ds }}/revenue.xlsx``), but what a consumer
+waits for is "the revenue export", so the asset is the export, not the file:
+``analytics://exports/<name>``, its name given by the task (``asset="revenue.xlsx"``) or, by
+default, its widget and format (``widget-101.xlsx``). Each event's extra says which file it was
+(``uri``, ``path``), for which day (``date``) and from which job (``job_id``). Declared in a DAG
+(:func:`export_asset` in a consumer's ``schedule``, or as an export's own outlet), the asset is
+known to Airflow before its first event, and Airflow's asset table holds one row per export
+however many files it writes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 from analytics_provider.locations import StorageLocation
 
+EXPORT_URI_PREFIX = "analytics://exports/"
+_NAME = re.compile(r"^[^\s/][^/]*(/[^\s/][^/]*)*$")  # one or more path-like segments, none empty
+ASSET_NAME_RULE = (
+    "a non-empty text such as 'revenue-by-region.xlsx' or 'finance/revenue.xlsx' "
+    "(segments separated by '/', none empty, no space at either end)"
+)
 
-def emit_file_asset_events(operator: Any, context: Mapping[str, Any], location: str, extra: dict[str, Any]) -> str:
-    """Add an event for the file at ``location`` to each asset alias in the operator's outlets.
 
-    Returns the file's asset URI. ``extra`` becomes the event's extra (plain JSON values).
+def check_export_asset_name(name: Any) -> str:
+    """The name as given, or ``ValueError`` saying what an export asset's name may be."""
+    if not isinstance(name, str) or not _NAME.match(name) or name != name.strip():
+        raise ValueError(f"{name!r} is not an export asset's name: {ASSET_NAME_RULE}")
+    return name
+
+
+def export_asset(name: str) -> Any:
+    """The ``Asset`` of an export named ``name``: list it in a consumer DAG's ``schedule`` (so that
+    Airflow knows it before the export's first event) or in the export task's own ``outlets``."""
+    from airflow.providers.common.compat.sdk import Asset
+
+    check_export_asset_name(name)
+    return Asset(name=f"analytics-export:{name}", uri=EXPORT_URI_PREFIX + quote(name, safe="/"))
+
+
+def default_export_asset_name(widget_id: Any, export_format: str) -> str:
+    """An export's asset name when its task names none: the widget and the format."""
+    return f"widget-{widget_id}.{export_format}"
+
+
+def emit_export_asset_event(operator: Any, context: Mapping[str, Any], name: str, extra: dict[str, Any]) -> bool:
+    """Announce the export's new file on its asset ``name``; True when an event was emitted.
+
+    The asset listed in the task's ``outlets`` gets its extra (Airflow emits that event when the
+    task succeeds); otherwise each ``AssetAlias`` in ``outlets`` gets an event on the asset. A task
+    with neither emits nothing. ``extra`` is the event's extra (plain JSON values).
     """
     from airflow.providers.common.compat.sdk import Asset, AssetAlias
 
-    uri = StorageLocation.parse(location).uri
-    for outlet in operator.outlets or ():
-        if isinstance(outlet, AssetAlias):
-            context["outlet_events"][outlet].add(Asset(uri=uri), extra=extra)
-            operator.log.info("Asset event for %s through alias %r", uri, outlet.name)
-    return uri
+    asset = export_asset(name)
+    outlets = list(operator.outlets or ())
+    own = [outlet for outlet in outlets if isinstance(outlet, Asset) and outlet.uri == asset.uri]
+    for outlet in own:
+        context["outlet_events"][outlet].extra.update(extra)
+        operator.log.info("Asset event for %s (file %s)", asset.uri, extra.get("uri"))
+    if own:
+        return True
+    aliases = [outlet for outlet in outlets if isinstance(outlet, AssetAlias)]
+    for alias in aliases:
+        context["outlet_events"][alias].add(asset, extra=extra)
+        operator.log.info("Asset event for %s (file %s) through alias %r", asset.uri, extra.get("uri"), alias.name)
+    return bool(aliases)
+
+
+def run_day(context: Mapping[str, Any]) -> str | None:
+    """The run's day (``YYYY-MM-DD``): its logical date, or when it ran for a run without one."""
+    when = context.get("logical_date") or getattr(context.get("dag_run"), "run_after", None)
+    return when.strftime("%Y-%m-%d") if when is not None else None
+
+
+def file_uri(location: str) -> str:
+    """A written file's URI as an event's extra gives it (``file:///abs/path``, ``s3://bucket/key``)."""
+    return StorageLocation.parse(location).uri

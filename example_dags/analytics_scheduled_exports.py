@@ -3,8 +3,10 @@
 The widgets are a mapped task (one task instance per widget and format). The destination is an
 object-storage URI: ``file://`` under a temporary folder by default, so that the DAG runs
 anywhere; set ``export_root`` to ``s3://bucket/prefix`` (with an Airflow connection for the
-store) in production. Files appear there only when complete, and each one gets an asset event
-through the alias ``analytics-scheduled-exports`` (``analytics_ship_exported_files`` runs on it).
+store) in production. Files appear there only when complete, and each one is an event on its
+export's stable asset (``analytics://exports/revenue-by-region.xlsx``...; the file's URI, day and
+job id in the event's extra), emitted through the alias ``analytics-scheduled-exports``;
+``analytics_ship_exported_files`` is scheduled on those assets.
 """
 
 from __future__ import annotations
@@ -19,16 +21,18 @@ from airflow.sdk import DAG, Param, task
 from analytics_provider.operators import AnalyticsExportWidgetOperator
 
 EXPORT_ROOT = "file://" + str(Path(tempfile.gettempdir()) / "analytics-scheduled-exports")
-# (dashboard, the widget's title on it, the files' name)
+# (dashboard, the widget's title on it, the export's name: its files' and its asset's)
 WIDGETS = [
     ("Sales overview", "Revenue by region and month", "revenue-by-region"),
     ("Sales overview", "Orders by channel", "orders-by-channel"),
     ("Marketing performance", "Campaign performance", "campaign-performance"),
 ]
 FORMATS = ["xlsx", "pdf"]
+# One mapped task cannot list a different outlet per widget: each file's event goes through this
+# alias to its export's asset (analytics://exports/revenue-by-region.xlsx...).
+EXPORTS_ALIAS = "analytics-scheduled-exports"
 # The run's day: every Airflow 3 run has run_after; a run triggered by hand has no logical date (ds).
 RUN_DAY = "{{ dag_run.run_after | ds }}"
-EXPORTS_ALIAS = "analytics-scheduled-exports"  # each file written gets an asset event through it
 
 with DAG(
     dag_id="analytics_scheduled_exports",
@@ -50,6 +54,7 @@ with DAG(
                 "widget": widget,
                 "output": output,
                 "destination": f"{{{{ params.export_root }}}}/{RUN_DAY}/{name}.{output}",
+                "asset": f"{name}.{output}",
             }
             for dashboard, widget, name in WIDGETS
             for output in FORMATS

@@ -1,10 +1,9 @@
-"""Ship each exported file as soon as it is written: a DAG scheduled on the exports' asset alias.
+"""Ship each exported file as soon as it is written: a DAG scheduled on the exports' assets.
 
-``analytics_scheduled_exports`` writes its files to a templated destination (one folder a day),
-so their URIs are known only once rendered. Its export task lists the asset alias
-``analytics-scheduled-exports`` in its outlets and adds an asset event for every file it wrote;
-this DAG is scheduled on that alias and receives the events, one per file, with the export's
-details (job id, widget, format, bytes) in each event's extra.
+``analytics_scheduled_exports`` writes its files to a templated destination (one folder a day).
+Each export (a widget in a format) is one stable asset, ``analytics://exports/<name>``; every file
+written is an event on it, with the file's URI, day, job id and size in the event's extra. This DAG
+is scheduled on any of those assets and receives the events, one per file.
 """
 
 from __future__ import annotations
@@ -15,18 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.providers.common.compat.sdk import AssetAlias
+from airflow.providers.common.compat.sdk import AssetAny
 from airflow.sdk import DAG, Param, task
 
+from analytics_provider.assets import export_asset
 from analytics_provider.locations import StorageLocation
 
-EXPORTS_ALIAS = "analytics-scheduled-exports"  # the alias analytics_scheduled_exports writes through
+# The exports of analytics_scheduled_exports (their asset names). Scheduling on them declares
+# them to Airflow before their first file; each day's files are new events on the same assets.
+EXPORTS = [f"{name}.{output}" for name in ("revenue-by-region", "orders-by-channel", "campaign-performance")
+           for output in ("xlsx", "pdf")]
+
 OUTBOX = str(Path(tempfile.gettempdir()) / "analytics-outbox")
 
 with DAG(
     dag_id="analytics_ship_exported_files",
     description="Ship the files the scheduled exports wrote, as they arrive",
-    schedule=[AssetAlias(EXPORTS_ALIAS)],
+    schedule=AssetAny(*(export_asset(name) for name in EXPORTS)),
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     tags=["analytics", "example", "assets"],
@@ -41,13 +45,14 @@ with DAG(
         shipped = []
         for events in (triggering_asset_events or {}).values():
             for event in events:
-                location = StorageLocation.parse(event.asset.uri)
+                location = StorageLocation.parse(event.extra["uri"])  # the file; event.asset is the export
                 if location.scheme != "file":
-                    print(f"not a local file, left where it is: {event.asset.uri}")
+                    print(f"not a local file, left where it is: {event.extra['uri']}")
                     continue
                 target = outbox / Path(location.path).name
                 shutil.copyfile(location.path, target)
-                print(f"shipped {location.path} ({event.extra.get('bytes')} bytes, job {event.extra.get('job_id')})")
+                print(f"shipped {location.path} of {event.extra.get('date')} "
+                      f"({event.extra.get('bytes')} bytes, job {event.extra.get('job_id')})")
                 shipped.append(str(target))
         return shipped
 

@@ -12,7 +12,14 @@ from analytics_provider.api.filters import check_filter_conditions
 from analytics_provider.api.lookup import check_filters, filter_conditions
 from analytics_provider.api.operations import EXPORT_OUTPUTS
 from analytics_provider.api.request import check_path_id
-from analytics_provider.assets import emit_file_asset_events
+from analytics_provider.assets import (
+    ASSET_NAME_RULE,
+    check_export_asset_name,
+    default_export_asset_name,
+    emit_export_asset_event,
+    file_uri,
+    run_day,
+)
 from analytics_provider.exceptions import AnalyticsParameterError, naming_the_task, refused
 from analytics_provider.lineage import describe_bust_cache, describe_execute_schedule, describe_export, describe_preload
 from analytics_provider.links import (
@@ -111,13 +118,17 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         {"operator": ..., "values": [...]}}]`` (templated).
     :param file_mode: the local file's permission bits (default: what a plain write gives,
         ``0666`` less the worker's umask), for example ``0o640``.
+    :param asset: the name of the export's asset, ``analytics://exports/<asset>`` (templated;
+        default ``widget-<id>.<output>``). Each file written is an event on it, through the task's
+        ``AssetAlias`` outlets or on the task's own outlet :func:`~analytics_provider.assets.export_asset`,
+        with ``uri``, ``path``, ``date``, ``job_id`` and the export's summary in its extra.
 
     Names are resolved once per try, on the worker, before the job is submitted (the trigger gets
     ids only). Returns ``{"job_id", "path", "bytes", "content_type"}``, with ``dashboard_id`` and
     ``widget_id`` when names were resolved. The file appears at the
     destination only when complete; the destination is checked before the job is submitted. Each
-    ``AssetAlias`` in ``outlets`` receives an asset event for the file written (its URI from the
-    rendered destination), so DAGs can be scheduled on it.
+    file written is an event on the export's stable asset (see ``asset``), so DAGs can be
+    scheduled on it.
     """
 
     describe_lineage = staticmethod(describe_export)
@@ -130,6 +141,7 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         "destination",
         "dashboard_filter_conditions",
         "filters",
+        "asset",
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {"dashboard_filter_conditions": "json", "filters": "json"}
 
@@ -144,9 +156,11 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         filters: dict[str, Any] | None = None,
         dashboard_filter_conditions: list[dict[str, Any]] | None = None,
         file_mode: int | None = None,
+        asset: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.asset = asset
         self.widget_id = widget_id
         self.dashboard = dashboard
         self.widget = widget
@@ -169,7 +183,17 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
                 self.export_format = normalize_output(output)
             if not is_templated(dashboard_filter_conditions):
                 check_conditions(dashboard_filter_conditions)
+        if not is_templated(asset):
+            self.check_asset_name()
         self.check_named_filters()
+
+    def check_asset_name(self) -> None:
+        if self.asset is None:
+            return
+        try:
+            check_export_asset_name(self.asset)
+        except ValueError as exc:
+            raise refused(self.task_id, "asset", self.asset, ASSET_NAME_RULE) from exc
 
     def check_inputs(self) -> None:
         self.export_format = normalize_output(self.export_format)
@@ -185,6 +209,7 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
                 if not isinstance(getattr(self, name), (str, int)) or not str(getattr(self, name)).strip():
                     raise refused(self.task_id, name, getattr(self, name), "a title or an id")
         self.check_named_filters()
+        self.check_asset_name()
         try:
             check_destination(self.destination)
         except AnalyticsParameterError as exc:
@@ -211,7 +236,9 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
         self.log.info("Downloaded %s bytes (%s) to %s", result["bytes"], result["content_type"], result["path"])
         summary = {"job_id": job_id, "widget_id": self.widget_id, "output": self.export_format, **result}
-        emit_file_asset_events(self, context, result["path"], extra=summary)
+        asset = self.asset or default_export_asset_name(self.widget_id, self.export_format)
+        extra = {**summary, "uri": file_uri(result["path"]), "date": run_day(context)}
+        emit_export_asset_event(self, context, asset, extra=extra)
         names: dict[str, Any] = {k: self.resolved[k] for k in ("dashboard_id", "widget_id") if k in self.resolved}
         return {"job_id": job_id, **result, **names}
 

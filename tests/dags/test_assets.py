@@ -7,11 +7,15 @@ from typing import Any
 
 import pytest
 
-from .conftest import AIRFLOW_VERSION
-from .test_example_dags import run_dag, task_states
+from .test_example_dags import run_dag, run_day, task_states
 
 EXPORTS_ALIAS = "analytics-scheduled-exports"
 ORDERS_URI = "postgres://warehouse:5432/analytics/public/orders"
+EXPORT_URIS = {
+    f"analytics://exports/{name}.{output}"
+    for name in ("revenue-by-region", "orders-by-channel", "campaign-performance")
+    for output in ("xlsx", "pdf")
+}
 
 
 def set_paused(dag_id: str, paused: bool) -> None:
@@ -58,19 +62,15 @@ def queued_uris(target_dag_id: str) -> set[str]:
         return set(session.scalars(query))
 
 
-def dags_scheduled_on_alias(name: str) -> set[str]:
-    """The DAGs an alias's events are handed to (the scheduler gives them to their next run)."""
-    from airflow.models.asset import AssetAliasModel, DagScheduleAssetAliasReference
+def asset_rows() -> dict[str, bool]:
+    """Every row of Airflow's asset table: its URI, and whether the asset is active (declared)."""
+    from airflow.models.asset import AssetActive, AssetModel
     from airflow.utils.session import create_session
     from sqlalchemy import select
 
     with create_session() as session:
-        query = (
-            select(DagScheduleAssetAliasReference.dag_id)
-            .join(AssetAliasModel, AssetAliasModel.id == DagScheduleAssetAliasReference.alias_id)
-            .where(AssetAliasModel.name == name)
-        )
-        return set(session.scalars(query))
+        active = set(session.execute(select(AssetActive.name, AssetActive.uri)).all())
+        return {a.uri: (a.name, a.uri) in active for a in session.scalars(select(AssetModel))}
 
 
 def dags_ready_to_run() -> set[str]:
@@ -93,22 +93,45 @@ def consumers_unpaused() -> Any:
         set_paused(dag_id, True)
 
 
-def test_each_exported_file_is_an_asset_event_that_queues_the_consumer(
+def test_each_exported_file_is_an_event_on_its_exports_stable_asset(
     example_dag_bag, analytics_emulator, analytics_connection, consumers_unpaused, tmp_path
 ):
+    assert {uri: True for uri in EXPORT_URIS}.items() <= asset_rows().items()  # declared before any event
     dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", True, {"export_root": f"file://{tmp_path}"})
     assert dag_run.state == "success", task_states(dag_run)
     files = {p.as_uri(): p for p in tmp_path.rglob("*.*")}
     events = run_events(dag_run)
     assert len(files) == 6
-    assert sorted(e["uri"] for e in events) == sorted(files)  # one event per file, named by the rendered path
+    assert sorted(e["uri"] for e in events) == sorted(EXPORT_URIS)  # one event per export, on its asset
+    assert sorted(e["extra"]["uri"] for e in events) == sorted(files)  # the file it wrote, in the extra
     for event in events:
+        name = event["uri"].rsplit("/", 1)[1]
+        assert event["extra"]["uri"].endswith(f"/{run_day(dag_run)}/{name}")
         assert event["aliases"] == [EXPORTS_ALIAS] and event["task_id"] == "export_widget"
-        assert event["extra"]["bytes"] == files[event["uri"]].stat().st_size
+        assert event["extra"]["bytes"] == files[event["extra"]["uri"]].stat().st_size
+        assert event["extra"]["date"] == run_day(dag_run)
         assert event["extra"]["job_id"] in {j.id for j in analytics_emulator.jobs}
-    assert queued_uris("analytics_ship_exported_files") == set(files)
+    assert queued_uris("analytics_ship_exported_files") == EXPORT_URIS
     assert "analytics_ship_exported_files" in dags_ready_to_run()
-    assert dags_scheduled_on_alias(EXPORTS_ALIAS) == {"analytics_ship_exported_files"}
+
+
+def test_a_second_days_files_add_no_asset_row(
+    example_dag_bag, analytics_emulator, analytics_connection, tmp_path
+):
+    """Two scheduled days (two logical dates): the asset table holds as many rows after as after one."""
+    import pendulum
+
+    days = [pendulum.datetime(2026, 3, 1, 6, tz="UTC"), pendulum.datetime(2026, 3, 2, 6, tz="UTC")]
+    rows = []
+    for day in days:
+        dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", False,
+                          {"export_root": f"file://{tmp_path}"}, logical_date=day)
+        assert dag_run.state == "success", task_states(dag_run)
+        assert {e["extra"]["date"] for e in run_events(dag_run)} == {day.strftime("%Y-%m-%d")}
+        rows.append(asset_rows())
+    assert len(list(tmp_path.rglob("*.*"))) == 12
+    assert rows[0] == rows[1] and set(rows[1]) >= EXPORT_URIS
+    assert not [uri for uri in rows[1] if uri.startswith("file://")]  # no asset per file
 
 
 def test_the_schedulers_run_of_the_consumer_receives_every_exported_file(
@@ -141,13 +164,14 @@ def test_the_schedulers_run_of_the_consumer_receives_every_exported_file(
     with create_session() as session:
         runs = session.scalars(select(DagRun).where(DagRun.dag_id == consumer, DagRun.run_type == "asset_triggered"))
         # one run (Airflow 3.0 to 3.3) or several (3.4), between them every event
-        consumed = {(event.asset.uri, event.source_dag_id) for run in runs for event in run.consumed_asset_events}
+        consumed = {
+            (event.extra["uri"], event.asset.uri, event.source_dag_id)
+            for run in runs for event in run.consumed_asset_events
+        }
     files = {p.as_uri() for p in tmp_path.rglob("*.*")}
-    if AIRFLOW_VERSION >= (3, 1):
-        assert len(files) == 6 and files <= {uri for uri, _ in consumed}  # (3.0 to 3.3: earlier tests' too)
-        assert {source for _, source in consumed} == {"analytics_scheduled_exports"}
-    else:  # Airflow 3.0's scheduler hands an alias's events to no run (apache/airflow#50182, fixed in 3.1)
-        assert len(files) == 6 and consumed == set()
+    assert len(files) == 6 and files <= {uri for uri, _, _ in consumed}  # (3.0 to 3.3: earlier tests' too)
+    assert {asset for _, asset, _ in consumed} == EXPORT_URIS
+    assert {source for _, _, source in consumed} == {"analytics_scheduled_exports"}
 
 
 def test_a_paused_consumer_is_not_queued(example_dag_bag, analytics_emulator, analytics_connection, tmp_path):
@@ -155,7 +179,7 @@ def test_a_paused_consumer_is_not_queued(example_dag_bag, analytics_emulator, an
     dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", False, {"export_root": f"file://{tmp_path}"})
     assert dag_run.state == "success", task_states(dag_run)
     assert len(run_events(dag_run)) == 6
-    assert not queued_uris("analytics_ship_exported_files") & {p.as_uri() for p in tmp_path.rglob("*.*")}
+    assert not queued_uris("analytics_ship_exported_files")
 
 
 def test_the_load_updates_the_table_asset_that_schedules_the_preload(
