@@ -43,8 +43,12 @@ wheel-smoke: dist  ## install the wheel into a fresh venv outside the checkout a
 constraints:  ## regenerate constraints/ (AIRFLOW=3.2.2 for one version); needs PyPI
 	$(PYTHON) scripts/make_constraints.py $(AIRFLOW)
 
-e2e: $(VENV)/.installed  ## the example DAGs on a real Airflow stack, triggerer restarts and a retry (minutes; not in `make test`)
-	$(PY) scripts/e2e.py
+E2E_VENV ?= .venv-e2e
+# The production shape: PostgreSQL, Celery on Redis (installed from Debian's packages when missing),
+# two workers, two triggerers, a forward proxy; Airflow installed as production installs it.
+e2e:  ## the example DAGs and failures on the production stack (minutes; not in `make test`)
+	$(PYTHON) scripts/envs.py $(E2E_VENV) --airflow $(AIRFLOW_VERSION) --extras dev --airflow-extras celery,postgres
+	$(E2E_VENV)/bin/python scripts/e2e.py
 
 check: test lint docs
 

@@ -1,17 +1,30 @@
-"""``make e2e``: the example DAGs on a real Airflow (api-server, scheduler, dag-processor, triggerer).
+"""``make e2e``: the example DAGs, and failures, on the stack production runs.
 
-LocalExecutor on SQLite, every wait deferred to the triggerer, against the emulator. On the way
-the triggerer is killed (SIGKILL) mid-wait and started again, later stopped (SIGTERM) and started
-again, and one export's first download is refused so that its task is retried after its job was
-submitted. It passes when every DAG run is green, no trigger is lost, and the jobs counted on the
-emulator equal the tasks that submit one (no duplicate on retry or restart). Not part of
-``make test``: it takes a few minutes.
+PostgreSQL as Airflow's database and CeleryExecutor on Redis (both from Debian's packages,
+installed when missing, started on loopback), two Celery workers, two triggerers, scheduler,
+dag-processor and api-server; the emulator as its own process; a forward proxy through which
+every call to the service goes (``HTTP_PROXY`` for every process, the api-server in
+``NO_PROXY``). Scenarios, each asserted and counted on the emulator and in Airflow's database:
+
+1. every example DAG green, every wait deferred, the waits spread over both triggerers, one
+   export's first download refused so that its task is retried after its job was submitted;
+2. ``kill -9`` of the triggerer holding the most waits: the other adopts them, the runs finish;
+3. ``kill -9`` of a Celery worker (its whole process tree) during a ``deferrable=False`` wait:
+   after the heartbeat timeout the retry reconnects to the job, one submit;
+4. a fan-out of 200 mapped deferred exports on one key, the scheduler restarted mid-run: all
+   green, 429s under 1%;
+5. the scheduled exports' second day: the asset table holds as many rows as after the first.
+
+Then: jobs on the emulator equal the tasks that submit one, the proxy saw every call the
+emulator answered (workers' and triggerers' User-Agents both), and no log holds an ERROR line or
+a traceback but those the injected failures explain. Stops everything it started, by process id.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -20,8 +33,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from datetime import datetime, timezone
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +44,32 @@ import requests
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-JOB_READS = ("list_jobs", "get_job")  # a trigger reads in batches, a worker one job at a time
+SUPPORT = Path(__file__).resolve().parent / "e2e_support"
+sys.path.insert(0, str(REPO))  # the test suite's forward proxy
+from tests.hostile.proxy import ForwardProxy  # noqa: E402
+
 DAGS = ("analytics_after_warehouse_load", "analytics_post_deploy_publish", "analytics_scheduled_exports")
-# scheduled on what DAGS produce (the warehouse table's asset, the exports' alias): unpaused too,
-# so that their asset-triggered runs are part of the scenario (and of its count of jobs)
 CONSUMERS = ("analytics_preload_on_warehouse_table", "analytics_ship_exported_files")
 JOB_OPERATORS = (
     "AnalyticsExportWidgetOperator", "AnalyticsPreloadDashboardOperator", "AnalyticsBustDataSourceCacheOperator",
     "AnalyticsPublishAmlProjectOperator", "AnalyticsExecuteDataScheduleOperator",
 )
 JOB_SECONDS = 8.0
-TIMEOUT = 900.0
+HEARTBEAT_TIMEOUT = 20  # seconds; Airflow's default is 300: a crashed worker's task waits that long
+TRIGGERERS = ("triggerer-1", "triggerer-2")
+WORKERS = ("worker-1", "worker-2")
+RECORD_START = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[\d{4}-\d\d-\d\d|\{)")
+ERROR_RECORD = re.compile(r"\bERROR\b|\[error\s|\"level\": ?\"error\"|Traceback \(most recent call last\)")
+# ERROR records the scenario causes on purpose, each with why; any other fails the run.
+EXPECTED_ERRORS = {
+    "the injected 403 on the first download (its task retries)":
+        re.compile(r"Task failed with exception[\s\S]*\b403\b"),
+    "the worker killed mid-task: the scheduler's heartbeat timeout":
+        re.compile(r"Detected a task instance without a heartbeat[\s\S]*e2e_worker_wait"),
+    "the worker killed mid-task: its executor's report":
+        re.compile(r"reported that the task instance <TaskInstance: e2e_worker_wait\.export [^>]*> finished with state "
+                   r"failed"),
+}
 
 
 def say(text: str) -> None:
@@ -52,24 +82,44 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class Stack:
-    """The four Airflow components as child processes sharing one AIRFLOW_HOME."""
+def wait_for(what: str, check: Callable[[], Any], timeout: float = 120, every: float = 1.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+        except (requests.RequestException, KeyError, ValueError, OSError):
+            value = None
+        if value:
+            return value
+        time.sleep(every)
+    raise SystemExit(f"e2e: timed out waiting for {what}")
 
-    def __init__(self, home: Path, env: dict[str, str], port: int) -> None:
-        self.home, self.env, self.port = home, env, port
+
+class Processes:
+    """Child processes, each in its own process group with its log in ``home``; stopped by pid."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        self.starts: dict[str, int] = {}
+        self.starts: Counter[str] = Counter()
 
-    def start(self, name: str) -> None:
-        self.starts[name] = self.starts.get(name, 0) + 1
+    def start(self, name: str, command: list[str], env: dict[str, str] | None = None,
+              user: str | None = None) -> subprocess.Popen[bytes]:
+        self.starts[name] += 1
         log = open(self.home / f"{name}-{self.starts[name]}.log", "wb")  # noqa: SIM115 (the child keeps it)
-        command = [str(BIN / "airflow"), name, *(["--port", str(self.port)] if name == "api-server" else [])]
-        self.procs[name] = subprocess.Popen(command, env=self.env, cwd=self.home, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+        if user is not None:
+            command = ["runuser", "-u", user, "--", *command]
+        proc = subprocess.Popen(command, env=env, cwd=self.home, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        self.procs[name] = proc
+        return proc
 
     def stop(self, name: str, sig: int = signal.SIGTERM, wait: float = 60) -> None:
         proc = self.procs.pop(name)
-        os.killpg(proc.pid, sig)
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
         try:
             proc.wait(wait)
         except subprocess.TimeoutExpired:
@@ -77,20 +127,154 @@ class Stack:
             proc.wait(10)
 
     def stop_all(self) -> None:
-        for name in list(self.procs):
+        for name in reversed(list(self.procs)):
             self.stop(name, wait=20)
 
-    def logs(self, name: str) -> str:
-        return "".join(p.read_text(errors="replace") for p in sorted(self.home.glob(f"{name}-*.log")))
+    def logs(self, prefix: str = "") -> dict[str, str]:
+        return {p.name: p.read_text(errors="replace") for p in sorted(self.home.glob(f"{prefix}*.log"))}
+
+
+def debian_package(binary: str, package: str) -> None:
+    """Install ``package`` from Debian's archive when ``binary`` is missing (as root, as CI runs)."""
+    if Path(binary).exists() or shutil.which(binary):
+        return
+    if os.geteuid() != 0:
+        raise SystemExit(f"e2e: {binary} is missing; install Debian's {package} (apt-get install {package})")
+    say(f"installing {package} from Debian's packages")
+    subprocess.run(["apt-get", "update", "-qq"], check=True, capture_output=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", package], check=True,
+                   capture_output=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+
+
+def postgres_bin() -> Path:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
+    if not found:
+        debian_package("/usr/lib/postgresql/15/bin/postgres", "postgresql")
+        found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
+    return found[-1].parent
+
+
+def start_postgres(procs: Processes, home: Path) -> str:
+    """A PostgreSQL cluster of its own on 127.0.0.1 (as the ``postgres`` user when run as root)."""
+    bindir = postgres_bin()
+    data = home / "pgdata"
+    data.mkdir()
+    user = "postgres" if os.geteuid() == 0 else None
+    if user:
+        shutil.chown(data, user)
+        os.chmod(home, 0o755)
+    port = free_port()
+    initdb = [str(bindir / "initdb"), "-D", str(data), "--auth=trust", "--username=airflow", "--encoding=UTF8"]
+    subprocess.run((["runuser", "-u", user, "--"] if user else []) + initdb, check=True, capture_output=True)
+    procs.start("postgres", [str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(data),
+                             "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "fsync=off",
+                             "-c", "synchronous_commit=off"], user=user)
+    import psycopg2
+
+    def ready() -> bool:
+        try:
+            psycopg2.connect(host="127.0.0.1", port=port, user="airflow", dbname="postgres").close()
+        except psycopg2.OperationalError:
+            return False
+        return True
+
+    wait_for("PostgreSQL", ready, 60, 0.3)
+    admin = psycopg2.connect(host="127.0.0.1", port=port, user="airflow", dbname="postgres")
+    admin.autocommit = True
+    admin.cursor().execute("CREATE DATABASE airflow")
+    admin.close()
+    say(f"PostgreSQL {bindir.parent.name} on 127.0.0.1:{port}")
+    return f"postgresql+psycopg2://airflow@127.0.0.1:{port}/airflow"
+
+
+def start_redis(procs: Processes) -> str:
+    debian_package("redis-server", "redis-server")
+    port = free_port()
+    procs.start("redis", [shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                          "--save", "", "--appendonly", "no"])
+
+    def ready() -> bool:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+
+    wait_for("Redis", ready, 30, 0.2)
+    say(f"Redis on 127.0.0.1:{port}")
+    return f"redis://127.0.0.1:{port}/0"
+
+
+class Emulator:
+    """The emulator as its own process, read through its control endpoints."""
+
+    def __init__(self, procs: Processes) -> None:
+        proc = procs.start("emulator", [sys.executable, "-m", "analytics_provider.testing.emulator",
+                                        "--job-duration", str(JOB_SECONDS), "--rate-limit-frame", "10"])
+        log = procs.home / "emulator-1.log"
+        text = wait_for("the emulator", lambda: "Serving" in log.read_text() and log.read_text(), 60, 0.2)
+        assert proc.poll() is None
+        fields = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line and not line.startswith("AIR"))
+        self.base_url = fields["base_url"].strip()
+        self.files_url = fields["files_url"].strip()
+        self.connection = text.split("AIRFLOW_CONN_ANALYTICS_DEFAULT='", 1)[1].split("'\n", 1)[0]
+        self.session = requests.Session()
+        self.session.trust_env = False  # the e2e itself talks to it directly
+
+    def control(self, method: str, name: str, **body: Any) -> Any:
+        root = self.base_url.removesuffix("/api/v2")
+        response = self.session.request(method, f"{root}/_emulator/{name}", json=body or None, timeout=60)
+        response.raise_for_status()
+        return response.json()["result"]
+
+    def jobs(self) -> list[dict[str, Any]]:
+        return list(self.control("GET", "jobs"))
+
+    def requests(self) -> list[dict[str, Any]]:
+        return list(self.control("GET", "requests"))
+
+
+class Database:
+    """Airflow's metadata database, read directly (what the scenario counts)."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg2
+
+        self.connection = psycopg2.connect(url.replace("postgresql+psycopg2", "postgresql"))
+        self.connection.autocommit = True
+
+    def rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, args)
+            return list(cursor.fetchall())
+
+    def triggers_by_triggerer(self) -> dict[str, int]:
+        rows = self.rows("SELECT j.hostname, count(*) FROM trigger t JOIN job j ON j.id = t.triggerer_id GROUP BY 1")
+        return {host: n for host, n in rows}
+
+    def unassigned_triggers(self) -> int:
+        return int(self.rows("SELECT count(*) FROM trigger WHERE triggerer_id IS NULL")[0][0])
+
+    def task_instances(self, dag_id: str | None = None) -> list[dict[str, Any]]:
+        columns = ("dag_id", "run_id", "task_id", "map_index", "state", "try_number", "operator", "hostname",
+                   "start_date", "end_date")
+        sql = f"SELECT {', '.join(columns)} FROM task_instance" + (" WHERE dag_id = %s" if dag_id else "")
+        return [dict(zip(columns, row, strict=True)) for row in self.rows(sql, *([dag_id] if dag_id else []))]
+
+    def runs(self) -> list[tuple[str, str, str]]:
+        return [(d, r, s) for d, r, s in self.rows("SELECT dag_id, run_id, state FROM dag_run")]
+
+    def asset_rows(self) -> list[str]:
+        return sorted(uri for (uri,) in self.rows("SELECT uri FROM asset"))
 
 
 class Api:
     def __init__(self, base: str) -> None:
         self.base = base
         self.session = requests.Session()
+        self.session.trust_env = False
 
     def login(self) -> None:
-        token = requests.post(f"{self.base}/auth/token", json={"username": "admin", "password": "admin"}, timeout=30)
+        token = self.session.post(f"{self.base}/auth/token", json={"username": "admin", "password": "admin"},
+                                  timeout=30)
         token.raise_for_status()
         self.session.headers["Authorization"] = f"Bearer {token.json()['access_token']}"
 
@@ -99,196 +283,362 @@ class Api:
         response.raise_for_status()
         return response.json()
 
-    def trigger(self, dag_id: str, body: dict[str, Any]) -> None:
-        """Create a DAG run. SQLite makes the api-server wait while the other components write, at
-        times past the read timeout: the request is then sent again, and a run that the first
-        request did create (409, same logical date) counts as created."""
-        for attempt in range(3):
-            try:
-                response = self.session.post(f"{self.base}/api/v2/dags/{dag_id}/dagRuns", json=body, timeout=30)
-            except requests.Timeout:
-                say(f"  triggering {dag_id}: no answer in 30 s (attempt {attempt + 1}); again")
-                continue
-            if response.status_code != 409:
-                response.raise_for_status()
-            return
-        raise SystemExit(f"e2e: the api-server did not create a run of {dag_id}")
+    def trigger(self, dag_id: str, conf: dict[str, Any], logical_date: datetime | None = None) -> str:
+        body = {"logical_date": (logical_date or datetime.now(timezone.utc)).isoformat(), "conf": conf}
+        response = self.session.post(f"{self.base}/api/v2/dags/{dag_id}/dagRuns", json=body, timeout=60)
+        response.raise_for_status()
+        return str(response.json()["dag_run_id"])
 
     def unpause(self, dag_id: str) -> None:
         response = self.session.patch(f"{self.base}/api/v2/dags/{dag_id}", json={"is_paused": False}, timeout=30)
         response.raise_for_status()
 
-    def runs(self) -> list[dict[str, Any]]:
-        """Every DAG run, those the scheduler made on its own (a schedule, an asset event) included."""
-        return list(self.get("dags/~/dagRuns", limit=100)["dag_runs"])
-
-    def task_log(self, ti: dict[str, Any], try_number: int) -> str:
-        path = (f"dags/{ti['dag_id']}/dagRuns/{ti['dag_run_id']}/taskInstances/{ti['task_id']}/logs/{try_number}")
-        return json.dumps(self.get(path, map_index=ti["map_index"], full_content="true"))
-
-    def task_instances(self, run: dict[str, Any]) -> list[dict[str, Any]]:
-        found = self.get(f"dags/{run['dag_id']}/dagRuns/{run['dag_run_id']}/taskInstances", limit=100)
-        return list(found["task_instances"])
+    def task_log(self, dag_id: str, run_id: str, task_id: str, try_number: int, map_index: int = -1) -> str:
+        path = f"dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/logs/{try_number}"
+        return json.dumps(self.get(path, map_index=map_index, full_content="true"))
 
 
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 120, every: float = 1.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = check()
-        except (requests.RequestException, KeyError, ValueError):
-            value = None
-        if value:
-            return value
-        time.sleep(every)
-    raise SystemExit(f"e2e: timed out waiting for {what}")
+class Stack:
+    """The Airflow components, named as Airflow's database sees them (``[core] hostname_callable``)."""
+
+    def __init__(self, procs: Processes, env: dict[str, str], port: int) -> None:
+        self.procs, self.env, self.port = procs, env, port
+        # each worker and triggerer serves its logs on a port of its own (on one host here)
+        self.log_ports = {name: str(free_port()) for name in (*TRIGGERERS, *WORKERS)}
+
+    def start(self, name: str) -> None:
+        airflow = str(BIN / "airflow")
+        command = {
+            "api-server": [airflow, "api-server", "--port", str(self.port)],
+            "scheduler": [airflow, "scheduler"],
+            "dag-processor": [airflow, "dag-processor"],
+        }.get(name)
+        if name.startswith("triggerer"):
+            command = [airflow, "triggerer"]
+        elif name.startswith("worker"):
+            command = [airflow, "celery", "worker", "--celery-hostname", f"{name}@e2e", "--concurrency", "8",
+                       "--without-mingle", "--without-gossip"]
+        assert command is not None, name
+        own = {"E2E_PROCESS_NAME": name}
+        if name in self.log_ports:
+            setting = "TRIGGER" if name.startswith("triggerer") else "WORKER"
+            own[f"AIRFLOW__LOGGING__{setting}_LOG_SERVER_PORT"] = self.log_ports[name]
+        self.procs.start(name, command, env={**self.env, **own})
+
+    def kill(self, name: str) -> None:
+        """SIGKILL to the process and its whole tree: Airflow's task processes start sessions of
+        their own, so the process group is not enough."""
+        import psutil
+
+        tree = psutil.Process(self.procs.procs[name].pid).children(recursive=True)
+        self.procs.stop(name, signal.SIGKILL)
+        for child in tree:
+            with suppress(psutil.NoSuchProcess):
+                child.kill()
 
 
-def environment(home: Path, port: int, connection: str) -> dict[str, str]:
+def environment(home: Path, dags: Path, port: int, database: str, broker: str, connection: str,
+                proxy: str) -> dict[str, str]:
     passwords = home / "passwords.json"
     passwords.write_text(json.dumps({"admin": "admin"}))
+    tmp = home / "tmp"
+    tmp.mkdir()
+    keep = {k: v for k, v in os.environ.items() if not k.upper().endswith("_PROXY")}
     return {
-        **os.environ,
+        **keep,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(SUPPORT), os.environ.get("PYTHONPATH")])),
         "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "example_dags"),
+        "TMPDIR": str(tmp),  # the examples' default folders are under it
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # the scenario unpauses what it runs
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}?timeout=30",
+        "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+        "AIRFLOW__CORE__HOSTNAME_CALLABLE": "e2e_hostname.hostname",
+        "AIRFLOW__CORE__PARALLELISM": "64",
+        "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "64",
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": database,
+        "AIRFLOW__CELERY__BROKER_URL": broker,
+        "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + database.replace("+psycopg2", ""),
         "AIRFLOW__API__HOST": "127.0.0.1",
         "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+        "AIRFLOW__API__BASE_URL": f"http://localhost:{port}",
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://localhost:{port}/execution/",
         "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
         "AIRFLOW__API__SECRET_KEY": secrets.token_hex(32),
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
         "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1",
         "AIRFLOW__SCHEDULER__DAG_DIR_LIST_INTERVAL": "5",
+        "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT),
+        "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
         "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True",
         "AIRFLOW_CONN_ANALYTICS_DEFAULT": connection,
+        # every call to the service through the proxy; Airflow's own calls to its api-server not
+        "HTTP_PROXY": proxy,
+        "HTTPS_PROXY": proxy,
+        "NO_PROXY": "localhost",
     }
+
+
+def dags_folder(home: Path) -> Path:
+    folder = home / "dags"
+    shutil.copytree(REPO / "example_dags", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(SUPPORT / "e2e_dags.py", folder / "e2e_dags.py")
+    return folder
+
+
+@contextmanager
+def measured(what: str, figures: dict[str, Any]) -> Iterator[None]:
+    start = time.monotonic()
+    yield
+    figures[f"{what} (s)"] = round(time.monotonic() - start, 1)
 
 
 def main() -> int:
-    from analytics_provider.testing import AnalyticsEmulator
-
+    started = time.monotonic()
     home = Path(tempfile.mkdtemp(prefix="analytics-e2e-"))
-    exports = home / "exports"
-    port = free_port()
     say(f"AIRFLOW_HOME {home}")
-    with AnalyticsEmulator(job_duration=JOB_SECONDS, rate_limit_frame=10) as emulator:
-        env = environment(home, port, emulator.connection_json())
-        say(f"emulator at {emulator.base_url}; jobs take {JOB_SECONDS:g} s")
+    procs = Processes(home)
+    with ExitStack() as cleanup:
+        cleanup.callback(lambda: None if os.environ.get("E2E_KEEP") == "1" else shutil.rmtree(home, True))
+        cleanup.callback(procs.stop_all)
+        database = start_postgres(procs, home)
+        broker = start_redis(procs)
+        emulator = Emulator(procs)
+        proxy = cleanup.enter_context(ForwardProxy())
+        say(f"emulator at {emulator.base_url} (jobs take {JOB_SECONDS:g} s); proxy at {proxy.url()}")
+        port = free_port()
+        env = environment(home, dags_folder(home), port, database, broker, emulator.connection, proxy.url())
         subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=env, cwd=home, check=True, capture_output=True)
-        stack = Stack(home, env, port)
-        try:
-            return run_scenario(stack, emulator, exports)
-        finally:
-            stack.stop_all()
-            if os.environ.get("E2E_KEEP") != "1":
-                shutil.rmtree(home, ignore_errors=True)
+        stack = Stack(procs, env, port)
+        for name in ("api-server", "scheduler", "dag-processor", *TRIGGERERS, *WORKERS):
+            stack.start(name)
+        code = Scenario(stack, emulator, proxy, Database(database), home).run()
+        say(f"e2e took {time.monotonic() - started:.0f} s")
+        return code
 
 
-def run_scenario(stack: Stack, emulator: Any, exports: Path) -> int:
-    for name in ("api-server", "scheduler", "dag-processor", "triggerer"):
-        stack.start(name)
-    api = Api(f"http://127.0.0.1:{stack.port}")
-    wait_for("the api-server", lambda: api.get("monitor/health")["metadatabase"]["status"] == "healthy", 180)
-    api.login()
-    wait_for("the example DAGs to be parsed", lambda: all(api.get(f"dags/{d}")["dag_id"] for d in DAGS), 180)
-    for dag_id in (*DAGS, *CONSUMERS):
-        api.unpause(dag_id)
-    say(f"stack healthy, DAGs parsed; unpaused {', '.join((*DAGS, *CONSUMERS))}")
+class Scenario:
+    def __init__(self, stack: Stack, emulator: Emulator, proxy: ForwardProxy, db: Database, home: Path) -> None:
+        self.stack, self.emulator, self.proxy, self.db, self.home = stack, emulator, proxy, db, home
+        self.api = Api(f"http://127.0.0.1:{stack.port}")
+        self.figures: dict[str, Any] = {}
+        self.failures: list[str] = []
+        self.spread: Counter[str] = Counter()  # the most triggers each triggerer held at once
 
-    emulator.inject("download_export", status=403)  # the first export's first download fails: its task retries
-    confs = {
-        DAGS[0]: {"export_dir": str(exports / "after-load")},
-        DAGS[1]: {},
-        DAGS[2]: {"export_root": f"file://{exports / 'scheduled'}"},
-    }
-    for dag_id, conf in confs.items():  # a logical date, as the UI gives: the example DAGs' paths use {{ ds }}
-        api.trigger(dag_id, {"logical_date": datetime.now(timezone.utc).isoformat(), "conf": conf})
-    say(f"triggered {', '.join(DAGS)}")
+    def check(self, ok: bool, what: str) -> None:
+        say(("ok    " if ok else "FAILED ") + what)
+        if not ok:
+            self.failures.append(what)
 
-    def deferred_with_pending_job() -> bool:
-        states = [ti["state"] for run in api.runs() for ti in api.task_instances(run)]
-        pending = [j for j in emulator.jobs if j.status in ("created", "queued", "running")]
-        return "deferred" in states and bool(pending)
+    def watch_triggers(self) -> None:
+        for host, n in self.db.triggers_by_triggerer().items():
+            self.spread[host] = max(self.spread[host], n)
 
-    def polled_since(moment: float) -> bool:
-        return any(r.operation in JOB_READS and r.time > moment for r in emulator.requests)
+    def wait_runs(self, dag_ids: set[str], timeout: float = 900) -> None:
+        def finished() -> bool:
+            self.watch_triggers()
+            runs = [r for r in self.db.runs() if r[0] in dag_ids]
+            return bool(runs) and {r[0] for r in runs} >= dag_ids and all(
+                s not in ("queued", "running") for _, _, s in runs)
 
-    wait_for("a deferred task with a pending job", deferred_with_pending_job, 300, 0.5)
-    wait_for("the triggerer to poll", lambda: polled_since(0), 120, 0.2)
-    say("a wait is deferred with its job pending and polled: SIGKILL the triggerer")
-    stack.stop("triggerer", signal.SIGKILL)
-    time.sleep(3)
-    restarted = time.time()
-    stack.start("triggerer")
-    wait_for("the new triggerer to take the waits over", lambda: polled_since(restarted), 180, 0.2)
-    say("triggerer started again and polls")
-    wait_for("a deferred wait with its job pending", deferred_with_pending_job, 300, 0.5)
-    say("SIGTERM the triggerer mid-wait")
-    stack.stop("triggerer", signal.SIGTERM)
-    restarted = time.time()
-    stack.start("triggerer")
-    wait_for("the new triggerer to take the waits over", lambda: polled_since(restarted), 180, 0.2)
-    say("triggerer started again and polls")
+        wait_for(f"the runs of {', '.join(sorted(dag_ids))} to finish", finished, timeout, 1)
 
-    def all_finished() -> list[dict[str, Any]] | None:
-        runs = api.runs()
-        if len({r["dag_id"] for r in runs}) < len(DAGS) or any(r["state"] in ("queued", "running") for r in runs):
-            return None
-        return runs
+    def run(self) -> int:
+        api = self.api
+        wait_for("the api-server", lambda: api.get("monitor/health")["metadatabase"]["status"] == "healthy", 240)
+        api.login()
+        wanted = (*DAGS, *CONSUMERS, "e2e_worker_wait", "e2e_fan_out")
+        wait_for("the DAGs to be parsed", lambda: all(api.get(f"dags/{d}")["dag_id"] for d in wanted), 240)
+        for dag_id in wanted:
+            api.unpause(dag_id)
+        say("stack healthy, DAGs parsed and unpaused")
+        self.examples_and_triggerer_kill()
+        self.worker_kill()
+        self.fan_out_and_scheduler_restart()
+        self.second_day()
+        self.totals()
+        for name, value in self.figures.items():
+            print(f"  {name}: {value}")
+        print("e2e: PASSED" if not self.failures else f"e2e: FAILED ({len(self.failures)}): {self.failures}")
+        return 0 if not self.failures else 1
 
-    runs = wait_for("every DAG run to finish", all_finished, TIMEOUT, 2)
-    return report(api, runs, emulator, stack)
+    def examples_and_triggerer_kill(self) -> None:
+        say("== 1, 2: the example DAGs; kill -9 of the triggerer holding the most waits")
+        self.emulator.control("POST", "inject", operation="download_export", status=403)
+        exports = self.home / "exports"
+        self.day_one = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(days=1)
+        confs = {
+            DAGS[0]: {"export_dir": str(exports / "after-load")},
+            DAGS[1]: {},
+            DAGS[2]: {"export_root": f"file://{exports / 'scheduled'}"},
+        }
+        for dag_id, conf in confs.items():
+            self.api.trigger(dag_id, conf, self.day_one if dag_id == DAGS[2] else None)
+
+        def both_hold_waits() -> bool:
+            self.watch_triggers()
+            return sum(n > 0 for n in self.db.triggers_by_triggerer().values()) == 2
+
+        def pending_job() -> bool:
+            return any(j["status"] in ("created", "queued", "running") for j in self.emulator.jobs())
+
+        wait_for("waits held by both triggerers, with a job pending", lambda: both_hold_waits() and pending_job(),
+                 300, 0.5)
+        held = self.db.triggers_by_triggerer()
+        victim = max(held, key=lambda host: held[host])
+        killed = time.monotonic()
+        self.stack.kill(victim)
+        say(f"waits per triggerer {held}; SIGKILL {victim}")
+        survivor = next(t for t in TRIGGERERS if t != victim)
+
+        def adopted() -> bool:
+            now = self.db.triggers_by_triggerer()
+            return victim not in now and now.get(survivor, 0) > 0 and self.db.unassigned_triggers() == 0
+
+        wait_for(f"{survivor} to adopt {victim}'s waits", adopted, 180, 0.5)
+        self.figures["triggerer failover: waits adopted after (s)"] = round(time.monotonic() - killed, 1)
+        self.stack.start(victim)
+        self.wait_runs(set(DAGS))
+        self.wait_runs(set(CONSUMERS))  # queued by the examples' assets
+        runs = [r for r in self.db.runs() if r[0] in (*DAGS, *CONSUMERS)]
+        self.check(all(s == "success" for _, _, s in runs), f"every example run green: {runs}")
+        self.check(all(self.spread[t] > 0 for t in TRIGGERERS), f"waits held by both triggerers: {dict(self.spread)}")
+        retried = [ti for ti in self.db.task_instances() if ti["operator"] in JOB_OPERATORS and ti["try_number"] > 1]
+        resumed = [ti for ti in retried if "Submitted job" in self.api.task_log(
+            ti["dag_id"], ti["run_id"], ti["task_id"], 1, ti["map_index"])]
+        self.check(bool(resumed), f"a job task retried after its job was submitted: {[t['task_id'] for t in resumed]}")
+        self.day_one_assets = self.db.asset_rows()
+
+    def worker_kill(self) -> None:
+        say("== 3: kill -9 of the Celery worker running a deferrable=False wait")
+        before = len(self.emulator.jobs())
+        # a job that outlasts the heartbeat timeout, so that the retry finds it still running
+        self.emulator.control("POST", "set_job_duration", seconds=HEARTBEAT_TIMEOUT * 4)
+        run_id = self.api.trigger("e2e_worker_wait", {"folder": str(self.home / "worker-wait")})
+
+        def running_with_job() -> dict[str, Any] | None:
+            (ti,) = [t for t in self.db.task_instances("e2e_worker_wait") if t["run_id"] == run_id] or [None]
+            fresh = [j for j in self.emulator.jobs()[before:] if j["status"] in ("queued", "running")]
+            return ti if ti and ti["state"] == "running" and ti["hostname"] and fresh else None
+
+        ti = wait_for("the worker-side wait with its job running", running_with_job, 180, 0.3)
+        self.emulator.control("POST", "set_job_duration", seconds=JOB_SECONDS)
+        worker = ti["hostname"]
+        killed = time.monotonic()
+        self.stack.kill(worker)
+        say(f"SIGKILL {worker} and its task processes")
+        self.stack.start(worker)
+
+        def second_try() -> bool:
+            (now,) = [t for t in self.db.task_instances("e2e_worker_wait") if t["run_id"] == run_id]
+            return now["try_number"] >= 2 and now["state"] in ("running", "success", "deferred")
+
+        wait_for("the retry to start", second_try, HEARTBEAT_TIMEOUT * 6, 0.5)
+        self.figures["worker crash: retry started after (s)"] = round(time.monotonic() - killed, 1)
+        self.wait_runs({"e2e_worker_wait"})
+        (final,) = [t for t in self.db.task_instances("e2e_worker_wait") if t["run_id"] == run_id]
+        submits = [j for j in self.emulator.jobs()[before:] if j["operation"] == "submit_widget_export"]
+        log = self.api.task_log("e2e_worker_wait", run_id, "export", final["try_number"])
+        self.check(final["state"] == "success", f"the killed worker's task green on try {final['try_number']}")
+        self.check(len(submits) == 1, f"one submit for the killed worker's task: {len(submits)}")
+        self.check("Reconnecting to existing job" in log, "the retry reconnected to the existing job")
+
+    def fan_out_and_scheduler_restart(self) -> None:
+        say("== 4: 200 mapped deferred exports on one key; the scheduler restarted mid-run")
+        before_requests = len(self.emulator.requests())
+        start = time.monotonic()
+        run_id = self.api.trigger("e2e_fan_out", {"folder": str(self.home / "fan-out")})
+
+        def some_deferred() -> bool:
+            states = Counter(t["state"] for t in self.db.task_instances("e2e_fan_out") if t["run_id"] == run_id)
+            return states["deferred"] >= 20
+
+        wait_for("the fan-out's waits to defer", some_deferred, 300, 0.5)
+        say("SIGTERM the scheduler mid-run, then start it again")
+        self.stack.procs.stop("scheduler", signal.SIGTERM)
+        self.stack.start("scheduler")
+        self.wait_runs({"e2e_fan_out"}, 1500)
+        self.figures["fan-out of 200: run took (s)"] = round(time.monotonic() - start, 1)
+        tis = [t for t in self.db.task_instances("e2e_fan_out") if t["run_id"] == run_id]
+        answered = self.emulator.requests()[before_requests:]
+        limited = sum(r["status"] == 429 for r in answered)
+        share = limited / max(1, len(answered))
+        self.figures["fan-out: requests, 429s"] = f"{len(answered)}, {limited} ({share:.2%})"
+        self.check(len(tis) == 200 and all(t["state"] == "success" for t in tis),
+                   f"200 mapped exports green: {Counter(t['state'] for t in tis)}")
+        self.check(share < 0.01, f"429s under 1% of the fan-out's requests: {share:.2%}")
+        self.check(len(list((self.home / "fan-out" / "fan-out").glob("*.csv"))) == 200, "200 files written")
+
+    def second_day(self) -> None:
+        say("== 5: the scheduled exports' second day")
+        self.api.trigger(DAGS[2], {"export_root": f"file://{self.home / 'exports' / 'scheduled'}"},
+                         self.day_one + timedelta(days=1))
+        self.wait_runs({DAGS[2]})
+        self.wait_runs(set(CONSUMERS))
+        days = sorted(d for (d,) in self.db.rows(
+            "SELECT DISTINCT (e.extra::jsonb)->>'date' FROM asset_event e JOIN asset a ON a.id = e.asset_id "
+            "WHERE a.uri LIKE 'analytics://exports/%%' AND e.source_run_id LIKE 'manual%%'"))
+        after = self.db.asset_rows()
+        self.figures["asset rows after day 1, day 2"] = f"{len(self.day_one_assets)}, {len(after)}"
+        self.check(len(days) == 2, f"two days of scheduled exports (the events' dates): {days}")
+        self.check(after == self.day_one_assets, f"no asset row added by the second day: {after}")
+        self.check(not [uri for uri in after if uri.startswith("file:")], "no asset per file")
+
+    def totals(self) -> None:
+        say("== totals")
+        runs = self.db.runs()
+        self.check(all(s == "success" for _, _, s in runs), f"all {len(runs)} DAG runs green")
+        tis = [t for t in self.db.task_instances() if t["operator"] in JOB_OPERATORS]
+        jobs = self.emulator.jobs()
+        self.check(len(jobs) == len(tis), f"jobs on the emulator ({len(jobs)}) = job tasks ({len(tis)})")
+        answered = self.emulator.requests()
+        seen = [s for s in self.proxy.seen if s.target.startswith((self.emulator.base_url, self.emulator.files_url))]
+        agents = Counter(s.headers.get("User-Agent", "").split("(", 1)[-1].split(";")[0] for s in seen)
+        self.figures["service calls: answered by the emulator, seen by the proxy"] = f"{len(answered)}, {len(seen)}"
+        self.figures["proxy: calls by side"] = dict(agents)
+        api_seen = [s for s in seen if s.target.startswith(self.emulator.base_url)]
+        self.check(len(seen) >= len(answered) and api_seen, "the proxy saw every call the emulator answered")
+        self.check(agents["worker"] > 0 and agents["triggerer"] > 0, "workers and triggerers both went through it")
+        self.check(not self.unexplained_errors(), "no ERROR line or traceback but those the failures explain")
+
+    def unexplained_errors(self) -> list[str]:
+        """Log records (a line and its continuation lines) at ERROR or with a traceback, less those
+        the scenario's own failures explain."""
+        explained: Counter[str] = Counter()
+        unexplained = []
+        logs = self.stack.procs.logs()
+        logs.update({str(p.relative_to(self.home)): p.read_text(errors="replace")
+                     for p in (self.home / "logs").rglob("*") if p.is_file()})
+        for name, text in logs.items():
+            if name.startswith(("postgres", "redis", "emulator")):
+                continue
+            for record in log_records(text):
+                if not ERROR_RECORD.search(record):
+                    continue
+                reason = next((r for r, pattern in EXPECTED_ERRORS.items() if pattern.search(record)), None)
+                if reason:
+                    explained[reason] += 1
+                    say(f"  explained ({reason}): {name}: {' | '.join(record.splitlines()[:3])[:400]}")
+                else:
+                    unexplained.append(f"{name}: {record[:600]}")
+        self.figures["ERROR records explained by the injected failures"] = dict(explained)
+        for record in unexplained[:20]:
+            print("   ", record)
+        return unexplained
 
 
-def report(api: Api, runs: list[dict[str, Any]], emulator: Any, stack: Stack) -> int:
-    job_tis = []
-    print()
-    for run in runs:
-        tis = api.task_instances(run)
-        print(f"{run['dag_id']:<34} {run['dag_run_id'][:40]:<40} {run['state']}")
-        for ti in sorted(tis, key=lambda t: (t["task_id"], t["map_index"])):
-            label = ti["task_id"] + (f"[{ti['map_index']}]" if ti["map_index"] >= 0 else "")
-            print(f"    {label:<32} {ti['state']:<8} try {ti['try_number']}  {ti['operator']}")
-            if ti["operator"] in JOB_OPERATORS:
-                job_tis.append(ti)
-    submits = [r for r in emulator.requests if r.operation and r.method == "POST" and r.status < 300
-               and any(j.operation == r.operation for j in emulator.jobs)]
-    retried = [ti for ti in job_tis if ti["try_number"] > 1]
-    resumed = [ti for ti in retried if "Submitted job" in api.task_log(ti, 1)]  # its job existed before the retry
-    triggerer = stack.logs("triggerer")
-    blocked = triggerer.count("async thread was blocked")
-    print()
-    print(f"DAG runs: {len(runs)}, green: {sum(r['state'] == 'success' for r in runs)}")
-    print(f"job tasks: {len(job_tis)}; jobs submitted (counted on the emulator): {len(submits)}; "
-          f"jobs: {len(emulator.jobs)}")
-    def label(ti: dict[str, Any]) -> str:
-        return f"{ti['dag_id']}.{ti['task_id']}" + (f"[{ti['map_index']}]" if ti["map_index"] >= 0 else "")
-
-    print(f"job tasks retried: {', '.join(label(t) for t in retried) or 'none'}")
-    print(f"  of which retried after their job was submitted (no new job on the retry): "
-          f"{', '.join(label(t) for t in resumed) or 'none'}")
-    print(f"triggerer starts: {stack.starts['triggerer']}; 'async thread was blocked' warnings: {blocked}")
-    batches = [r for r in emulator.requests if r.operation == "list_jobs"]
-    looked = sum(len(r.query.get("ids[]", [])) for r in batches)
-    alone = sum(r.operation == "get_job" for r in emulator.requests)
-    print(f"job reads: {len(batches)} List Jobs requests for {looked} looks (the triggerers); "
-          f"{alone} GET /jobs/{{id}} (the workers' waits)")
-    ok = (
-        bool(batches)
-        and all(r["state"] == "success" for r in runs)
-        and len(submits) == len(job_tis) == len(emulator.jobs)
-        and bool(resumed)
-        and blocked == 0
-    )
-    print("e2e: PASSED" if ok else "e2e: FAILED")
-    return 0 if ok else 1
+def log_records(text: str) -> Iterator[str]:
+    """A log's records: a line that starts with a timestamp (or is a JSON record) and the lines after
+    it that do not (a traceback's)."""
+    record: list[str] = []
+    for line in text.splitlines():
+        if RECORD_START.match(line) and record:
+            yield "\n".join(record)
+            record = []
+        record.append(line)
+    if record:
+        yield "\n".join(record)
 
 
 if __name__ == "__main__":

@@ -140,13 +140,15 @@ def pip_install(venv: Path, args: Sequence[str | os.PathLike[str]], label: str) 
     )
 
 
-def ensure_venv(venv: Path, python: Path, airflow: str, extras: str) -> float:
-    """Create or update ``venv`` unless it already holds this exact install; returns the seconds spent."""
+def ensure_venv(venv: Path, python: Path, airflow: str, extras: str, airflow_extras: str = "") -> float:
+    """Create or update ``venv`` unless it already holds this exact install; returns the seconds spent.
+
+    ``airflow_extras`` are Airflow's own (``celery,postgres``), held to the same constraints file."""
     constraints = constraints_file(airflow)
     if not constraints.is_file():
         raise SystemExit(f"{constraints.relative_to(REPO)} is missing: make constraints AIRFLOW={airflow}")
     stamp = venv / ".installed"
-    key = _install_key(python, airflow, extras, constraints)
+    key = _install_key(python, airflow, f"{extras};{airflow_extras}" if airflow_extras else extras, constraints)
     if stamp.is_file() and stamp.read_text() == key:
         stamp.touch()  # newer than its inputs again, for make
         return 0.0
@@ -157,8 +159,10 @@ def ensure_venv(venv: Path, python: Path, airflow: str, extras: str) -> float:
     pip_install(venv, ["--upgrade", "pip"], "upgrading pip")
     pip_install(
         venv,
-        ["-e", f".[{extras}]", f"apache-airflow=={airflow}", "-c", constraints],
-        f"installing Airflow {airflow} and the provider (editable, [{extras}]) with "
+        ["-e", f".[{extras}]", f"apache-airflow{f'[{airflow_extras}]' if airflow_extras else ''}=={airflow}",
+         "-c", constraints],
+        f"installing Airflow {airflow}{f' [{airflow_extras}]' if airflow_extras else ''} and the provider "
+        f"(editable, [{extras}]) with "
         f"{constraints.relative_to(REPO)}; pip's output: {venv / 'install.log'}",
     )
     stamp.write_text(key)
@@ -180,9 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--airflow", default=NEWEST, choices=sorted(SUPPORTED), help=f"default {NEWEST}")
     parser.add_argument("--python", type=Path, default=Path(sys.executable), help="interpreter (default: this one)")
     parser.add_argument("--extras", default="dev", help="the provider's extras (default dev)")
+    parser.add_argument("--airflow-extras", default="", help="Airflow's own extras, e.g. celery,postgres")
     args = parser.parse_args(argv)
     venv = args.venv if args.venv.is_absolute() else REPO / args.venv
-    spent = ensure_venv(venv, args.python, args.airflow, args.extras)
+    spent = ensure_venv(venv, args.python, args.airflow, args.extras, args.airflow_extras)
     say(f"{args.venv} is ready ({spent:.0f}s)" if spent else f"{args.venv} is up to date")
     return 0
 

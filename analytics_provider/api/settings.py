@@ -128,10 +128,13 @@ def mask_secret(secret: str) -> None:
     """Register ``secret`` with Airflow's log masker (``airflow.sdk.log`` on Airflow 3; the
     common-compat releases pinned for 3.1 and 3.2 do not offer it)."""
     try:
-        from airflow.sdk.log import mask_secret as airflow_mask_secret
+        from airflow.sdk.log import mask_secret as sdk_mask_secret
     except ImportError:  # pragma: no cover (Airflow 2)
-        from airflow.providers.common.compat.sdk import mask_secret as airflow_mask_secret
-    airflow_mask_secret(secret)
+        from airflow.providers.common.compat.sdk import mask_secret as compat_mask_secret
+
+        compat_mask_secret(secret)
+        return
+    sdk_mask_secret(secret)
 
 
 def network_of(extra: Any, where: str) -> Network:
