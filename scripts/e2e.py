@@ -130,6 +130,15 @@ class Processes:
         for name in reversed(list(self.procs)):
             self.stop(name, wait=20)
 
+    def report(self, lines: int = 15) -> None:
+        """Each process's state and the end of its log: what a failed run leaves to read."""
+        for name, proc in self.procs.items():
+            code = proc.poll()
+            log = self.home / f"{name}-{self.starts[name]}.log"
+            tail = log.read_text(errors="replace").splitlines()[-lines:] if log.is_file() else []
+            say(f"-- {name}: {'running' if code is None else f'exited with {code}'}; the end of {log.name}:")
+            print("\n".join("   | " + line for line in tail), flush=True)
+
     def logs(self, prefix: str = "") -> dict[str, str]:
         return {p.name: p.read_text(errors="replace") for p in sorted(self.home.glob(f"{prefix}*.log"))}
 
@@ -249,6 +258,10 @@ class Database:
     def triggers_by_triggerer(self) -> dict[str, int]:
         rows = self.rows("SELECT j.hostname, count(*) FROM trigger t JOIN job j ON j.id = t.triggerer_id GROUP BY 1")
         return {host: n for host, n in rows}
+
+    def running_triggerers(self) -> set[str]:
+        rows = self.rows("SELECT hostname FROM job WHERE job_type = 'TriggererJob' AND state = 'running'")
+        return {host for (host,) in rows}
 
     def unassigned_triggers(self) -> int:
         return int(self.rows("SELECT count(*) FROM trigger WHERE triggerer_id IS NULL")[0][0])
@@ -413,7 +426,11 @@ def main() -> int:
         stack = Stack(procs, env, port)
         for name in ("api-server", "scheduler", "dag-processor", *TRIGGERERS, *WORKERS):
             stack.start(name)
-        code = Scenario(stack, emulator, proxy, Database(database), home).run()
+        try:
+            code = Scenario(stack, emulator, proxy, Database(database), home).run()
+        except SystemExit:  # a wait timed out
+            procs.report()
+            raise
         say(f"e2e took {time.monotonic() - started:.0f} s")
         return code
 
@@ -476,15 +493,19 @@ class Scenario:
         for dag_id, conf in confs.items():
             self.api.trigger(dag_id, conf, self.day_one if dag_id == DAGS[2] else None)
 
-        def both_hold_waits() -> bool:
+        # Which triggerer takes a new wait is a race (the first to look takes every unassigned one),
+        # so both holding waits at once cannot be awaited; the failover needs one that holds waits
+        # while the other runs, and then both have held waits (checked below).
+        def held_while_the_other_runs() -> bool:
             self.watch_triggers()
-            return sum(n > 0 for n in self.db.triggers_by_triggerer().values()) == 2
+            holding = {host for host, n in self.db.triggers_by_triggerer().items() if n > 0}
+            return bool(holding) and self.db.running_triggerers() >= set(TRIGGERERS)
 
         def pending_job() -> bool:
             return any(j["status"] in ("created", "queued", "running") for j in self.emulator.jobs())
 
-        wait_for("waits held by both triggerers, with a job pending", lambda: both_hold_waits() and pending_job(),
-                 300, 0.5)
+        wait_for("waits held by a triggerer while the other runs, with a job pending",
+                 lambda: held_while_the_other_runs() and pending_job(), 300, 0.5)
         held = self.db.triggers_by_triggerer()
         victim = max(held, key=lambda host: held[host])
         killed = time.monotonic()
