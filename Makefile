@@ -37,8 +37,9 @@ dist: $(VENV)/.installed  ## sdist and wheel into dist/, checked by twine
 	$(PY) -m build --outdir dist .
 	$(VENV)/bin/twine check --strict dist/*
 
-wheel-smoke: dist  ## install the wheel into a fresh venv outside the checkout and try it there
-	$(PYTHON) scripts/wheel_smoke.py dist/*.whl --airflow $(AIRFLOW_VERSION)
+SMOKE_AIRFLOW ?= $(AIRFLOW_VERSION) 2.11.2
+wheel-smoke: dist  ## install the wheel into fresh venvs outside the checkout (Airflow 3 and 2.11) and try it there
+	$(PYTHON) scripts/wheel_smoke.py dist/*.whl --airflow $(SMOKE_AIRFLOW)
 
 constraints:  ## regenerate constraints/ (AIRFLOW=3.2.2 for one version); needs PyPI
 	$(PYTHON) scripts/make_constraints.py $(AIRFLOW)

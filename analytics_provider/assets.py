@@ -7,7 +7,7 @@ default, its widget and format (``widget-101.xlsx``). Each event's extra says wh
 (``uri``, ``path``), for which day (``date``) and from which job (``job_id``). Declared in a DAG
 (:func:`export_asset` in a consumer's ``schedule``, or as an export's own outlet), the asset is
 known to Airflow before its first event, and Airflow's asset table holds one row per export
-however many files it writes.
+however many files it writes. On Airflow 2.11 the asset is a ``Dataset`` with the same URI.
 """
 
 from __future__ import annotations
@@ -39,8 +39,13 @@ def export_asset(name: str) -> Any:
     Airflow knows it before the export's first event) or in the export task's own ``outlets``."""
     from airflow.providers.common.compat.sdk import Asset
 
+    from analytics_provider.version_compat import AIRFLOW_V_3_0_PLUS
+
     check_export_asset_name(name)
-    return Asset(name=f"analytics-export:{name}", uri=EXPORT_URI_PREFIX + quote(name, safe="/"))
+    uri = EXPORT_URI_PREFIX + quote(name, safe="/")
+    if not AIRFLOW_V_3_0_PLUS:  # Airflow 2.11's Dataset has a URI and no name
+        return Asset(uri=uri)
+    return Asset(name=f"analytics-export:{name}", uri=uri)
 
 
 def default_export_asset_name(widget_id: Any, export_format: str) -> str:

@@ -12,8 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pendulum
-from airflow.providers.common.compat.sdk import Asset
-from airflow.sdk import DAG, Param, task
+from airflow.providers.common.compat.sdk import DAG, Asset, Param, task
 
 from analytics_provider.operators import (
     AnalyticsBustDataSourceCacheOperator,
@@ -23,7 +22,7 @@ from analytics_provider.operators import (
 
 EXPORT_DIR = str(Path(tempfile.gettempdir()) / "analytics-exports")
 # the table the load writes; analytics_preload_on_warehouse_table is scheduled on it
-WAREHOUSE_ORDERS = Asset(name="warehouse_orders", uri="postgres://warehouse:5432/analytics/public/orders")
+WAREHOUSE_ORDERS = Asset(uri="postgres://warehouse:5432/analytics/public/orders")
 
 with DAG(
     dag_id="analytics_after_warehouse_load",
@@ -64,7 +63,7 @@ with DAG(
         widget="{{ params.widget }}",
         filters={"Region": ["{{ params.region }}"]},
         output="csv",
-        destination="{{ params.export_dir }}/{{ dag_run.run_after | ds }}/"
+        destination="{{ params.export_dir }}/{{ dag_run.run_after | default(logical_date) | ds }}/"
         "{{ params.widget | lower | replace(' ', '-') }}.csv",
     )
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, Param, task
+from airflow.providers.common.compat.sdk import DAG, Param, task
 
 from analytics_provider.operators import (
     AnalyticsBustDataSourceCacheOperator,

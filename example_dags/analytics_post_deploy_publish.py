@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pendulum
-from airflow.sdk import DAG, Param
+from airflow.providers.common.compat.sdk import DAG, Param
 
 from analytics_provider.operators import (
     AnalyticsExecuteDataScheduleOperator,

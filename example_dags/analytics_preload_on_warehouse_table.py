@@ -9,13 +9,12 @@ the load waits for nothing.
 from __future__ import annotations
 
 import pendulum
-from airflow.providers.common.compat.sdk import Asset
-from airflow.sdk import DAG, Param
+from airflow.providers.common.compat.sdk import DAG, Asset, Param
 
 from analytics_provider.operators import AnalyticsBustDataSourceCacheOperator, AnalyticsPreloadDashboardOperator
 
 # the same asset as the load's outlet (assets are matched by name and URI)
-WAREHOUSE_ORDERS = Asset(name="warehouse_orders", uri="postgres://warehouse:5432/analytics/public/orders")
+WAREHOUSE_ORDERS = Asset(uri="postgres://warehouse:5432/analytics/public/orders")
 ORDERS_DASHBOARDS = ["Sales overview", "Marketing performance"]  # by title
 
 with DAG(

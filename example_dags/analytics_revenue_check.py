@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.providers.common.compat.sdk import AirflowFailException
-from airflow.sdk import DAG, Param, task
+from airflow.providers.common.compat.sdk import DAG, AirflowFailException, Param, task
 
 from analytics_provider.operators import AnalyticsQueryDataSetOperator
 
 EXPORT_DIR = str(Path(tempfile.gettempdir()) / "analytics-revenue")
 WAREHOUSE_DB = str(Path(tempfile.gettempdir()) / "analytics-warehouse.sqlite")
-DAY = "{{ params.day or macros.ds_add(dag_run.run_after | ds, -1) }}"  # yesterday unless the run names a day
+# yesterday unless the run names a day (the run's run_after; on Airflow 2.11 its logical date)
+DAY = "{{ params.day or macros.ds_add(dag_run.run_after | default(logical_date) | ds, -1) }}"
 YESTERDAY = {"field": "{{ params.date_field }}", "operator": "is", "values": [DAY]}
 
 
@@ -84,12 +84,13 @@ with DAG(
     )
 
     @task
-    def warehouse_revenue(params: dict[str, Any], dag_run: Any) -> float:
+    def warehouse_revenue(params: dict[str, Any], dag_run: Any, logical_date: Any = None) -> float:
         """Stand-in for your warehouse query: the day's revenue in the orders table."""
         column = params["date_field"].rsplit(".", 1)[-1]
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", column):
             raise ValueError(f"date_field must end in a column name, got {params['date_field']!r}")
-        day = params["day"] or pendulum.instance(dag_run.run_after).subtract(days=1).to_date_string()
+        run_after = getattr(dag_run, "run_after", None) or logical_date  # Airflow 2.11: the logical date
+        day = params["day"] or pendulum.instance(run_after).subtract(days=1).to_date_string()
         if not Path(params["warehouse_db"]).is_file():
             demo_warehouse(params["warehouse_db"])
         with sqlite3.connect(params["warehouse_db"]) as warehouse:

@@ -15,8 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pendulum
-from airflow.providers.common.compat.sdk import AssetAlias
-from airflow.sdk import DAG, Param, task
+from airflow.providers.common.compat.sdk import DAG, AssetAlias, Param, task
 
 from analytics_provider.operators import AnalyticsExportWidgetOperator
 
@@ -31,8 +30,9 @@ FORMATS = ["xlsx", "pdf"]
 # One mapped task cannot list a different outlet per widget: each file's event goes through this
 # alias to its export's asset (analytics://exports/revenue-by-region.xlsx...).
 EXPORTS_ALIAS = "analytics-scheduled-exports"
-# The run's day: every Airflow 3 run has run_after; a run triggered by hand has no logical date (ds).
-RUN_DAY = "{{ dag_run.run_after | ds }}"
+# The run's day: every Airflow 3 run has run_after, a run triggered by hand no logical date (ds);
+# on Airflow 2.11 every run has a logical date and no run_after.
+RUN_DAY = "{{ dag_run.run_after | default(logical_date) | ds }}"
 
 with DAG(
     dag_id="analytics_scheduled_exports",

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.providers.common.compat.sdk import AssetAny
-from airflow.sdk import DAG, Param, task
+from airflow.providers.common.compat.sdk import DAG, AssetAny, Param, task
 
 from analytics_provider.assets import export_asset
 from analytics_provider.locations import StorageLocation
@@ -38,12 +37,15 @@ with DAG(
 ) as dag:
 
     @task
-    def ship(params: dict[str, Any], triggering_asset_events: Any = None) -> list[str]:
-        """Copy every file an asset event announced into the outbox (a stand-in for SFTP, e-mail...)."""
+    def ship(
+        params: dict[str, Any], triggering_asset_events: Any = None, triggering_dataset_events: Any = None
+    ) -> list[str]:
+        """Copy every file an asset event announced into the outbox (a stand-in for SFTP, e-mail...).
+        Airflow 2.11 names the events ``triggering_dataset_events``."""
         outbox = Path(params["outbox"])
         outbox.mkdir(parents=True, exist_ok=True)
         shipped = []
-        for events in (triggering_asset_events or {}).values():
+        for events in (triggering_asset_events or triggering_dataset_events or {}).values():
             for event in events:
                 location = StorageLocation.parse(event.extra["uri"])  # the file; event.asset is the export
                 if location.scheme != "file":

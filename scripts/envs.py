@@ -27,6 +27,7 @@ CONSTRAINTS = REPO / "constraints"
 
 # Airflow version -> the Pythons its constraints file is generated and checked on.
 SUPPORTED: dict[str, tuple[str, ...]] = {
+    "2.11.2": ("3.10", "3.11", "3.12"),  # for the teams not yet on Airflow 3
     "3.0.6": ("3.11",),
     "3.1.8": ("3.11",),
     "3.2.2": ("3.11",),
@@ -34,9 +35,13 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
     "3.4.0b2": ("3.11",),  # the pre-release: held to its own constraints; moves to 3.4.0 when it is out
 }
 NEWEST = "3.3.2"
-# (Airflow, Python) cells of ``make test-matrix``: every supported Airflow, and the oldest and
-# newest Python on the newest Airflow. The README's ``make test`` is NEWEST on the default python3.
+# (Airflow, Python) cells of ``make test-matrix``: every supported Airflow, the oldest and newest
+# Python on the newest Airflow, and every Python 2.11 supports. The README's ``make test`` is
+# NEWEST on the default python3.
 MATRIX: tuple[tuple[str, str], ...] = (
+    ("2.11.2", "3.10"),
+    ("2.11.2", "3.11"),
+    ("2.11.2", "3.12"),
     ("3.0.6", "3.11"),
     ("3.1.8", "3.11"),
     ("3.2.2", "3.11"),
@@ -48,15 +53,15 @@ MATRIX: tuple[tuple[str, str], ...] = (
 
 # The openlineage extra (provider 2.16+, the first to emit task events on Airflow 3.3) needs
 # apache-airflow-providers-common-sql 1.32+, newer than the constraints of Airflow 3.0 to 3.2 pin:
-# it is installed, and its tests run, from this version on; before it the whole suite runs
-# without it (so it also shows that nothing needs it).
-OPENLINEAGE_FROM = (3, 3)
+# on those the whole suite runs without it (so it also shows that nothing needs it); on 2.11 and
+# from 3.3 on it is installed and its tests run.
+OPENLINEAGE_MISSING = ((3, 0), (3, 1), (3, 2))
 
 
 def test_extras(airflow: str) -> str:
     """The extras a test install of ``airflow`` takes: dev, and openlineage where it installs."""
     version = tuple(int(part) for part in airflow.split(".")[:2])
-    return "dev,openlineage" if version >= OPENLINEAGE_FROM else "dev"
+    return "dev" if version in OPENLINEAGE_MISSING else "dev,openlineage"
 
 
 def constraints_file(airflow: str) -> Path:

@@ -3,8 +3,9 @@
 Everything happens in a temporary folder holding only the wheel and the constraints file; the
 commands run there, with a fresh ``AIRFLOW_HOME``, so nothing can come from the checkout:
 
-1. ``pip install apache-airflow==<version> <wheel> -c constraints``;
-2. the package is imported from the venv (not the checkout), its operators, sensor and trigger import;
+1. ``pip install apache-airflow==<version> <wheel> -c constraints`` (``airflow version`` says that version);
+2. the package is imported from the venv (not the checkout), its operators, sensor and trigger import,
+   and the example DAGs (copied there) parse with no import error;
 3. ``airflow providers list`` shows the provider with its version;
 4. ``python -m analytics_provider.aml lint`` passes a clean chart and fails a broken one;
 5. the emulator starts (``python -m analytics_provider.testing.emulator``) and
@@ -14,6 +15,7 @@ commands run there, with a fresh ``AIRFLOW_HOME``, so nothing can come from the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -23,7 +25,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from envs import NEWEST, SUPPORTED, constraints_file, pip_install, python_of, run_step, say
+from envs import NEWEST, REPO, SUPPORTED, constraints_file, pip_install, python_of, run_step, say
 
 CLEAN_CHART = """CustomChartDef smoke_bar {
   label: 'Smoke bar'
@@ -43,6 +45,16 @@ from analytics_provider.sensors.analytics import AnalyticsJobSensor
 from analytics_provider.triggers.analytics import AnalyticsJobTrigger
 from analytics_provider.hooks.analytics import AnalyticsHook
 print(analytics_provider.__file__, analytics_provider.__version__)
+"""
+
+PARSE = """
+import json, sys
+try:
+    from airflow.dag_processing.dagbag import DagBag  # Airflow 3.2+
+except ImportError:
+    from airflow.models.dagbag import DagBag
+bag = DagBag(dag_folder=sys.argv[1], include_examples=False)
+print(json.dumps({"dag_ids": sorted(bag.dag_ids), "import_errors": {k: str(v) for k, v in bag.import_errors.items()}}))
 """
 
 
@@ -137,7 +149,23 @@ def smoke(wheel: Path, airflow: str, keep: bool) -> None:
                 emulator.terminate()
                 emulator.wait(timeout=30)
 
+        def airflow_version() -> str:
+            said = s.run("airflow", "version").strip().splitlines()[-1]
+            if said != airflow:
+                raise SystemExit(f"airflow version says {said}, not {airflow}: the constraints did not hold it")
+            return said
+
+        def example_dags_parse() -> str:
+            shutil.copytree(REPO / "example_dags", root / "dags")
+            bag = s.run(str(python_of(venv)), "-c", PARSE, str(root / "dags"))
+            found = json.loads(bag.strip().splitlines()[-1])
+            if found["import_errors"] or len(found["dag_ids"]) < len(list((root / "dags").glob("analytics_*.py"))):
+                raise SystemExit(f"the example DAGs do not all parse: {found}")
+            return f"{len(found['dag_ids'])} DAGs, no import error"
+
+        s.check("airflow version", airflow_version)
         s.check("the package, its operators, sensor and trigger import from the venv", imports)
+        s.check("every example DAG parses (DagBag) with the installed wheel", example_dags_parse)
         s.check("airflow providers list", providers_list)
         s.check("python -m analytics_provider.aml lint", lint)
         s.check("the emulator starts; airflow connections test reaches it", emulator_and_connection_test)
@@ -152,10 +180,12 @@ def smoke(wheel: Path, airflow: str, keep: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Install the wheel into a fresh venv outside the checkout; try it.")
     parser.add_argument("wheel", type=Path)
-    parser.add_argument("--airflow", default=NEWEST, choices=sorted(SUPPORTED))
+    parser.add_argument("--airflow", nargs="+", default=[NEWEST], choices=sorted(SUPPORTED),
+                        help=f"one or more versions, each in a venv of its own (default {NEWEST})")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args(argv)
-    smoke(args.wheel.resolve(), args.airflow, args.keep)
+    for airflow in args.airflow:
+        smoke(args.wheel.resolve(), airflow, args.keep)
     return 0
 
 

@@ -125,16 +125,17 @@ class ConnectionSettings:
 
 
 def mask_secret(secret: str) -> None:
-    """Register ``secret`` with Airflow's log masker (``airflow.sdk.log`` on Airflow 3; the
-    common-compat releases pinned for 3.1 and 3.2 do not offer it)."""
+    """Register ``secret`` with Airflow's log masker: ``airflow.sdk.log`` on Airflow 3 (the
+    common-compat releases pinned for 3.1 and 3.2 do not offer it), common-compat's on 2.11, and
+    2.11's own where common-compat is older than 1.23 (on Python 3.10)."""
     try:
-        from airflow.sdk.log import mask_secret as sdk_mask_secret
-    except ImportError:  # pragma: no cover (Airflow 2)
-        from airflow.providers.common.compat.sdk import mask_secret as compat_mask_secret
-
-        compat_mask_secret(secret)
-        return
-    sdk_mask_secret(secret)
+        from airflow.sdk.log import mask_secret as masker
+    except ImportError:
+        try:
+            from airflow.providers.common.compat.sdk import mask_secret as masker  # type: ignore[no-redef,unused-ignore]
+        except ImportError:
+            from airflow.utils.log.secrets_masker import mask_secret as masker  # type: ignore[no-redef,unused-ignore]
+    masker(secret)
 
 
 def network_of(extra: Any, where: str) -> Network:

@@ -1,10 +1,12 @@
-"""The connection form for Airflow 3.0 and 3.1, built from the ``conn-fields`` of the provider info.
+"""The connection form for Airflow 2.11, 3.0 and 3.1, built from the ``conn-fields`` of the provider info.
 
 Airflow 3.2 and later read the form from ``get_provider_info()`` (``conn-fields``,
 ``ui-field-behaviour``). Airflow 3.0 and 3.1 read only the hook's
 ``get_connection_form_widgets()`` and ``get_ui_field_behaviour()``: WTForms fields, which their
 api-server turns back into the same JSON schema (``any_of`` becomes a dropdown) even when WTForms
-is not installed, by standing in for it. Both come from the one description in
+is not installed, by standing in for it. Airflow 2.11's Flask-AppBuilder UI renders those fields
+itself, so there they carry its widgets: a dropdown for the region, Bootstrap inputs for the
+rest, a decimal field for the timeouts. All come from the one description in
 ``get_provider_info``.
 """
 
@@ -22,6 +24,10 @@ def _connection_type() -> dict[str, Any]:
 
 def form_widgets() -> dict[str, Any]:
     """One WTForms field per ``conn-fields`` entry (raises ImportError without WTForms)."""
+    from analytics_provider.version_compat import AIRFLOW_V_3_0_PLUS
+
+    if not AIRFLOW_V_3_0_PLUS:
+        return _flask_appbuilder_widgets()
     from wtforms import IntegerField, PasswordField, StringField
     from wtforms.validators import Optional, any_of
 
@@ -37,6 +43,53 @@ def form_widgets() -> dict[str, Any]:
         default = schema.get("default")
         widgets[name] = kind(field["label"], validators=validators, description=description, default=default)
     return widgets
+
+
+def _flask_appbuilder_widgets() -> dict[str, Any]:
+    """The fields as Airflow 2.11's UI shows them. It accepts only ``StringField``,
+    ``IntegerField``, ``PasswordField`` and ``BooleanField``, so the region is a ``StringField``
+    drawn as a dropdown (:class:`ChoicesWidget`) and still checked by ``any_of``."""
+    from flask_appbuilder.fieldwidgets import BS3PasswordFieldWidget, BS3TextFieldWidget
+    from wtforms import IntegerField, PasswordField, StringField
+    from wtforms.validators import Optional, any_of
+
+    widgets: dict[str, Any] = {}
+    for name, field in _connection_type()["conn-fields"].items():
+        schema = field["schema"]
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        kind, widget = StringField, BS3TextFieldWidget()
+        if {"integer", "number"} & set(types):
+            kind = IntegerField
+        elif schema.get("format") == "password":
+            kind, widget = PasswordField, BS3PasswordFieldWidget()
+        validators = [Optional()]
+        if "enum" in schema:
+            validators.append(any_of(list(schema["enum"])))
+            widget = ChoicesWidget(list(schema["enum"]))
+        description = field.get("description", "")
+        widgets[name] = kind(
+            field["label"], validators=validators, widget=widget, description=description, default=schema.get("default")
+        )
+    return widgets
+
+
+class ChoicesWidget:
+    """A ``<select>`` of fixed choices for a text field, styled as Airflow 2.11's other inputs."""
+
+    def __init__(self, choices: list[str]) -> None:
+        self.choices = choices
+
+    def __call__(self, field: Any, **kwargs: Any) -> Any:
+        from markupsafe import Markup, escape
+        from wtforms.widgets import html_params
+
+        kwargs.setdefault("id", field.id)
+        kwargs["class"] = f"{kwargs.get('class', '')} form-control".strip()
+        options = "".join(
+            f"<option{' selected' if choice == field.data else ''} value=\"{escape(choice)}\">{escape(choice)}</option>"
+            for choice in self.choices
+        )
+        return Markup(f"<select {html_params(name=field.name, **kwargs)}>{options}</select>")
 
 
 def field_behaviour() -> dict[str, Any]:

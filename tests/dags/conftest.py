@@ -26,11 +26,10 @@ os.environ["AIRFLOW__OPENLINEAGE__NAMESPACE"] = "analytics-provider-tests"
 def task_log_level() -> None:
     """Log at INFO, as a task process does: ``dag.test()`` runs tasks in this process, where
     Airflow 3.0 leaves structlog unconfigured, which prints the task runner's debug lines (each
-    message to the supervisor in full, the values handed to ``mask_secret`` included)."""
+    message to the supervisor in full, the values handed to ``mask_secret`` included). Airflow
+    2.11 logs through the standard library (structlog is not one of its dependencies)."""
     import logging
     import sys
-
-    import structlog
 
     class CurrentStdout:
         """``sys.stdout`` as it is at each write, so that a test's capture sees the task's log."""
@@ -41,6 +40,14 @@ def task_log_level() -> None:
         def flush(self) -> None:
             sys.stdout.flush()
 
+    if AIRFLOW_VERSION < (3, 0):  # dag.test() would add a handler bound to the first test's stdout
+        handler = logging.StreamHandler(CurrentStdout())  # type: ignore[arg-type]
+        handler.setLevel(logging.INFO)
+        handler.setFormatter(logging.Formatter("[%(asctime)s] {%(filename)s:%(lineno)d} %(levelname)s - %(message)s"))
+        logging.getLogger("airflow.task").addHandler(handler)
+        return
+    import structlog
+
     if not structlog.is_configured():
         renderer = structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
         structlog.configure(
@@ -50,13 +57,55 @@ def task_log_level() -> None:
         )
 
 
+_INLINE_DEFERRALS: list[tuple[str, str, Any]] = []  # (dag_id, run_id, Deferral), Airflow 2.11 only
+
+
+@pytest.fixture(scope="session", autouse=True)
+def inline_deferrals_recorded() -> Iterator[None]:
+    """Airflow 2.11's ``dag.test()`` runs a deferred task's trigger inline and leaves no trigger
+    row to read: its deferrals are recorded here as they happen (see :func:`deferred_tasks`)."""
+    if AIRFLOW_VERSION >= (3, 0):
+        yield
+        return
+    from airflow.exceptions import TaskDeferred
+    from airflow.models.taskinstance import TaskInstance
+
+    from analytics_provider.testing.records import Deferral
+
+    run_raw_task = TaskInstance._run_raw_task
+
+    def recording(ti: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return run_raw_task(ti, *args, **kwargs)
+        except TaskDeferred as deferral:
+            classpath = deferral.trigger.serialize()[0]
+            _INLINE_DEFERRALS.append((ti.dag_id, ti.run_id, Deferral(ti.task_id, ti.map_index, classpath)))
+            raise
+
+    TaskInstance._run_raw_task = recording  # type: ignore[method-assign]
+    yield
+    TaskInstance._run_raw_task = run_raw_task  # type: ignore[method-assign]
+
+
+def deferred_tasks(dag_run: Any) -> list[str]:
+    """The labels (``task_id``, ``task_id[map_index]``) of a run's task instances that deferred."""
+    if AIRFLOW_VERSION >= (3, 0):
+        from analytics_provider.testing.records import deferrals
+
+        return sorted(d.label for d in deferrals(dag_run.dag_id, dag_run.run_id))
+    run = (dag_run.dag_id, dag_run.run_id)
+    return sorted(d.label for dag_id, run_id, d in _INLINE_DEFERRALS if (dag_id, run_id) == run)
+
+
 @pytest.fixture(scope="session")
 def airflow_db() -> None:
-    from airflow.dag_processing.bundles.manager import DagBundlesManager
     from airflow.utils import db
 
     db.resetdb()
-    DagBundlesManager().sync_bundles_to_db()
+    if AIRFLOW_VERSION >= (3, 0):  # DAG bundles came with Airflow 3
+        from airflow.dag_processing.bundles.manager import DagBundlesManager
+
+        DagBundlesManager().sync_bundles_to_db()
 
 
 @pytest.fixture(scope="session")
@@ -87,10 +136,21 @@ def _sync_bag_to_db(bag: Any) -> None:
     except ImportError:
         try:
             from airflow.models.dagbag import sync_bag_to_db  # Airflow 3.1
-        except ImportError:  # Airflow 3.0
-            bag.sync_to_db("dags-folder", None)
+        except ImportError:
+            if AIRFLOW_VERSION < (3, 0):
+                bag.sync_to_db()
+            else:  # Airflow 3.0
+                bag.sync_to_db("dags-folder", None)
             return
     sync_bag_to_db(bag, "dags-folder", None)
+
+
+def dag_test(dag: Any, conf: dict[str, Any] | None = None, logical_date: Any = None) -> Any:
+    """``dag.test()`` on every Airflow: a manual run with ``conf`` (no logical date unless given;
+    Airflow 2.11, where every run has one, uses now)."""
+    if AIRFLOW_VERSION < (3, 0):
+        return dag.test(run_conf=conf, execution_date=logical_date)
+    return dag.test(run_conf=conf, logical_date=logical_date, run_after=logical_date)
 
 
 def set_waits(dag: Any, deferrable: bool | None, poll_interval: float = 0.1) -> None:

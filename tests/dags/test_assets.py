@@ -7,6 +7,9 @@ from typing import Any
 
 import pytest
 
+from analytics_provider.testing.records import _asset_models, asset_table, queued_asset_uris
+
+from .conftest import AIRFLOW_VERSION, deferred_tasks
 from .test_example_dags import run_dag, run_day, task_states
 
 EXPORTS_ALIAS = "analytics-scheduled-exports"
@@ -28,49 +31,9 @@ def set_paused(dag_id: str, paused: bool) -> None:
 
 def run_events(dag_run: Any) -> list[dict[str, Any]]:
     """The asset events a DAG run's tasks emitted: uri, extra, task and the aliases they came through."""
-    from airflow.models.asset import AssetEvent
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
+    from analytics_provider.testing.records import asset_events
 
-    with create_session() as session:
-        query = select(AssetEvent).where(
-            AssetEvent.source_dag_id == dag_run.dag_id, AssetEvent.source_run_id == dag_run.run_id
-        )
-        return [
-            {
-                "uri": event.asset.uri,
-                "extra": dict(event.extra or {}),
-                "task_id": event.source_task_id,
-                "aliases": sorted(alias.name for alias in event.source_aliases),
-            }
-            for event in session.scalars(query)
-        ]
-
-
-def queued_uris(target_dag_id: str) -> set[str]:
-    """The assets whose events wait in the queue of a DAG scheduled on them."""
-    from airflow.models.asset import AssetDagRunQueue, AssetModel
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
-
-    with create_session() as session:
-        query = (
-            select(AssetModel.uri)
-            .join(AssetDagRunQueue, AssetDagRunQueue.asset_id == AssetModel.id)
-            .where(AssetDagRunQueue.target_dag_id == target_dag_id)
-        )
-        return set(session.scalars(query))
-
-
-def asset_rows() -> dict[str, bool]:
-    """Every row of Airflow's asset table: its URI, and whether the asset is active (declared)."""
-    from airflow.models.asset import AssetActive, AssetModel
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
-
-    with create_session() as session:
-        active = set(session.execute(select(AssetActive.name, AssetActive.uri)).all())
-        return {a.uri: (a.name, a.uri) in active for a in session.scalars(select(AssetModel))}
+    return [vars(event) for event in asset_events(dag_run.dag_id, dag_run.run_id)]
 
 
 def dags_ready_to_run() -> set[str]:
@@ -96,7 +59,7 @@ def consumers_unpaused() -> Any:
 def test_each_exported_file_is_an_event_on_its_exports_stable_asset(
     example_dag_bag, analytics_emulator, analytics_connection, consumers_unpaused, tmp_path
 ):
-    assert {uri: True for uri in EXPORT_URIS}.items() <= asset_rows().items()  # declared before any event
+    assert {uri: True for uri in EXPORT_URIS}.items() <= asset_table().items()  # declared before any event
     dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", True, {"export_root": f"file://{tmp_path}"})
     assert dag_run.state == "success", task_states(dag_run)
     files = {p.as_uri(): p for p in tmp_path.rglob("*.*")}
@@ -111,7 +74,7 @@ def test_each_exported_file_is_an_event_on_its_exports_stable_asset(
         assert event["extra"]["bytes"] == files[event["extra"]["uri"]].stat().st_size
         assert event["extra"]["date"] == run_day(dag_run)
         assert event["extra"]["job_id"] in {j.id for j in analytics_emulator.jobs}
-    assert queued_uris("analytics_ship_exported_files") == EXPORT_URIS
+    assert queued_asset_uris("analytics_ship_exported_files") == EXPORT_URIS
     assert "analytics_ship_exported_files" in dags_ready_to_run()
 
 
@@ -128,7 +91,7 @@ def test_a_second_days_files_add_no_asset_row(
                           {"export_root": f"file://{tmp_path}"}, logical_date=day)
         assert dag_run.state == "success", task_states(dag_run)
         assert {e["extra"]["date"] for e in run_events(dag_run)} == {day.strftime("%Y-%m-%d")}
-        rows.append(asset_rows())
+        rows.append(asset_table())
     assert len(list(tmp_path.rglob("*.*"))) == 12
     assert rows[0] == rows[1] and set(rows[1]) >= EXPORT_URIS
     assert not [uri for uri in rows[1] if uri.startswith("file://")]  # no asset per file
@@ -143,30 +106,29 @@ def test_the_schedulers_run_of_the_consumer_receives_every_exported_file(
     from airflow.models.dag import DagModel
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
-    from sqlalchemy import select
+    from sqlalchemy import delete, select
 
-    create_runs = getattr(SchedulerJobRunner, "_create_dag_runs_asset_triggered", None)
-    if create_runs is None:
-        pytest.skip("this Airflow's scheduler names its asset-triggered step differently")
-    from airflow.models.asset import AssetDagRunQueue
-    from sqlalchemy import delete
-
+    kind = "asset" if AIRFLOW_VERSION >= (3, 0) else "dataset"  # Airflow 2.11's names
+    create_runs = getattr(SchedulerJobRunner, f"_create_dag_runs_{kind}_triggered")
+    queue = _asset_models().queue
     consumer = "analytics_ship_exported_files"
     with create_session() as session:  # only this test's events: Airflow 3.4 makes a run of each (up to 16)
-        session.execute(delete(AssetDagRunQueue).where(AssetDagRunQueue.target_dag_id == consumer))
+        session.execute(delete(queue).where(queue.target_dag_id == consumer))
     dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", False, {"export_root": f"file://{tmp_path}"})
     assert dag_run.state == "success", task_states(dag_run)
     with create_session() as session:
         arguments: dict[str, Any] = {"dag_models": [session.get(DagModel, consumer)], "session": session}
-        if "triggered_date_by_dag" in inspect.signature(create_runs).parameters:  # Airflow 3.0
-            arguments["triggered_date_by_dag"] = DagModel.dags_needing_dagruns(session)[1]
+        parameters = inspect.signature(create_runs).parameters
+        for name in ("triggered_date_by_dag", "dataset_triggered_dag_info"):  # Airflow 3.0, 2.11
+            if name in parameters:
+                arguments[name] = DagModel.dags_needing_dagruns(session)[1]
         create_runs(SchedulerJobRunner(job=Job()), **arguments)
     with create_session() as session:
-        runs = session.scalars(select(DagRun).where(DagRun.dag_id == consumer, DagRun.run_type == "asset_triggered"))
-        # one run (Airflow 3.0 to 3.3) or several (3.4), between them every event
+        runs = session.scalars(select(DagRun).where(DagRun.dag_id == consumer, DagRun.run_type == f"{kind}_triggered"))
+        # one run (Airflow 2.11 to 3.3) or several (3.4), between them every event
         consumed = {
-            (event.extra["uri"], event.asset.uri, event.source_dag_id)
-            for run in runs for event in run.consumed_asset_events
+            (event.extra["uri"], getattr(event, kind).uri, event.source_dag_id)
+            for run in runs for event in getattr(run, f"consumed_{kind}_events")
         }
     files = {p.as_uri() for p in tmp_path.rglob("*.*")}
     assert len(files) == 6 and files <= {uri for uri, _, _ in consumed}  # (3.0 to 3.3: earlier tests' too)
@@ -179,7 +141,7 @@ def test_a_paused_consumer_is_not_queued(example_dag_bag, analytics_emulator, an
     dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", False, {"export_root": f"file://{tmp_path}"})
     assert dag_run.state == "success", task_states(dag_run)
     assert len(run_events(dag_run)) == 6
-    assert not queued_uris("analytics_ship_exported_files")
+    assert not queued_asset_uris("analytics_ship_exported_files")
 
 
 def test_the_load_updates_the_table_asset_that_schedules_the_preload(
@@ -189,7 +151,7 @@ def test_the_load_updates_the_table_asset_that_schedules_the_preload(
     assert dag_run.state == "success", task_states(dag_run)
     events = run_events(dag_run)
     assert [(e["uri"], e["task_id"]) for e in events] == [(ORDERS_URI, "load_warehouse")]
-    assert queued_uris("analytics_preload_on_warehouse_table") == {ORDERS_URI}
+    assert queued_asset_uris("analytics_preload_on_warehouse_table") == {ORDERS_URI}
     assert "analytics_preload_on_warehouse_table" in dags_ready_to_run()
 
 
@@ -202,19 +164,14 @@ def test_an_export_without_an_alias_emits_no_asset_event(
 
 
 @pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "deferred"])
-def test_preload_on_warehouse_table_runs_green(
-    example_dag_bag, analytics_emulator, analytics_connection, capfd, deferrable
-):
+def test_preload_on_warehouse_table_runs_green(example_dag_bag, analytics_emulator, analytics_connection, deferrable):
     dag_run = run_dag(example_dag_bag, "analytics_preload_on_warehouse_table", deferrable, {})
     assert dag_run.state == "success", task_states(dag_run)
     kinds = sorted(j.operation for j in analytics_emulator.jobs)
     assert kinds == ["bust_data_source_cache", "preload_dashboard", "preload_dashboard"]
     preloaded = sorted(j.params["id"] for j in analytics_emulator.jobs if j.operation == "preload_dashboard")
     assert preloaded == [1, 2]
-    output = capfd.readouterr()
-    assert output.out.count("Pausing task as DEFERRED") + output.err.count("Pausing task as DEFERRED") == (
-        3 if deferrable else 0
-    )
+    assert len(deferred_tasks(dag_run)) == (3 if deferrable else 0)
 
 
 def test_ship_exported_files_started_by_hand_ships_nothing(

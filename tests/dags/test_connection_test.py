@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import AIRFLOW_VERSION
+
 ENABLED = {"AIRFLOW__CORE__TEST_CONNECTION": "Enabled"}
 
 
@@ -42,15 +44,30 @@ answer = client.post("/api/v2/connections/test", json=json.loads(sys.argv[1]), h
 print(json.dumps({"status_code": answer.status_code, "body": answer.json()}))
 """
 
+# Airflow 2.11: the same request to /api/v1 of its Flask webserver (API authentication off).
+API_CALL_V1 = """
+import json, sys
+from airflow.www.app import create_app
+client = create_app(testing=True).test_client()
+answer = client.post("/api/v1/connections/test", json=json.loads(sys.argv[1]))
+print(json.dumps({"status_code": answer.status_code, "body": answer.get_json()}))
+"""
+
 
 @pytest.fixture
-def api_client(airflow_db) -> Any:
-    """POST /api/v2/connections/test to Airflow's API app, in a fresh process as an api-server is."""
+def api_client(airflow_db, tmp_path) -> Any:
+    """POST /api/v2/connections/test to Airflow's API app (/api/v1 on Airflow 2.11), in a fresh
+    process as an api-server is."""
     env = {**os.environ, **ENABLED, "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True"}
+    code = API_CALL if AIRFLOW_VERSION >= (3, 0) else API_CALL_V1
+    if AIRFLOW_VERSION < (3, 0):  # no API authentication, and the anonymous user an admin
+        env["AIRFLOW__API__AUTH_BACKENDS"] = env["AIRFLOW__FAB__AUTH_BACKENDS"] = "airflow.api.auth.backend.default"
+        (tmp_path / "webserver_config.py").write_text('AUTH_ROLE_PUBLIC = "Admin"\n')
+        env["AIRFLOW__WEBSERVER__CONFIG_FILE"] = str(tmp_path / "webserver_config.py")
 
     def post(body: dict[str, Any]) -> SimpleNamespace:
         result = subprocess.run(
-            [sys.executable, "-c", API_CALL, json.dumps(body)], env=env, capture_output=True, text=True, timeout=300
+            [sys.executable, "-c", code, json.dumps(body)], env=env, capture_output=True, text=True, timeout=300
         )
         assert result.returncode == 0, result.stderr[-3000:]
         answer = json.loads(result.stdout.strip().splitlines()[-1])

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.testing.records import asset_table
 
 from .conftest import set_waits
-from .test_assets import asset_rows, run_events
+from .test_assets import run_events
 from .test_example_dags import run_day
 
 DAG_FILE = Path(__file__).resolve().parent / "asset_dags" / "export_assets.py"
@@ -25,7 +26,7 @@ def asset_bag(airflow_db: None) -> Any:
 
 def test_own_outlet_and_alias_carry_the_file_in_the_extra(asset_bag, analytics_emulator, analytics_connection,
                                                           tmp_path) -> None:
-    assert asset_rows().get("analytics://exports/finance/revenue.csv") is True  # an outlet: declared
+    assert asset_table().get("analytics://exports/finance/revenue.csv") is True  # an outlet: declared
     dag = asset_bag.get_dag("export_assets")
     set_waits(dag, True)
     dag_run = dag.test(run_conf={"folder": str(tmp_path)})

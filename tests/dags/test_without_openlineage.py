@@ -40,18 +40,20 @@ class OpenLineageImportSpy:
 sys.meta_path.insert(0, OpenLineageImportSpy())
 missing = [m for m in ("openlineage", "airflow.providers.openlineage") if importlib.util.find_spec(m) is None]
 from airflow.utils import db
-from airflow.dag_processing.bundles.manager import DagBundlesManager
 try:
     from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db  # Airflow 3.2+
 except ImportError:
     from airflow.models.dagbag import DagBag
     try:
         from airflow.models.dagbag import sync_bag_to_db  # Airflow 3.1
-    except ImportError:  # Airflow 3.0
+    except ImportError:  # Airflow 3.0, 2.11
         def sync_bag_to_db(bag, bundle_name, bundle_version):
-            bag.sync_to_db(bundle_name, bundle_version)
+            bag.sync_to_db(bundle_name, bundle_version) if airflow.__version__[0] == "3" else bag.sync_to_db()
+import airflow
 db.resetdb()
-DagBundlesManager().sync_bundles_to_db()
+if airflow.__version__[0] == "3":
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    DagBundlesManager().sync_bundles_to_db()
 bag = DagBag(dag_folder=sys.argv[1])
 sync_bag_to_db(bag, "dags-folder", None)
 dag_run = bag.get_dag("analytics_after_warehouse_load").test(run_conf={"export_dir": sys.argv[2]})

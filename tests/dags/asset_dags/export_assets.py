@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pendulum
-from airflow.providers.common.compat.sdk import AssetAlias
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG, AssetAlias
 
 from analytics_provider.assets import export_asset
 from analytics_provider.operators import AnalyticsExportWidgetOperator
@@ -19,7 +18,7 @@ with DAG(
     AnalyticsExportWidgetOperator(
         task_id="named_outlet",
         widget_id=101,
-        destination="{{ dag_run.conf['folder'] }}/{{ dag_run.run_after | ds }}/revenue.csv",
+        destination="{{ dag_run.conf['folder'] }}/{{ dag_run.run_after | default(logical_date) | ds }}/revenue.csv",
         asset="finance/revenue.csv",
         outlets=[export_asset("finance/revenue.csv")],
     )
@@ -27,6 +26,6 @@ with DAG(
         task_id="default_name",
         widget_id=102,
         output="pdf",
-        destination="{{ dag_run.conf['folder'] }}/{{ dag_run.run_after | ds }}/orders.pdf",
+        destination="{{ dag_run.conf['folder'] }}/{{ dag_run.run_after | default(logical_date) | ds }}/orders.pdf",
         outlets=[AssetAlias("test-exports")],
     )

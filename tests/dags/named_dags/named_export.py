@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pendulum
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from analytics_provider.operators import AnalyticsExportWidgetOperator, AnalyticsPreloadDashboardOperator
 

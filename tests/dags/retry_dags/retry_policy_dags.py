@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from airflow.sdk import DAG, task
+from airflow.providers.common.compat.sdk import DAG, task
 
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.retry_policy import AnalyticsRetryPolicy
