@@ -53,7 +53,7 @@ try:
     from airflow.dag_processing.dagbag import DagBag  # Airflow 3.2+
 except ImportError:
     from airflow.models.dagbag import DagBag
-bag = DagBag(dag_folder=sys.argv[1], include_examples=False)
+bag = DagBag(dag_folder=sys.argv[1])  # [core] load_examples is off here
 print(json.dumps({"dag_ids": sorted(bag.dag_ids), "import_errors": {k: str(v) for k, v in bag.import_errors.items()}}))
 """
 
