@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 AIRFLOW_2 = version("apache-airflow").startswith("2.")
 DEMO = REPO / ".demo"
 DAGS = ("analytics_after_warehouse_load", "analytics_scheduled_exports")
+COMMAND_TIMEOUT = 600  # seconds for one Airflow command (a DAG run takes well under a minute)
 AIRFLOW_ENV = {
     "AIRFLOW_HOME": str(DEMO / ("airflow-2" if AIRFLOW_2 else "airflow")),  # a database per major version
     "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -47,22 +48,24 @@ def main() -> int:
         if AIRFLOW_2:  # the DAGs in the database first: 2.11 cannot record a first event through an alias else
             run(["airflow", "dags", "reserialize"], env, "airflow dags reserialize")
             triggerer = start_triggerer(env)
-        confs = {
-            DAGS[0]: {"export_dir": str(exports / "after-load")},
-            DAGS[1]: {"export_root": f"file://{exports / 'scheduled'}"},
-        }
-        for dag_id in DAGS:
-            print(f"\n== airflow dags test {dag_id} (deferrable tasks)")
-            output = run(["airflow", "dags", "test", dag_id, "--conf", json.dumps(confs[dag_id])], env, "   ran")
-            for line in (ln for ln in output.splitlines() if " rows, " in ln):
-                print("   " + line.strip()[:160])
-            deferred = deferrals(dag_id) if triggerer is None else triggerer.ran(dag_id)
-            print(f"   {len(deferred)} task(s) deferred their wait to the trigger (Airflow's task instances):")
-            for deferral in deferred:
-                print(f"     {deferral}")
+        try:
+            confs = {
+                DAGS[0]: {"export_dir": str(exports / "after-load")},
+                DAGS[1]: {"export_root": f"file://{exports / 'scheduled'}"},
+            }
+            for dag_id in DAGS:
+                print(f"\n== airflow dags test {dag_id} (deferrable tasks)")
+                output = run(["airflow", "dags", "test", dag_id, "--conf", json.dumps(confs[dag_id])], env, "   ran")
+                for line in (ln for ln in output.splitlines() if " rows, " in ln):
+                    print("   " + line.strip()[:160])
+                deferred = deferrals(dag_id) if triggerer is None else triggerer.ran(dag_id)
+                print(f"   {len(deferred)} task(s) deferred their wait to the trigger (Airflow's task instances):")
+                for deferral in deferred:
+                    print(f"     {deferral}")
+        finally:  # the triggerer ends with the demo, also when a DAG fails
+            if triggerer is not None:
+                triggerer.stop()
         jobs = len(emulator.jobs)
-        if triggerer is not None:
-            triggerer.stop()
     files = sorted(p for p in exports.rglob("*") if p.is_file())
     print(f"\nThe emulator ran {jobs} jobs. Exported files:")
     for path in files:
@@ -114,9 +117,14 @@ def run(command: list[str], env: dict[str, str], done: str) -> str:
     """Run an Airflow command of this venv; its output is shown only if it fails."""
     executable = Path(sys.executable).parent / command[0]
     start = time.monotonic()
-    result = subprocess.run(
-        [str(executable), *command[1:]], env=env, cwd=REPO, capture_output=True, text=True, check=False
-    )
+    try:
+        result = subprocess.run(
+            [str(executable), *command[1:]], env=env, cwd=REPO, capture_output=True, text=True, check=False,
+            timeout=COMMAND_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired as stuck:
+        sys.stdout.write(str(stuck.stdout or "")[-4000:])
+        raise SystemExit(f"{' '.join(command)} did not end within {COMMAND_TIMEOUT} s") from None
     if result.returncode != 0:
         sys.stdout.write(result.stdout[-4000:])
         sys.stderr.write(result.stderr[-4000:])

@@ -6,7 +6,7 @@ Airflow 3.2 and later read the form from ``get_provider_info()`` (``conn-fields`
 api-server turns back into the same JSON schema (``any_of`` becomes a dropdown) even when WTForms
 is not installed, by standing in for it. Airflow 2.11's Flask-AppBuilder UI renders those fields
 itself, so there they carry its widgets: a dropdown for the region, Bootstrap inputs for the
-rest, a decimal field for the timeouts. All come from the one description in
+rest. All come from the one description in
 ``get_provider_info``.
 """
 
@@ -24,12 +24,10 @@ def _connection_type() -> dict[str, Any]:
 
 def form_widgets() -> dict[str, Any]:
     """One WTForms field per ``conn-fields`` entry (raises ImportError without WTForms)."""
-    from analytics_provider.version_compat import AIRFLOW_V_3_0_PLUS
-
-    if not AIRFLOW_V_3_0_PLUS:
-        return _flask_appbuilder_widgets()
     from wtforms import IntegerField, PasswordField, StringField
     from wtforms.validators import Optional, any_of
+
+    from analytics_provider.version_compat import AIRFLOW_V_3_0_PLUS
 
     widgets: dict[str, Any] = {}
     for name, field in _connection_type()["conn-fields"].items():
@@ -39,38 +37,23 @@ def form_widgets() -> dict[str, Any]:
         if schema.get("format") == "password":
             kind = PasswordField
         validators = [Optional()] + ([any_of(list(schema["enum"]))] if "enum" in schema else [])
+        drawn = {} if AIRFLOW_V_3_0_PLUS else {"widget": _flask_appbuilder_widget(kind, schema)}
         description = field.get("description", "")
         default = schema.get("default")
-        widgets[name] = kind(field["label"], validators=validators, description=description, default=default)
+        widgets[name] = kind(field["label"], validators=validators, description=description, default=default, **drawn)
     return widgets
 
 
-def _flask_appbuilder_widgets() -> dict[str, Any]:
-    """The fields as Airflow 2.11's UI shows them. It accepts only ``StringField``,
-    ``IntegerField``, ``PasswordField`` and ``BooleanField``, so the region is a ``StringField``
-    drawn as a dropdown (:class:`ChoicesWidget`) and still checked by ``any_of``."""
+def _flask_appbuilder_widget(kind: Any, schema: dict[str, Any]) -> Any:
+    """How Airflow 2.11's UI draws a field. It accepts only ``StringField``, ``IntegerField``,
+    ``PasswordField`` and ``BooleanField``, so a field of fixed choices (the region) stays a
+    ``StringField``, drawn as a dropdown (:class:`ChoicesWidget`) and still checked by ``any_of``."""
     from flask_appbuilder.fieldwidgets import BS3PasswordFieldWidget, BS3TextFieldWidget
-    from wtforms import IntegerField, PasswordField, StringField
-    from wtforms.validators import Optional, any_of
+    from wtforms import PasswordField
 
-    widgets: dict[str, Any] = {}
-    for name, field in _connection_type()["conn-fields"].items():
-        schema = field["schema"]
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        kind, widget = StringField, BS3TextFieldWidget()
-        if {"integer", "number"} & set(types):
-            kind = IntegerField
-        elif schema.get("format") == "password":
-            kind, widget = PasswordField, BS3PasswordFieldWidget()
-        validators = [Optional()]
-        if "enum" in schema:
-            validators.append(any_of(list(schema["enum"])))
-            widget = ChoicesWidget(list(schema["enum"]))
-        description = field.get("description", "")
-        widgets[name] = kind(
-            field["label"], validators=validators, widget=widget, description=description, default=schema.get("default")
-        )
-    return widgets
+    if "enum" in schema:
+        return ChoicesWidget(list(schema["enum"]))
+    return BS3PasswordFieldWidget() if kind is PasswordField else BS3TextFieldWidget()
 
 
 class ChoicesWidget:

@@ -1,8 +1,10 @@
 """What Airflow's metadata database says about a DAG run: which task instances deferred, which
 asset events its tasks emitted, which DAGs those queued.
 
-For DAG tests and the demo: a task instance that deferred keeps the id of its trigger row (on
-every supported Airflow), whether the trigger ran in a triggerer or inline under ``dag.test()``.
+For DAG tests and the demo: on Airflow 3 a task instance that deferred keeps the id of its
+trigger row, whether the trigger ran in a triggerer or inline under ``dag.test()``; Airflow 2.11
+deletes the row once the trigger fires (and ``dag.test()`` writes none when it runs the trigger
+itself), so :func:`deferrals` finds nothing there afterwards.
 Assets are Airflow 2.11's datasets (``dataset`` tables); the records read either.
 """
 
