@@ -233,6 +233,39 @@ def describe_dbt_upload(run: LineageRun) -> Description:
     return inputs, [source], run.job_facets()
 
 
+def describe_access_sync(run: LineageRun) -> Description:
+    """Input the query's tables (when rows come from a query); output the attributes or groups synced."""
+    op = run.operator
+    inputs = query_tables(op.sql_conn_id, op.sql) if op.sql and op.sql_conn_id else []
+    outputs = [run.service_object(kind, ident, output=True) for kind, ident in op.lineage_targets]
+    return inputs, outputs, {}
+
+
+def query_tables(conn_id: str, sql: str) -> list[Any]:
+    """The tables ``sql`` reads, named as the SQL operators of ``common.sql`` name them; where the
+    database's hook gives no OpenLineage details (SQLite), the parsed names in the namespace
+    ``<conn type>://<host>``."""
+    from airflow.providers.openlineage.sqlparser import SQLParser, get_openlineage_facets_with_sql
+
+    from analytics_provider.access.rows import sql_hook
+
+    try:
+        hook = sql_hook(conn_id)
+        found = get_openlineage_facets_with_sql(hook=hook, sql=sql, conn_id=conn_id, database=None,
+                                                use_connection=False)
+        if found is not None:
+            return list(found.inputs)
+        connection = hook.get_connection(conn_id)
+        meta = SQLParser(dialect=hook.get_openlineage_database_dialect(connection)).parse(sql)
+    except Exception as exc:  # lineage never fails a task
+        log.warning("OpenLineage: the tables of the query on %s could not be named: %s", conn_id, exc)
+        return []
+    from openlineage.client.event_v2 import InputDataset
+
+    namespace = f"{connection.conn_type}://{connection.host or ''}"
+    return [InputDataset(namespace=namespace, name=table.qualified_name) for table in (meta.in_tables if meta else [])]
+
+
 def publish_facet(job_id: int, data: Mapping[str, Any], project_dir: str | None) -> Any:
     """The ``analyticsPublish`` run facet: the publish's status, commit, objects and diagnostics."""
     from analytics_provider.aml.diagnostics import format_diagnostic

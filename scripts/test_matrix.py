@@ -59,9 +59,21 @@ def run_cell(airflow: str, python_version: str) -> Result:
             [python_of(venv), *PYTEST], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
         ).returncode
     result.tests_s = time.monotonic() - start
-    result.summary = _summary(log.read_text(encoding="utf-8", errors="replace"), result.exit_code)
+    output = log.read_text(encoding="utf-8", errors="replace")
+    result.summary = _summary(output, result.exit_code)
     say(f"  {'ok' if result.ok else 'FAILED'}: {result.summary} ({result.tests_s:.0f}s)")
+    if not result.ok:
+        say(_failures(output))
     return result
+
+
+def _failures(output: str, limit: int = 40) -> str:
+    """What failed, for a log read only through CI's output: pytest's short summary lines, then the
+    first error lines (``E   ...``) of the tracebacks."""
+    named = [line for line in output.splitlines() if line.startswith(("FAILED tests/", "ERROR tests/"))]
+    errors = [line for line in output.splitlines() if line.startswith("E   ")]
+    lines = named[:limit] + errors[: max(0, limit - len(named))]
+    return "\n".join(f"    {line}" for line in lines) or "    (no failure named in the log)"
 
 
 def _summary(output: str, exit_code: int) -> str:

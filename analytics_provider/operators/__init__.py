@@ -1,4 +1,5 @@
-"""Operators that start the service's jobs and wait for them (imported lazily: DAG files stay fast)."""
+"""Operators that start the service's jobs and wait for them, and that sync access (imported lazily:
+DAG files stay fast)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ _WHERE = {
     "AnalyticsPublishAmlProjectOperator": "publish",
     "AnalyticsQueryDataSetOperator": "query",
     "AnalyticsUploadDbtManifestOperator": "dbt",
+    "AnalyticsSyncUserAttributesOperator": "access",
+    "AnalyticsSyncGroupMembersOperator": "access",
 }
 __all__ = sorted(_WHERE)
 

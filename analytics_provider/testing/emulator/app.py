@@ -205,12 +205,14 @@ class AnalyticsEmulator:
         truncate: bool = False,
         times: int = 1,
         body: Any = None,
+        after: int = 0,
     ) -> None:
-        """The next ``times`` answers of an operation (or ``download_file``) fail as described.
+        """The next ``times`` answers of an operation (or ``download_file``) fail as described
+        (after ``after`` answers as usual: the third upsert of a sync, say).
         Faults of ``get_job`` reach ``list_jobs`` (a trigger's batched reads) too, unless it has
         its own."""
         fault = Fault(status=status, retry_after=retry_after, delay=delay, drop=drop, truncate=truncate, body=body)
-        self.faults.add(operation_name, fault, times)
+        self.faults.add(operation_name, fault, times, after)
 
     def fail_next_job(self, operation_name: str, last_error_log: str = "Job failed") -> None:
         """The next job started by ``operation_name`` ends in ``failure`` with this ``last_error_log``."""

@@ -64,16 +64,19 @@ class FaultPlan:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._queued: dict[str, deque[Fault]] = {}
+        self._queued: dict[str, deque[Fault | None]] = {}  # None: an answer as usual
 
-    def add(self, operation: str, fault: Fault, times: int = 1) -> None:
+    def add(self, operation: str, fault: Fault, times: int = 1, after: int = 0) -> None:
+        """Queue ``times`` faults of ``operation``, after ``after`` answers of it as usual."""
         check_operation(operation)
         if operation == FILES_OPERATION and fault.status is not None and fault.status < 300:
             raise ValueError(f"{FILES_OPERATION} serves files: a scripted JSON success does not apply")
         if times < 1:
             raise ValueError("times must be at least 1")
+        if after < 0:
+            raise ValueError("after must not be negative")
         with self._lock:
-            self._queued.setdefault(operation, deque()).extend([fault] * times)
+            self._queued.setdefault(operation, deque()).extend([None] * after + [fault] * times)
 
     def take(self, operation: str) -> Fault | None:
         """The next fault of ``operation``. A read of several jobs (``list_jobs``) without faults
@@ -87,7 +90,8 @@ class FaultPlan:
 
     def pending(self) -> dict[str, list[dict[str, Any]]]:
         with self._lock:
-            return {op: [f.to_dict() for f in queue] for op, queue in self._queued.items() if queue}
+            return {op: [f.to_dict() if f else {"as_usual": True} for f in queue]
+                    for op, queue in self._queued.items() if queue}
 
     def clear(self) -> None:
         with self._lock:

@@ -320,8 +320,9 @@ def _attributes() -> list[Json]:
             attribute(4, "department", "Department", "The user's department", False)]
 
 
-def _entries() -> list[Json]:
-    return [
+def _entries() -> dict[tuple[str, int], dict[int, Json]]:
+    entries: dict[tuple[str, int], dict[int, Json]] = {}
+    seeded: list[Json] = [
         {"id": 1, "user_attribute_id": 3, "input_type": "manual", "values": ["EU"], "subject_type": "User",
          "subject_id": 4},
         {"id": 2, "user_attribute_id": 3, "input_type": "manual", "values": ["US", "LATAM"], "subject_type": "Group",
@@ -329,3 +330,6 @@ def _entries() -> list[Json]:
         {"id": 3, "user_attribute_id": 4, "input_type": "manual", "values": ["Marketing"], "subject_type": "User",
          "subject_id": 5},
     ]
+    for entry in seeded:
+        entries.setdefault((entry["subject_type"], entry["subject_id"]), {})[entry["user_attribute_id"]] = entry
+    return entries

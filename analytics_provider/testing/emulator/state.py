@@ -37,7 +37,8 @@ class State:
     data_schedules: dict[int, Json] = field(default_factory=dict)
     data_alerts: dict[int, Json] = field(default_factory=dict)
     user_attributes: dict[int, Json] = field(default_factory=dict)
-    attribute_entries: list[Json] = field(default_factory=list)
+    attribute_entries: dict[tuple[str, int], dict[int, Json]] = field(default_factory=dict)
+    """Each subject's (``("User", 4)``) entries, by attribute id."""
     projects: dict[int, Json] = field(default_factory=dict)
     shortened_tokens: dict[str, Json] = field(default_factory=dict)
     shareable_links: dict[int, Json] = field(default_factory=dict)

@@ -17,6 +17,7 @@ ATTRIBUTE_TYPES = ("string", "number", "boolean", "date", "datetime")
 INPUT_TYPES = ("manual", "inherit", "all")
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 SYSTEM_VALUES = {"h_email": "email", "h_name": "name"}
+ENTRY_FIELDS = ("user_attribute_id", "input_type", "subject_type", "subject_id")
 
 
 def _check_attribute(state: State, body: Json, current_id: int | None = None) -> None:
@@ -72,8 +73,8 @@ def delete_user_attribute(call: Call) -> Json:
     if attribute["is_system_attribute"]:
         raise ApiError(403, "PermissionDeniedError", f"System attribute {attribute['name']} cannot be deleted")
     del call.state.user_attributes[attribute["id"]]
-    entries = call.state.attribute_entries
-    call.state.attribute_entries = [e for e in entries if e["user_attribute_id"] != attribute["id"]]
+    for entries in call.state.attribute_entries.values():
+        entries.pop(attribute["id"], None)
     return {"message": f"User attribute {attribute['name']} has been deleted"}
 
 
@@ -83,18 +84,23 @@ def _subject(state: State, subject_type: str, subject_id: Any) -> Json:
 
 @handles("list_user_attribute_entries")
 def list_user_attribute_entries(call: Call) -> Json:
-    subject = _subject(call.state, call.query["subject_type"], call.query["subject_id"])
-    entries = [e for e in call.state.attribute_entries
-               if e["subject_type"] == call.query["subject_type"] and e["subject_id"] == subject["id"]]
+    subject_type = call.query["subject_type"]
+    subject = _subject(call.state, subject_type, call.query["subject_id"])
+    entries = list(call.state.attribute_entries.get((subject_type, subject["id"]), {}).values())
     items, cursors = page(entries, call.query)
-    return {"user_attribute_entries": copy.deepcopy(items), "cursors": cursors}
+    return {"user_attribute_entries": [entry_json(e) for e in items], "cursors": cursors}
+
+
+def entry_json(entry: Json) -> Json:
+    """An entry as the service answers one: which attribute, how it is set; never its values
+    (those come from the computed values)."""
+    return {k: entry[k] for k in ENTRY_FIELDS}
 
 
 def computed_values(state: State, subject_type: str, subject: Json) -> dict[str, list[str]]:
     """Values per attribute name: the subject's own entry; a user without one inherits its groups'."""
     def own(kind: str, ident: int, attr_id: int) -> Json | None:
-        return next((e for e in state.attribute_entries if e["user_attribute_id"] == attr_id
-                     and e["subject_type"] == kind and e["subject_id"] == ident), None)
+        return state.attribute_entries.get((kind, ident), {}).get(attr_id)
 
     values: dict[str, list[str]] = {}
     for attribute in state.user_attributes.values():
@@ -161,12 +167,11 @@ def upsert_user_attribute_entries(call: Call) -> Json:
         planned.append((attribute["id"], entry["subject_type"], subject["id"], input_type, list(values or [])))
     answered = []
     for attr_id, subject_type, subject_id, input_type, values in planned:
-        found = next((e for e in call.state.attribute_entries if e["user_attribute_id"] == attr_id
-                      and e["subject_type"] == subject_type and e["subject_id"] == subject_id), None)
+        entries = call.state.attribute_entries.setdefault((subject_type, subject_id), {})
+        found = entries.get(attr_id)
         if found is None:
-            found = {"id": call.state.new_id("UserAttributeEntry"), "user_attribute_id": attr_id,
-                     "subject_type": subject_type, "subject_id": subject_id}
-            call.state.attribute_entries.append(found)
+            found = entries[attr_id] = {"id": call.state.new_id("UserAttributeEntry"), "user_attribute_id": attr_id,
+                                        "subject_type": subject_type, "subject_id": subject_id}
         found.update(input_type=input_type, values=values)
-        answered.append(dict(found))
+        answered.append(entry_json(found))
     return {"user_attribute_entries": answered}

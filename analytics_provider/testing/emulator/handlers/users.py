@@ -240,8 +240,7 @@ def delete_group(call: Call) -> Json:
     for user in call.state.users.values():
         if group["id"] in user["group_ids"]:
             user["group_ids"].remove(group["id"])
-    call.state.attribute_entries = [e for e in call.state.attribute_entries
-                                    if not (e["subject_type"] == "Group" and e["subject_id"] == group["id"])]
+    call.state.attribute_entries.pop(("Group", group["id"]), None)
     return {"message": f"Group {group['name']} has been deleted"}
 
 

@@ -1,0 +1,201 @@
+"""Sync user attributes from rows: each row names a user, an attribute and a value.
+
+The service keeps, per user and attribute, an entry: ``manual`` with values, ``all`` (every
+value) or ``inherit`` (the values of the user's groups). The sync writes ``manual`` entries with
+the rows' values; removing one resets it to ``inherit``, the only removal the API has.
+
+What the service holds is read per user: the entries (``GET /user_attribute_entries``, which
+has no values) and, for a user with entries of their own, the values (``GET
+/user_attribute_entries/computed_values``). Writes are upserts of at most 100 entries.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from analytics_provider.access.apply import Step, apply_steps
+from analytics_provider.access.plan import ADD, CHANGE, REMOVE, Change, Plan, shown_values
+from analytics_provider.access.rows import RowErrors, UserKey, cells, user_key
+from analytics_provider.access.users import invitable, invitations, invite_step, shown, unknown_users, walk_users
+from analytics_provider.api.operations import MAX_PAGE_SIZE, MAX_UPSERT_ENTRIES
+from analytics_provider.exceptions import AnalyticsParameterError
+
+log = logging.getLogger(__name__)
+Json = dict[str, Any]
+Wanted = dict[int, set[str]]
+"""Values per attribute id."""
+ALL_VALUES = "(all values)"
+
+
+@dataclass(frozen=True)
+class AttributeColumns:
+    """Which columns of a row hold the user, the attribute (name or id) and one value."""
+
+    user: str = "user"
+    attribute: str = "attribute"
+    value: str = "value"
+
+    def names(self) -> tuple[str, str, str]:
+        return (self.user, self.attribute, self.value)
+
+
+class UserAttributeSync:
+    """Plan and apply the user attribute entries rows describe.
+
+    :param attributes: the attributes (names or ids) this sync manages; default: those the rows
+        name. Rows naming another are refused.
+    :param delete_missing: reset to ``inherit`` the managed entries of users that the rows do
+        not give a value for (every user of the service is read then).
+    :param invite_role: invite the unknown users named by e-mail, with this role; their
+        attributes are set by the next run, once they exist.
+    """
+
+    def __init__(
+        self,
+        hook: Any,
+        task_id: str,
+        *,
+        columns: AttributeColumns | None = None,
+        attributes: Sequence[Any] | None = None,
+        delete_missing: bool = False,
+        invite_role: str | None = None,
+    ) -> None:
+        self.hook = hook
+        self.task_id = task_id
+        self.columns = columns or AttributeColumns()
+        self.invite_role = invite_role
+        self.attributes = attributes
+        self.delete_missing = delete_missing
+        self._by_id: dict[int, Json] = {}
+        self._by_name: dict[str, Json] = {}
+        self.managed: set[int] = set()
+
+    # -- plan ---------------------------------------------------------------------------------
+
+    def plan(self, rows: Iterable[Any], source: str = "the rows") -> Plan:
+        self._read_attributes()
+        managed = None if self.attributes is None else {self._attribute(a, None) for a in self.attributes}
+        desired = self._desired(rows, source, managed)
+        if managed is None:
+            managed = {attr for wanted in desired.values() for attr in wanted}
+        self.managed = managed
+        plan = Plan("user attributes", "user", "attribute")
+        for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
+            plan.users_read += 1
+            plan.changes.extend(self._user_changes(user, want or {}, managed))
+        plan.unknown = unknown_users(desired)
+        if self.invite_role:
+            plan.changes += invitations(invitable(desired), self.invite_role)
+        return plan
+
+    def targets(self) -> list[tuple[str, int]]:
+        """The service's objects this sync writes (for lineage): the managed attributes."""
+        return [("user_attributes", a) for a in sorted(self.managed)]
+
+    def _read_attributes(self) -> None:
+        for attribute in self.hook.list_user_attributes(limit=MAX_PAGE_SIZE):
+            self._by_id[int(attribute["id"])] = attribute
+            self._by_name[str(attribute["name"])] = attribute
+
+    def _attribute(self, named: Any, errors: tuple[RowErrors, int] | None) -> int:
+        """The id of the attribute ``named`` (a name or an id); unknown and system ones refused."""
+        text = str(named).strip() if named is not None else ""
+        found = self._by_id.get(int(text)) if text.isdigit() else self._by_name.get(text)
+        problem = None
+        if found is None:
+            known = ", ".join(sorted(n for n, a in self._by_name.items() if not a.get("is_system_attribute")))
+            problem = f"attribute {named!r} is not an attribute of the service (its attributes: {known or 'none'})"
+        elif found.get("is_system_attribute"):
+            problem = f"attribute {found['name']!r} is a system attribute: the service sets its values"
+        if problem is None:
+            return int(found["id"])  # type: ignore[index]
+        if errors is None:
+            raise AnalyticsParameterError(f"{self.task_id}: attributes: {problem}")
+        errors[0].add(errors[1], problem)
+        return -1
+
+    def _desired(self, rows: Iterable[Any], source: str, managed: set[int] | None) -> dict[UserKey, Wanted]:
+        errors = RowErrors(self.task_id, source)
+        desired: dict[UserKey, Wanted] = {}
+        for index, row in enumerate(rows):
+            values = cells(row, self.columns.names(), index, errors)
+            if values is None:
+                continue
+            user, attribute, value = values
+            key = user_key(user)
+            if key is None:
+                errors.add(index, f"{self.columns.user} {user!r} is neither an e-mail address nor a user id")
+                continue
+            attr_id = self._attribute(attribute, (errors, index))
+            if attr_id < 0:
+                continue
+            if managed is not None and attr_id not in managed:
+                errors.add(index, f"attribute {self._by_id[attr_id]['name']!r} is not one of the attributes "
+                                  f"this task manages ({', '.join(sorted(self._by_id[a]['name'] for a in managed))})")
+                continue
+            wanted = desired.setdefault(key, {})
+            for item in value if isinstance(value, (list, tuple, set)) else [value]:
+                if item is not None and str(item) != "":
+                    wanted.setdefault(attr_id, set()).add(str(item))
+        errors.check()
+        return desired
+
+    def _user_changes(self, user: Json, want: Wanted, managed: set[int]) -> list[Change]:
+        current = self._current(user, managed)
+        changes = []
+        for attr_id in sorted(managed):
+            wanted, held = want.get(attr_id), current.get(attr_id)
+            if wanted:
+                if held is None:
+                    changes.append(self._change(ADD, user, attr_id, None, wanted))
+                elif held != wanted:
+                    changes.append(self._change(CHANGE, user, attr_id, held, wanted))
+            elif held is not None and self.delete_missing:
+                changes.append(self._change(REMOVE, user, attr_id, held, None))
+        return changes
+
+    def _current(self, user: Json, managed: set[int]) -> dict[int, set[str] | None]:
+        """The user's own entries of managed attributes: their values (None for ``all``)."""
+        own = {
+            int(e["user_attribute_id"]): str(e.get("input_type"))
+            for e in self.hook.list_user_attribute_entries("User", user["id"], limit=MAX_PAGE_SIZE)
+            if int(e["user_attribute_id"]) in managed and e.get("input_type") != "inherit"
+        }
+        if not own:
+            return {}
+        values = self.hook.compute_user_attribute_values("User", user["id"]) or {}
+        return {
+            attr_id: None if kind == "all" else set(values.get(self._by_id[attr_id]["name"]) or [])
+            for attr_id, kind in own.items()
+        }
+
+    def _change(self, action: str, user: Json, attr_id: int, held: set[str] | None, wanted: set[str] | None) -> Change:
+        before = "" if action == ADD else ALL_VALUES if held is None else shown_values(held)
+        entry = {"subject_type": "User", "subject_id": user["id"], "user_attribute_id": attr_id}
+        if wanted:
+            entry.update(input_type="manual", values=sorted(wanted))
+        else:
+            entry.update(input_type="inherit", values=[])
+        after = shown_values(wanted) if wanted else "(inherit)"
+        return Change(action, shown(user), self._by_id[attr_id]["name"], before, after, write=entry)
+
+    # -- apply --------------------------------------------------------------------------------
+
+    def apply(self, plan: Plan) -> int:
+        """Write the plan: the invitations, then the entries, 100 a request; the number of changes
+        applied. A failure raises :class:`~analytics_provider.access.apply.SyncApplyError`."""
+        entries = [c for c in plan.changes if c.action in (ADD, CHANGE, REMOVE)]
+        return apply_steps(self.task_id, plan, [
+            invite_step(self.hook, plan),
+            Step(entries, MAX_UPSERT_ENTRIES, lambda chunk: self.hook.upsert_user_attribute_entries(
+                [c.write for c in chunk])),
+        ])
+
+
+def _merge(a: Wanted, b: Wanted) -> Wanted:
+    for attr_id, values in b.items():
+        a.setdefault(attr_id, set()).update(values)
+    return a

@@ -1,0 +1,183 @@
+"""Sync group membership from rows: each row names a user and a group (by name or id).
+
+What the service holds is read from the users' list (each user's ``group_ids``): one request
+per 100 users. Writes are one request per membership (``POST /groups/{id}/add_user/{user_id}``
+and ``remove_user``), after the groups to create, when told to create missing ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from analytics_provider.access.apply import Step, apply_steps
+from analytics_provider.access.plan import ADD, CREATE, REMOVE, Change, Plan
+from analytics_provider.access.rows import RowErrors, UserKey, cells, user_key
+from analytics_provider.access.users import invitable, invitations, invite_step, shown, unknown_users, walk_users
+from analytics_provider.api.operations import MAX_PAGE_SIZE
+from analytics_provider.exceptions import AnalyticsParameterError
+
+Json = dict[str, Any]
+GroupRef = Any
+"""A group's id (int) or, for a group still to create, its name (str)."""
+
+
+@dataclass(frozen=True)
+class MemberColumns:
+    """Which columns of a row hold the user and the group (name or id)."""
+
+    user: str = "user"
+    group: str = "group"
+
+    def names(self) -> tuple[str, str]:
+        return (self.user, self.group)
+
+
+class GroupMemberSync:
+    """Plan and apply the group memberships rows describe.
+
+    :param groups: the groups (names or ids) this sync manages; default: those the rows name.
+    :param delete_missing: remove users from managed groups the rows do not put them in.
+    :param create_missing_groups: create the groups rows name that the service does not have
+        (otherwise such rows are refused).
+    :param invite_role: invite the unknown users named by e-mail with this role, into their groups.
+    """
+
+    def __init__(
+        self,
+        hook: Any,
+        task_id: str,
+        *,
+        columns: MemberColumns | None = None,
+        groups: Sequence[Any] | None = None,
+        delete_missing: bool = False,
+        create_missing_groups: bool = False,
+        invite_role: str | None = None,
+    ) -> None:
+        self.hook = hook
+        self.task_id = task_id
+        self.columns = columns or MemberColumns()
+        self.groups = groups
+        self.delete_missing = delete_missing
+        self.create_missing_groups = create_missing_groups
+        self.invite_role = invite_role
+        self._by_id: dict[int, str] = {}
+        self._by_name: dict[str, int] = {}
+        self._to_create: dict[str, None] = {}  # ordered
+        self.managed: set[GroupRef] = set()
+
+    # -- plan ---------------------------------------------------------------------------------
+
+    def plan(self, rows: Iterable[Any], source: str = "the rows") -> Plan:
+        for group in self.hook.list_groups(limit=MAX_PAGE_SIZE):
+            self._by_id[int(group["id"])] = str(group["name"])
+            self._by_name.setdefault(str(group["name"]), int(group["id"]))
+        managed = None if self.groups is None else {self._group(g, None) for g in self.groups}
+        desired = self._desired(rows, source, managed)
+        if managed is None:
+            managed = {g for wanted in desired.values() for g in wanted}
+        self.managed = managed
+        plan = Plan("group members", "user", "group")
+        plan.changes += [Change(CREATE, "", name, "", "created", write=name) for name in self._to_create]
+        for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
+            plan.users_read += 1
+            held = {g for g in user.get("group_ids") or [] if g in managed}
+            wanted = want or set()
+            for group in sorted(wanted - held, key=str):
+                plan.changes.append(Change(ADD, shown(user), self._name(group), "", "member",
+                                           write=(group, user["id"])))
+            if self.delete_missing:
+                for group in sorted(held - wanted, key=str):
+                    plan.changes.append(Change(REMOVE, shown(user), self._name(group), "member", "",
+                                               write=(group, user["id"])))
+        plan.unknown = unknown_users(desired)
+        if self.invite_role:
+            emails = invitable(desired)
+            group_ids = {e: sorted(g for g in desired[("email", e)] if isinstance(g, int)) for e in emails}
+            plan.changes += invitations(emails, self.invite_role, group_ids)
+        return plan
+
+    def targets(self) -> list[tuple[str, int]]:
+        """The service's objects this sync writes (for lineage): the managed groups that exist."""
+        return [("groups", g) for g in sorted(g for g in self.managed if isinstance(g, int))]
+
+    def _name(self, group: GroupRef) -> str:
+        return group if isinstance(group, str) else self._by_id[group]
+
+    def _group(self, named: Any, errors: tuple[RowErrors, int] | None) -> GroupRef:
+        """The id of the group ``named``, or its name when it is to be created; unknown ones refused."""
+        text = str(named).strip() if named is not None else ""
+        if isinstance(named, int) or text.isdigit():
+            if int(text) in self._by_id:
+                return int(text)
+            problem = f"group id {text} is not a group of the service"
+        elif text in self._by_name:
+            return self._by_name[text]
+        elif text and self.create_missing_groups:
+            self._to_create[text] = None
+            return text
+        else:
+            known = ", ".join(sorted(self._by_name)) or "none"
+            problem = (f"group {named!r} is not a group of the service (create_missing_groups=True creates it; "
+                       f"its groups: {known})")
+        if errors is None:
+            raise AnalyticsParameterError(f"{self.task_id}: groups: {problem}")
+        errors[0].add(errors[1], problem)
+        return None
+
+    def _desired(self, rows: Iterable[Any], source: str, managed: set[GroupRef] | None) -> dict[UserKey, set[GroupRef]]:
+        errors = RowErrors(self.task_id, source)
+        desired: dict[UserKey, set[GroupRef]] = {}
+        for index, row in enumerate(rows):
+            values = cells(row, self.columns.names(), index, errors)
+            if values is None:
+                continue
+            user, group = values
+            key = user_key(user)
+            if key is None:
+                errors.add(index, f"{self.columns.user} {user!r} is neither an e-mail address nor a user id")
+                continue
+            found = self._group(group, (errors, index))
+            if found is None:
+                continue
+            if managed is not None and found not in managed:
+                shown_groups = ", ".join(sorted(self._name(g) for g in managed))
+                errors.add(index, f"group {self._name(found)!r} is not one of the groups this task manages "
+                                  f"({shown_groups})")
+                continue
+            desired.setdefault(key, set()).add(found)
+        errors.check()
+        return desired
+
+    # -- apply --------------------------------------------------------------------------------
+
+    def apply(self, plan: Plan) -> int:
+        """Create the groups, send the invitations, then add and remove members, one request each;
+        the number of changes applied. A failure raises
+        :class:`~analytics_provider.access.apply.SyncApplyError`."""
+        created: dict[str, int] = {}
+
+        def create(chunk: Sequence[Change]) -> None:
+            for change in chunk:
+                created[change.write] = int(self.hook.create_group({"name": change.write})["id"])
+
+        def member(chunk: Sequence[Change]) -> None:
+            for change in chunk:
+                group, user_id = change.write
+                group_id = created[group] if isinstance(group, str) else group
+                if change.action == ADD:
+                    self.hook.add_user_to_group(group_id, user_id)
+                else:
+                    self.hook.remove_user_from_group(group_id, user_id)
+
+        memberships = [c for c in plan.changes if c.action in (ADD, REMOVE)]
+        return apply_steps(self.task_id, plan, [
+            Step(plan.of(CREATE), 1, create),
+            invite_step(self.hook, plan),
+            Step(memberships, 1, member),
+        ])
+
+
+def _merge(a: set[GroupRef], b: set[GroupRef]) -> set[GroupRef]:
+    return a | b

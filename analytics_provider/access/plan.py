@@ -1,0 +1,110 @@
+"""A sync's plan as data: each change, what it was and what it becomes, as a table for the log
+and a summary for XCom. Nothing here talks to the service."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+ADD, CHANGE, REMOVE, CREATE, INVITE = "add", "change", "remove", "create", "invite"
+ACTIONS = (CREATE, INVITE, ADD, CHANGE, REMOVE)
+LOGGED_ROWS = 200
+"""Changes a plan's table shows in the log; the rest are counted."""
+XCOM_ROWS = 1000
+"""Changes a plan's XCom lists; the rest are counted (the counts are always whole)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write of a plan: ``action`` on ``target`` for ``subject``, shown as ``before`` → ``after``.
+
+    ``write`` is what the applier sends (an upsert entry, a membership, a group's name); it is
+    not shown.
+    """
+
+    action: str
+    subject: str
+    target: str
+    before: str = ""
+    after: str = ""
+    write: Any = field(default=None, compare=False)
+
+    def row(self) -> dict[str, str]:
+        return {"action": self.action, "subject": self.subject, "target": self.target,
+                "before": self.before, "after": self.after}
+
+
+@dataclass
+class Plan:
+    """The changes that make the service hold what the rows say, and what could not be planned.
+
+    ``subject_label``/``target_label`` name the table's columns (``user``/``attribute``).
+    ``unknown`` lists the rows' users the service does not know (those named by e-mail may be
+    planned for an invitation: changes with action ``invite``).
+    """
+
+    what: str
+    subject_label: str
+    target_label: str
+    changes: list[Change] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    users_read: int = 0
+
+    def of(self, action: str) -> list[Change]:
+        return [c for c in self.changes if c.action == action]
+
+    def counts(self) -> dict[str, int]:
+        counted = Counter(c.action for c in self.changes)
+        return {action: counted.get(action, 0) for action in ACTIONS}
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.changes
+
+    def summary(self) -> str:
+        counts = self.counts()
+        parts = [f"{n} to {action}" for action, n in counts.items() if n]
+        text = f"{self.what}: {', '.join(parts) if parts else 'nothing to change'}"
+        if self.unknown:
+            text += f"; {len(self.unknown)} user(s) the service does not know"
+        return text
+
+    def table(self, limit: int = LOGGED_ROWS) -> str:
+        """The summary, then the first ``limit`` changes as aligned columns, then the unknown users."""
+        lines = [self.summary()]
+        if self.changes:
+            header = ("action", self.subject_label, self.target_label, "before", "after")
+            rows = [tuple(c.row().values()) for c in self.changes[:limit]]
+            lines += _aligned([header, *rows])
+            if len(self.changes) > limit:
+                lines.append(f"... and {len(self.changes) - limit} more change(s)")
+        if self.unknown:
+            shown = ", ".join(self.unknown[:limit])
+            more = f" and {len(self.unknown) - limit} more" if len(self.unknown) > limit else ""
+            lines.append(f"Not known to the service: {shown}{more}")
+        return "\n".join(lines)
+
+    def to_xcom(self, limit: int = XCOM_ROWS) -> dict[str, Any]:
+        """JSON for XCom: counts, the first ``limit`` changes, the unknown and invited users."""
+        return {
+            "what": self.what,
+            "counts": self.counts(),
+            "changes": [c.row() for c in self.changes[:limit]],
+            "changes_left_out": max(0, len(self.changes) - limit),
+            "unknown_users": list(self.unknown),
+            "users_read": self.users_read,
+        }
+
+
+def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def shown_values(values: Iterable[str] | None) -> str:
+    """Values as the table shows them: sorted, comma-separated; ``(none)`` for none."""
+    if values is None:
+        return "(none)"
+    return ", ".join(sorted(values)) or "(none)"

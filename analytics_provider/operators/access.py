@@ -1,0 +1,202 @@
+"""Operators that make the service's access follow a table: user attributes and group members."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.providers.common.compat.sdk import BaseOperator
+
+from analytics_provider.access.attributes import AttributeColumns, UserAttributeSync
+from analytics_provider.access.groups import GroupMemberSync, MemberColumns
+from analytics_provider.access.plan import Plan
+from analytics_provider.access.rows import given_rows, query_rows
+from analytics_provider.api.operations import USER_ROLES
+from analytics_provider.exceptions import naming_the_task, refused
+from analytics_provider.lineage import OpenLineageMixin, describe_access_sync
+from analytics_provider.operators.analytics import is_templated
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+    from analytics_provider.hooks.analytics import AnalyticsHook
+
+
+class _AccessSyncOperator(OpenLineageMixin, BaseOperator):
+    """Read rows, plan, log the plan, apply it (unless ``dry_run``); return the plan as XCom.
+
+    :param analytics_conn_id: the ``analytics`` connection (templated).
+    :param sql: a query whose rows the service should follow (templated; a ``.sql`` file too);
+        needs ``sql_conn_id``.
+    :param sql_conn_id: any Airflow connection of a SQL database (``common.sql``: PostgreSQL,
+        Snowflake, BigQuery, SQLite, ...).
+    :param parameters: the query's parameters.
+    :param rows: rows given instead of a query (a list, or an XCom): mappings by column name, or
+        sequences in the order of the columns.
+    :param delete_missing: also remove what the rows no longer hold (off: only add and change).
+    :param invite_role: invite the users the rows name by e-mail that the service does not know,
+        with this role (off: they are reported).
+    :param dry_run: plan and log, write nothing.
+
+    The result (XCom ``return_value``): the plan's counts, its first 1,000 changes, the unknown
+    users, and ``applied``. Nothing is retried blindly: a run that fails part-way says what was
+    applied, and the next run reads the service again and plans only what is left.
+    """
+
+    template_fields: Sequence[str] = ("analytics_conn_id", "sql", "sql_conn_id", "parameters", "rows")
+    template_ext: Sequence[str] = (".sql",)
+    template_fields_renderers: ClassVar[dict[str, str]] = {"sql": "sql", "rows": "py"}
+    ui_color = "#e8f5e9"
+
+    def __init__(
+        self,
+        *,
+        analytics_conn_id: str = "analytics_default",
+        sql: str | None = None,
+        sql_conn_id: str | None = None,
+        parameters: Any = None,
+        rows: Any = None,
+        delete_missing: bool = False,
+        invite_role: str | None = None,
+        dry_run: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.analytics_conn_id = analytics_conn_id
+        self.sql = sql
+        self.sql_conn_id = sql_conn_id
+        self.parameters = parameters
+        self.rows = rows
+        self.delete_missing = delete_missing
+        self.invite_role = invite_role
+        self.is_dry_run = dry_run  # not ``dry_run``: BaseOperator.dry_run() is Airflow's own
+        self.lineage_targets: list[tuple[str, int]] = []
+        if (sql is None) == (rows is None):
+            raise refused(self.task_id, "sql or rows", {"sql": sql, "rows": rows}, "one of the two (not both)")
+        if sql is not None and not sql_conn_id:
+            raise refused(self.task_id, "sql_conn_id", sql_conn_id, "the connection of the database sql runs on")
+        for name, flag in (("delete_missing", delete_missing), ("dry_run", dry_run)):
+            if not isinstance(flag, bool):
+                raise refused(self.task_id, name, flag, "True or False")
+        if invite_role is not None and invite_role not in USER_ROLES:
+            raise refused(self.task_id, "invite_role", invite_role, f"one of {', '.join(USER_ROLES)} or None")
+
+    @cached_property
+    def hook(self) -> AnalyticsHook:
+        from analytics_provider.hooks.analytics import AnalyticsHook
+
+        return AnalyticsHook(self.analytics_conn_id)
+
+    def make_sync(self) -> UserAttributeSync | GroupMemberSync:
+        raise NotImplementedError
+
+    def check_inputs(self) -> None:
+        """Refuse bad rendered parameters before any request."""
+        if self.rows is not None and not is_templated(self.rows):
+            given_rows(self.rows, self.task_id)
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        with naming_the_task(self.task_id):
+            self.check_inputs()
+            sync = self.make_sync()
+            if self.sql is not None:
+                assert self.sql_conn_id is not None
+                rows: Iterable[Any] = query_rows(self.sql_conn_id, self.sql, self.parameters)
+                source = f"the query on {self.sql_conn_id}"
+            else:
+                rows, source = given_rows(self.rows, self.task_id), "rows"
+            plan = sync.plan(rows, source)
+        self.lineage_targets = sync.targets()
+        mode = "dry run: nothing is written" if self.is_dry_run else "applying it now"
+        self.log.info("Plan (%s)\n%s", mode, plan.table())
+        result = {**plan.to_xcom(), "dry_run": self.is_dry_run, "applied": 0}
+        self.lineage_result = result
+        if self.is_dry_run or plan.is_empty:
+            return result
+        result["applied"] = sync.apply(plan)  # a failure part-way says what was applied (SyncApplyError)
+        self.log.info("Applied %d change(s): %s", result["applied"], plan.summary())
+        return result
+
+    describe_lineage = staticmethod(describe_access_sync)
+
+
+class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
+    """Make the service's user attribute entries follow rows: ``(user, attribute, value)``.
+
+    A user is an e-mail or an id; an attribute a name or an id; a value a string (several rows,
+    or a list, give several values). Values are set as the user's own (``manual``) entry;
+    ``delete_missing`` resets entries the rows do not hold to ``inherit`` (the values of the
+    user's groups), for the managed attributes only.
+
+    :param attributes: the attributes this task manages (default: those the rows name); rows
+        naming another are refused.
+    :param user_column: the column naming the user (default ``user``).
+    :param attribute_column: the column naming the attribute (default ``attribute``).
+    :param value_column: the column holding a value (default ``value``); an empty value is no value.
+
+    Requests: one per 100 users to list them, one per user to read their entries, one more per
+    user who has entries of their own (their values), one per 100 entries written.
+    """
+
+    template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "attributes")
+
+    def __init__(
+        self,
+        *,
+        attributes: Sequence[Any] | None = None,
+        user_column: str = "user",
+        attribute_column: str = "attribute",
+        value_column: str = "value",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.attributes = attributes
+        self.columns = AttributeColumns(user_column, attribute_column, value_column)
+
+    def make_sync(self) -> UserAttributeSync:
+        attributes = [self.attributes] if isinstance(self.attributes, (str, int)) else self.attributes
+        return UserAttributeSync(self.hook, self.task_id, columns=self.columns, attributes=attributes,
+                                 delete_missing=self.delete_missing, invite_role=self.invite_role)
+
+
+class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
+    """Make the service's group membership follow rows: ``(user, group)``.
+
+    A user is an e-mail or an id; a group a name or an id. ``delete_missing`` removes users from
+    the managed groups the rows do not put them in.
+
+    :param groups: the groups this task manages (default: those the rows name).
+    :param create_missing_groups: create the groups rows name that do not exist (off: refused).
+    :param user_column: the column naming the user (default ``user``).
+    :param group_column: the column naming the group (default ``group``).
+
+    Requests: one per 100 users (their groups come with them), one per membership written.
+    """
+
+    template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "groups")
+
+    def __init__(
+        self,
+        *,
+        groups: Sequence[Any] | None = None,
+        create_missing_groups: bool = False,
+        user_column: str = "user",
+        group_column: str = "group",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.groups = groups
+        self.create_missing_groups = create_missing_groups
+        self.columns = MemberColumns(user_column, group_column)
+        if not isinstance(create_missing_groups, bool):
+            raise refused(self.task_id, "create_missing_groups", create_missing_groups, "True or False")
+
+    def make_sync(self) -> GroupMemberSync:
+        groups = [self.groups] if isinstance(self.groups, (str, int)) else self.groups
+        return GroupMemberSync(self.hook, self.task_id, columns=self.columns, groups=groups,
+                               delete_missing=self.delete_missing,
+                               create_missing_groups=self.create_missing_groups, invite_role=self.invite_role)
+
+
+__all__ = ["AnalyticsSyncGroupMembersOperator", "AnalyticsSyncUserAttributesOperator", "Plan"]

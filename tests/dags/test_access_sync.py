@@ -1,0 +1,204 @@
+"""Access as code through Airflow: rows from a real SQLite database (a ``common.sql`` connection),
+the service's emulator over real sockets; plans applied exactly, second runs write nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import dag_bag_of, dag_test
+
+DAG_FILE = Path(__file__).resolve().parent / "access_dags" / "access_sync.py"
+WRITES = ("upsert_user_attribute_entries", "add_user_to_group", "remove_user_from_group", "create_group",
+          "invite_users")
+# the seeded users: maya (1, group Sales), lucas (2), priya (3), tom (4, Sales; own region EU), sofia (5,
+# Operations; own department), jonas (6, Operations), aiko (7, Operations); emma (9) is deleted
+REGION_ROWS = [
+    ("maya.chen@example.com", "EU", "Sales"),
+    ("lucas.meyer@example.com", "US", "Finance"),
+    ("lucas.meyer@example.com", "APAC", None),
+    ("priya.raman@example.com", "LATAM", "Sales"),
+    ("TOM.OKAFOR@example.com", "EU", "Sales"),  # already holds EU: nothing to write
+    ("nobody@example.org", "EU", None),  # not a user of the service
+]
+
+
+@pytest.fixture(scope="module")
+def access_bag(airflow_db: None) -> Any:
+    return dag_bag_of(DAG_FILE)
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "warehouse.db"
+    monkeypatch.setenv("AIRFLOW_CONN_WAREHOUSE_TEST", json.dumps({"conn_type": "sqlite", "host": str(path)}))
+    fill(path, REGION_ROWS)
+    return path
+
+
+def fill(path: Path, rows: list[tuple[Any, ...]]) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE IF EXISTS user_access")
+        db.execute("CREATE TABLE user_access (email TEXT, region TEXT, team TEXT)")
+        db.executemany("INSERT INTO user_access VALUES (?, ?, ?)", rows)
+    db.close()
+
+
+def run(bag: Any, **settings: Any) -> Any:
+    from analytics_provider.api.retry import RetryPolicy
+    from analytics_provider.hooks.analytics import AnalyticsHook
+
+    dag = bag.get_dag("access_sync")
+    for task in dag.tasks:
+        for name, value in {"is_dry_run": False, "delete_missing": False, "invite_role": None, **settings}.items():
+            setattr(task, name, value)
+        # the default policy (5 tries, backoff from 1 s) with short waits: a test of what follows the retries
+        task.hook = AnalyticsHook(task.analytics_conn_id, retry_policy=RetryPolicy(initial_wait=0.01, max_wait=0.02))
+    return dag_test(dag)
+
+
+def results(dag_run: Any) -> dict[str, Any]:
+    return {ti.task_id: ti.xcom_pull(task_ids=ti.task_id) for ti in dag_run.get_task_instances()}
+
+
+def writes(emulator: Any) -> list[Any]:
+    return [r for r in emulator.requests if r.operation in WRITES]
+
+
+def written_entries(emulator: Any) -> list[dict[str, Any]]:
+    return [e for r in emulator.requests if r.operation == "upsert_user_attribute_entries"
+            for e in r.json["user_attribute_entries"]]
+
+
+def region_of(hook: Any, user_id: int) -> list[str] | None:
+    return hook.compute_user_attribute_values("User", user_id).get("region")
+
+
+@pytest.fixture
+def hook(analytics_connection: str) -> Any:
+    from analytics_provider.hooks.analytics import AnalyticsHook
+
+    return AnalyticsHook(analytics_connection)
+
+
+def test_the_first_run_writes_exactly_its_plan_and_the_second_writes_nothing(
+    access_bag, analytics_emulator, analytics_connection, warehouse, hook
+) -> None:
+    dag_run = run(access_bag)
+    assert dag_run.state == "success"
+    regions, teams = results(dag_run)["sync_regions"], results(dag_run)["sync_teams"]
+    assert regions["counts"] == {"create": 0, "invite": 0, "add": 3, "change": 0, "remove": 0}
+    assert [(c["action"], c["subject"], c["after"]) for c in regions["changes"]] == [
+        ("add", "maya.chen@example.com (1)", "EU"), ("add", "lucas.meyer@example.com (2)", "APAC, US"),
+        ("add", "priya.raman@example.com (3)", "LATAM")]
+    assert regions["unknown_users"] == ["nobody@example.org"] and regions["applied"] == 3
+    assert teams["counts"] == {"create": 1, "invite": 0, "add": 2, "change": 0, "remove": 0}
+    assert teams["applied"] == 3
+    # counted writes = planned changes: 3 entries in one upsert; 1 group created, 2 members added
+    assert [e["subject_id"] for e in written_entries(analytics_emulator)] == [1, 2, 3]
+    assert [r.operation for r in writes(analytics_emulator)] == [
+        "upsert_user_attribute_entries", "create_group", "add_user_to_group", "add_user_to_group"]
+    assert region_of(hook, 1) == ["EU"] and region_of(hook, 2) == ["APAC", "US"]
+    finance = next(g for g in hook.list_groups() if g["name"] == "Finance")
+    assert finance["id"] in next(u for u in hook.list_users() if u["id"] == 2)["group_ids"]
+
+    analytics_emulator.clear_requests()
+    again = run(access_bag)
+    assert again.state == "success"
+    assert writes(analytics_emulator) == []
+    assert all(sum(r["counts"].values()) == 0 and r["applied"] == 0 for r in results(again).values())
+
+
+def test_a_dry_run_logs_and_returns_the_plan_and_writes_nothing(
+    access_bag, analytics_emulator, analytics_connection, warehouse, capfd
+) -> None:
+    dag_run = run(access_bag, is_dry_run=True, delete_missing=True)
+    assert dag_run.state == "success"
+    assert writes(analytics_emulator) == []
+    regions = results(dag_run)["sync_regions"]
+    assert regions["dry_run"] is True and regions["applied"] == 0
+    assert regions["counts"]["add"] == 3 and regions["counts"]["remove"] == 0  # tom's EU is in the rows
+    log = capfd.readouterr()
+    text = log.out + log.err
+    assert "Plan (dry run: nothing is written)" in text
+    assert re.search(r"\nadd +lucas\.meyer@example\.com \(2\) +region +APAC, US\n", text)
+    assert "Not known to the service: nobody@example.org" in text
+
+
+def test_delete_missing_off_keeps_entries_the_rows_lost_and_on_resets_them(
+    access_bag, analytics_emulator, analytics_connection, warehouse, hook
+) -> None:
+    assert run(access_bag).state == "success"
+    fill(warehouse, [("maya.chen@example.com", "EU", "Sales")])  # lucas, priya and tom left the table
+
+    analytics_emulator.clear_requests()
+    assert run(access_bag).state == "success"
+    assert writes(analytics_emulator) == []
+    assert region_of(hook, 2) == ["APAC", "US"] and region_of(hook, 3) == ["LATAM"] and region_of(hook, 4) == ["EU"]
+
+    dag_run = run(access_bag, delete_missing=True)
+    assert dag_run.state == "success"
+    regions, teams = results(dag_run)["sync_regions"], results(dag_run)["sync_teams"]
+    assert sorted((c["action"], c["subject"], c["after"]) for c in regions["changes"]) == [
+        ("remove", "lucas.meyer@example.com (2)", "(inherit)"), ("remove", "priya.raman@example.com (3)", "(inherit)"),
+        ("remove", "tom.okafor@example.com (4)", "(inherit)")]
+    assert sorted(e["subject_id"] for e in written_entries(analytics_emulator)
+                  if e["input_type"] == "inherit") == [2, 3, 4]
+    assert region_of(hook, 2) is None
+    assert region_of(hook, 4) is None  # tom's group Sales has no region
+    # priya and tom out of Sales; maya stays; lucas stays in Finance: the rows no longer name it,
+    # so this task no longer manages it
+    assert sorted((c["subject"], c["target"]) for c in teams["changes"]) == [
+        ("priya.raman@example.com (3)", "Sales"), ("tom.okafor@example.com (4)", "Sales")]
+    members = {u["id"]: u["group_ids"] for u in hook.list_users()}
+    assert 1 in members[1] and 1 not in members[3] and 1 not in members[4]
+    assert any(g["name"] == "Finance" and g["id"] in members[2] for g in hook.list_groups())
+    # sofia's department and the Operations group were never managed here: untouched
+    assert hook.compute_user_attribute_values("User", 5)["department"] == ["Marketing"]
+    assert all(2 in members[u] for u in (5, 6, 7))
+
+
+def test_unknown_users_are_reported_or_invited(access_bag, analytics_emulator, analytics_connection, warehouse,
+                                               hook) -> None:
+    dag_run = run(access_bag, invite_role="user")
+    assert dag_run.state == "success"
+    regions = results(dag_run)["sync_regions"]
+    assert regions["counts"]["invite"] == 1 and regions["unknown_users"] == ["nobody@example.org"]
+    invites = [r.json for r in analytics_emulator.requests if r.operation == "invite_users"]
+    assert invites == [{"emails": ["nobody@example.org"], "role": "user"}]
+    assert hook.is_email_used("nobody@example.org")
+    # the next run sets the invited user's attribute, and invites nobody again
+    analytics_emulator.clear_requests()
+    dag_run = run(access_bag, invite_role="user")
+    regions = results(dag_run)["sync_regions"]
+    assert regions["unknown_users"] == [] and [c["action"] for c in regions["changes"]] == ["add"]
+    assert [r.operation for r in writes(analytics_emulator)].count("invite_users") == 0
+
+
+def test_a_failed_third_upsert_fails_the_task_with_what_was_applied_and_a_rerun_converges(
+    access_bag, analytics_emulator, analytics_connection, warehouse, hook, capfd
+) -> None:
+    users = analytics_emulator.add_users(250)
+    fill(warehouse, [(u["email"], f"R{u['id'] % 7}", None) for u in hook.list_users(ids=users) if u["id"] in users])
+    analytics_emulator.inject("upsert_user_attribute_entries", status=500, retry_after=0, times=5, after=2)
+    dag_run = run(access_bag)
+    assert dag_run.state == "failed"
+    text = "".join(capfd.readouterr())
+    assert ("user attributes: 200 of 250 change(s) applied, then a write of 50 failed "
+            "(500 InternalHolisticsError on PUT /user_attribute_entries/upsert") in text
+    assert "0 not sent" in text and "Run the task again" in text
+    upserts = [r for r in analytics_emulator.requests if r.operation == "upsert_user_attribute_entries"]
+    assert [len(r.json["user_attribute_entries"]) for r in upserts] == [100, 100] + [50] * 5
+
+    analytics_emulator.clear_requests()
+    dag_run = run(access_bag)
+    assert dag_run.state == "success"
+    regions = results(dag_run)["sync_regions"]
+    assert regions["counts"]["add"] == 50 and regions["applied"] == 50  # only what the failure left
+    assert len(written_entries(analytics_emulator)) == 50
+    assert all(region_of(hook, u) == [f"R{u % 7}"] for u in users[::25])
