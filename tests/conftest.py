@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections import Counter
@@ -25,6 +26,8 @@ os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(_REPO / "example_dags")
 os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_HOME / 'airflow.db'}"
 os.environ.pop("AIRFLOW_CONN_ANALYTICS_DEFAULT", None)
+# the warehouse of the access example (analytics_access_sync): a real SQLite database
+os.environ["AIRFLOW_CONN_ANALYTICS_WAREHOUSE"] = json.dumps({"conn_type": "sqlite", "host": str(_HOME / "warehouse.db")})
 if int(metadata.version("apache-airflow").split(".")[0]) < 3:
     # Airflow 2.11's unit-test mode picks the LocalExecutor, which it refuses on SQLite
     os.environ["AIRFLOW__CORE__EXECUTOR"] = "SequentialExecutor"

@@ -66,6 +66,7 @@ class GroupMemberSync:
         self._by_name: dict[str, int] = {}
         self._to_create: dict[str, None] = {}  # ordered
         self.managed: set[GroupRef] = set()
+        self._created: dict[str, int] = {}
 
     # -- plan ---------------------------------------------------------------------------------
 
@@ -84,11 +85,11 @@ class GroupMemberSync:
             plan.users_read += 1
             held = {g for g in user.get("group_ids") or [] if g in managed}
             wanted = want or set()
-            for group in sorted(wanted - held, key=str):
+            for group in sorted(wanted - held, key=self._name):
                 plan.changes.append(Change(ADD, shown(user), self._name(group), "", "member",
                                            write=(group, user["id"])))
             if self.delete_missing:
-                for group in sorted(held - wanted, key=str):
+                for group in sorted(held - wanted, key=self._name):
                     plan.changes.append(Change(REMOVE, shown(user), self._name(group), "member", "",
                                                write=(group, user["id"])))
         plan.unknown = unknown_users(desired)
@@ -99,8 +100,10 @@ class GroupMemberSync:
         return plan
 
     def targets(self) -> list[tuple[str, int]]:
-        """The service's objects this sync writes (for lineage): the managed groups that exist."""
-        return [("groups", g) for g in sorted(g for g in self.managed if isinstance(g, int))]
+        """The service's objects this sync writes (for lineage): the managed groups that exist
+        (those it creates, once created)."""
+        ids = {g if isinstance(g, int) else self._created.get(g) for g in self.managed}
+        return [("groups", g) for g in sorted(g for g in ids if g is not None)]
 
     def _name(self, group: GroupRef) -> str:
         return group if isinstance(group, str) else self._by_id[group]
@@ -156,7 +159,7 @@ class GroupMemberSync:
         """Create the groups, send the invitations, then add and remove members, one request each;
         the number of changes applied. A failure raises
         :class:`~analytics_provider.access.apply.SyncApplyError`."""
-        created: dict[str, int] = {}
+        created = self._created
 
         def create(chunk: Sequence[Change]) -> None:
             for change in chunk:

@@ -114,7 +114,10 @@ class _AccessSyncOperator(OpenLineageMixin, BaseOperator):
         self.lineage_result = result
         if self.is_dry_run or plan.is_empty:
             return result
-        result["applied"] = sync.apply(plan)  # a failure part-way says what was applied (SyncApplyError)
+        try:
+            result["applied"] = sync.apply(plan)  # a failure part-way says what was applied (SyncApplyError)
+        finally:
+            self.lineage_targets = sync.targets()  # with what it created
         self.log.info("Applied %d change(s): %s", result["applied"], plan.summary())
         return result
 

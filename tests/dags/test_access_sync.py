@@ -202,3 +202,17 @@ def test_a_failed_third_upsert_fails_the_task_with_what_was_applied_and_a_rerun_
     assert regions["counts"]["add"] == 50 and regions["applied"] == 50  # only what the failure left
     assert len(written_entries(analytics_emulator)) == 50
     assert all(region_of(hook, u) == [f"R{u % 7}"] for u in users[::25])
+
+
+def test_the_example_syncs_the_warehouse_table_once(example_dag_bag, analytics_emulator, analytics_connection,
+                                                    hook) -> None:
+    dag = example_dag_bag.get_dag("analytics_access_sync")
+    first = dag_test(dag)
+    assert first.state == "success"
+    regions, teams = results(first)["sync_regions"], results(first)["sync_teams"]
+    assert (regions["counts"]["add"], regions["applied"]) == (3, 3)
+    assert region_of(hook, 2) == ["LATAM", "US"] and region_of(hook, 3) == ["APAC"]
+    assert teams["counts"]["create"] == 1 and teams["applied"] == 3  # Finance; lucas and priya join
+    analytics_emulator.clear_requests()
+    second = dag_test(dag)
+    assert second.state == "success" and writes(analytics_emulator) == []

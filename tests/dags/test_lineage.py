@@ -7,6 +7,7 @@ events through OpenLineage's file transport (configured in ``conftest``); the te
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -198,3 +199,20 @@ def test_preload_on_the_table_reports_the_data_source_and_the_dashboards(
     assert names(bust["outputs"]) == [(ns, "data_sources/1")]
     preloads = task_events(events, dag_id, "preload_dashboard", "COMPLETE")
     assert sorted(n for e in preloads for n in names(e["outputs"])) == [(ns, "dashboards/1"), (ns, "dashboards/2")]
+
+
+def test_access_sync_reports_the_query_tables_as_inputs_and_the_synced_objects_as_outputs(
+    example_dag_bag, analytics_emulator, analytics_connection, openlineage_events
+):
+    dag_id = "analytics_access_sync"
+    dag_run = run_dag(example_dag_bag, dag_id, False, {})
+    assert dag_run.state == "success", task_states(dag_run)
+    events, ns = openlineage_events(), service_namespace(analytics_emulator)
+    warehouse = json.loads(os.environ["AIRFLOW_CONN_ANALYTICS_WAREHOUSE"])["host"]
+    (regions,) = task_events(events, dag_id, "sync_regions", "COMPLETE")
+    assert names(regions["inputs"]) == [(f"sqlite://{warehouse}", "analytics_user_access")]
+    assert names(regions["outputs"]) == [(ns, "user_attributes/3")]
+    (teams,) = task_events(events, dag_id, "sync_teams", "COMPLETE")
+    assert names(teams["inputs"]) == [(f"sqlite://{warehouse}", "analytics_user_access")]
+    finance = max(analytics_emulator.world.state.groups)  # created by this run
+    assert names(teams["outputs"]) == [(ns, "groups/1"), (ns, f"groups/{finance}")]  # Sales, Finance

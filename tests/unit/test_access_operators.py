@@ -1,0 +1,42 @@
+"""The access operators refuse what they cannot run, when the DAG is parsed: task, parameter, allowed values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.operators import AnalyticsSyncGroupMembersOperator, AnalyticsSyncUserAttributesOperator
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "sync: sql or rows must be one of the two (not both); got {'sql': None, 'rows': None}"),
+        ({"sql": "SELECT 1", "rows": [], "sql_conn_id": "w"}, "sync: sql or rows must be one of the two (not both)"),
+        ({"sql": "SELECT 1"}, "sync: sql_conn_id must be the connection of the database sql runs on; got None"),
+        ({"rows": [], "dry_run": "yes"}, "sync: dry_run must be True or False; got 'yes'"),
+        ({"rows": [], "delete_missing": 1}, "sync: delete_missing must be True or False; got 1"),
+        ({"rows": [], "invite_role": "viewer"},
+         "sync: invite_role must be one of user, explorer, analyst, admin, growth_admin, it_admin or None; "
+         "got 'viewer'"),
+    ],
+    ids=["neither", "both", "no-connection", "dry-run", "delete-missing", "role"],
+)
+def test_wrong_arguments_are_refused_at_parse_time(kwargs: dict[str, Any], message: str) -> None:
+    for operator in (AnalyticsSyncUserAttributesOperator, AnalyticsSyncGroupMembersOperator):
+        with pytest.raises(AnalyticsParameterError) as refused:
+            operator(task_id="sync", **kwargs)
+        assert str(refused.value).startswith(message)
+
+
+def test_rows_that_are_not_a_list_are_refused_before_any_request() -> None:
+    task = AnalyticsSyncUserAttributesOperator(task_id="sync", rows={"user": 1})
+    with pytest.raises(AnalyticsParameterError, match=r"^sync: rows must be a list of rows .*; got dict$"):
+        task.execute({})
+
+
+def test_the_dry_run_flag_leaves_airflows_own_dry_run_method_alone() -> None:
+    task = AnalyticsSyncGroupMembersOperator(task_id="sync", rows=[], dry_run=True)
+    assert task.is_dry_run is True and callable(task.dry_run)
