@@ -27,7 +27,8 @@ os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_HOME / 'airflow.db'}"
 os.environ.pop("AIRFLOW_CONN_ANALYTICS_DEFAULT", None)
 # the warehouse of the access example (analytics_access_sync): a real SQLite database
-os.environ["AIRFLOW_CONN_ANALYTICS_WAREHOUSE"] = json.dumps({"conn_type": "sqlite", "host": str(_HOME / "warehouse.db")})
+_WAREHOUSE = {"conn_type": "sqlite", "host": str(_HOME / "warehouse.db")}
+os.environ["AIRFLOW_CONN_ANALYTICS_WAREHOUSE"] = json.dumps(_WAREHOUSE)
 if int(metadata.version("apache-airflow").split(".")[0]) < 3:
     # Airflow 2.11's unit-test mode picks the LocalExecutor, which it refuses on SQLite
     os.environ["AIRFLOW__CORE__EXECUTOR"] = "SequentialExecutor"
