@@ -29,7 +29,7 @@ lint: $(VENV)/.installed
 docs: $(VENV)/.installed
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
-bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, shared quota
+bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, shared quota, access sync at scale
 	$(PY) benchmarks/run_all.py
 
 dist: $(VENV)/.installed  ## sdist and wheel into dist/, checked by twine

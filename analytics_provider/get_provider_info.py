@@ -48,6 +48,7 @@ def get_provider_info() -> dict[str, Any]:
                     "analytics_provider.operators.publish",
                     "analytics_provider.operators.query",
                     "analytics_provider.operators.dbt",
+                    "analytics_provider.operators.access",
                 ],
             }
         ],

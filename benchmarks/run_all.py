@@ -17,7 +17,9 @@ from pathlib import Path
 from _targets import MARK
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("download_memory", "upload_memory", "trigger_polling", "shared_quota", "name_lookup", "aml_lint")
+BENCHMARKS = (
+    "download_memory", "upload_memory", "trigger_polling", "shared_quota", "name_lookup", "aml_lint", "access_sync",
+)
 
 
 def run(name: str) -> tuple[list[dict[str, object]], int, float]:

@@ -121,7 +121,6 @@ class _AccessSyncOperator(OpenLineageMixin, BaseOperator):
         self.log.info("Applied %d change(s): %s", result["applied"], plan.summary())
         return result
 
-    describe_lineage = staticmethod(describe_access_sync)
 
 
 class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
@@ -143,6 +142,7 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
     """
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "attributes")
+    describe_lineage = staticmethod(describe_access_sync)
 
     def __init__(
         self,
@@ -178,6 +178,7 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
     """
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "groups")
+    describe_lineage = staticmethod(describe_access_sync)
 
     def __init__(
         self,
