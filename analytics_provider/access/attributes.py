@@ -4,9 +4,12 @@ The service keeps, per user and attribute, an entry: ``manual`` with values, ``a
 value) or ``inherit`` (the values of the user's groups). The sync writes ``manual`` entries with
 the rows' values; removing one resets it to ``inherit``, the only removal the API has.
 
-What the service holds is read per user: the entries (``GET /user_attribute_entries``, which
-has no values) and, for a user with entries of their own, the values (``GET
-/user_attribute_entries/computed_values``). Writes are upserts of at most 100 entries.
+What the service holds is read per user: the values the user has (``GET
+/user_attribute_entries/computed_values``, their own or their groups'); where these differ from the
+rows', the user's own entries too (``GET /user_attribute_entries``, which has no values), to tell
+an addition from a change. A user who already has the rows' values gets no write, whether the
+values are their own or their groups' (if the groups' change, the next run writes them). Writes are
+upserts of at most 100 entries.
 """
 
 from __future__ import annotations
@@ -144,33 +147,28 @@ class UserAttributeSync:
         return desired
 
     def _user_changes(self, user: Json, want: Wanted, managed: set[int]) -> list[Change]:
-        current = self._current(user, managed)
-        changes = []
-        for attr_id in sorted(managed):
-            wanted, held = want.get(attr_id), current.get(attr_id)
-            if wanted:
-                if held is None:
-                    changes.append(self._change(ADD, user, attr_id, None, wanted))
-                elif held != wanted:
-                    changes.append(self._change(CHANGE, user, attr_id, held, wanted))
-            elif held is not None and self.delete_missing:
-                changes.append(self._change(REMOVE, user, attr_id, held, None))
-        return changes
-
-    def _current(self, user: Json, managed: set[int]) -> dict[int, set[str] | None]:
-        """The user's own entries of managed attributes: their values (None for ``all``)."""
+        """The user's changes: the values they have (one request) decide which attributes need a
+        write; only for those are their own entries read (one more request)."""
+        values = self.hook.compute_user_attribute_values("User", user["id"]) or {}
+        effective = {a: set(values.get(self._by_id[a]["name"]) or []) for a in managed}
+        in_question = [a for a in sorted(managed) if (effective[a] != want[a] if want.get(a) else
+                                                       self.delete_missing and bool(effective[a]))]
+        if not in_question:
+            return []
         own = {
             int(e["user_attribute_id"]): str(e.get("input_type"))
             for e in self.hook.list_user_attribute_entries("User", user["id"], limit=MAX_PAGE_SIZE)
-            if int(e["user_attribute_id"]) in managed and e.get("input_type") != "inherit"
+            if e.get("input_type") != "inherit"
         }
-        if not own:
-            return {}
-        values = self.hook.compute_user_attribute_values("User", user["id"]) or {}
-        return {
-            attr_id: None if kind == "all" else set(values.get(self._by_id[attr_id]["name"]) or [])
-            for attr_id, kind in own.items()
-        }
+        changes = []
+        for attr_id in in_question:
+            kind, wanted = own.get(attr_id), want.get(attr_id)
+            held = None if kind == "all" else effective[attr_id]  # own values override the groups'
+            if wanted:
+                changes.append(self._change(ADD if kind is None else CHANGE, user, attr_id, held, wanted))
+            elif kind is not None:  # inherited values are the groups': nothing of the user's to remove
+                changes.append(self._change(REMOVE, user, attr_id, held, None))
+        return changes
 
     def _change(self, action: str, user: Json, attr_id: int, held: set[str] | None, wanted: set[str] | None) -> Change:
         before = "" if action == ADD else ALL_VALUES if held is None else shown_values(held)

@@ -137,8 +137,9 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
     :param attribute_column: the column naming the attribute (default ``attribute``).
     :param value_column: the column holding a value (default ``value``); an empty value is no value.
 
-    Requests: one per 100 users to list them, one per user to read their entries, one more per
-    user who has entries of their own (their values), one per 100 entries written.
+    Requests: one per 100 users to list them, one per user read (the values they have), one more
+    per user whose values differ from the rows' (their own entries), one per 100 entries written.
+    A user who already has the rows' values (their own, or their groups') gets no write.
     """
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "attributes")

@@ -70,13 +70,23 @@ def test_rows_as_sequences_name_users_and_attributes_by_id_and_repeat_for_severa
                                      "input_type": "manual", "values": ["APAC", "US"]}
 
 
-def test_a_user_who_inherits_the_value_gets_an_own_entry_and_a_deleted_user_is_unknown(hook) -> None:
-    # sofia (5) is in Operations, whose region is US and LATAM: inherited, not her own entry
+def test_a_user_who_has_the_values_through_a_group_gets_no_write_and_a_deleted_user_is_unknown(
+    hook, analytics_emulator
+) -> None:
+    # sofia (5) is in Operations, whose region is US and LATAM: hers through the group, not her own entry
     assert hook.compute_user_attribute_values("User", 5)["region"] == ["LATAM", "US"]
-    rows = [(5, "region", "US"), (5, "region", "LATAM"), ("emma.laurent@example.com", "region", "EU")]
+    rows = [(5, "region", "US"), (5, "region", "LATAM"), (6, "region", "US"), ("emma.laurent@example.com", "region", "EU")]
+    analytics_emulator.clear_requests()
     plan = UserAttributeSync(hook, "sync").plan(rows)
-    assert [(c.action, c.subject) for c in plan.changes] == [("add", "sofia.rossi@example.com (5)")]
+    # jonas (6, Operations too) has US and LATAM through the group: his own entry is added
+    assert [(c.action, c.subject, c.before, c.after) for c in plan.changes] == [
+        ("add", "jonas.berg@example.com (6)", "", "US")]
     assert plan.unknown == ["emma.laurent@example.com"]  # deleted: restore her first
+    reads = [(r.operation, r.query.get("subject_id")) for r in analytics_emulator.requests
+             if r.operation in ("compute_user_attribute_values", "list_user_attribute_entries")]
+    # sofia: one read (her values are the rows'); jonas: his values, then his own entries
+    assert reads == [("compute_user_attribute_values", ["5"]), ("compute_user_attribute_values", ["6"]),
+                     ("list_user_attribute_entries", ["6"])]
 
 
 def test_groups_unknown_by_name_are_refused_unless_created(hook, analytics_emulator) -> None:
@@ -118,3 +128,13 @@ def test_a_managed_attribute_the_rows_give_no_value_for_is_removed_only_with_del
     assert [(c.action, c.target, c.before, c.after) for c in pruned.changes if c.subject.startswith("sofia")] == [
         ("add", "region", "", "US"), ("remove", "department", "Marketing", "(inherit)")]
     assert pruned.users_read > kept.users_read == 1  # every user is read to find what to remove
+
+
+def test_an_entry_of_all_values_is_changed_or_removed_as_an_own_entry(hook) -> None:
+    hook.upsert_user_attribute_entries([{"subject_type": "User", "subject_id": 7, "user_attribute_name": "region",
+                                         "input_type": "all", "values": []}])
+    changed = UserAttributeSync(hook, "sync").plan([(7, "region", "EU")])
+    assert [(c.action, c.before, c.after) for c in changed.changes] == [("change", "(all values)", "EU")]
+    removed = UserAttributeSync(hook, "sync", attributes=["region"], delete_missing=True).plan([])
+    assert ("remove", "aiko.tanaka@example.com (7)", "(all values)") in [
+        (c.action, c.subject, c.before) for c in removed.changes]
