@@ -54,6 +54,9 @@ JOB_OPERATORS = (
     "AnalyticsExportWidgetOperator", "AnalyticsPreloadDashboardOperator", "AnalyticsBustDataSourceCacheOperator",
     "AnalyticsPublishAmlProjectOperator", "AnalyticsExecuteDataScheduleOperator",
 )
+ACCESS_DAG = "analytics_access_sync"
+ACCESS_WRITES = ("upsert_user_attribute_entries", "create_group", "add_user_to_group", "remove_user_from_group",
+                 "invite_users")
 JOB_SECONDS = 8.0
 HEARTBEAT_TIMEOUT = 20  # seconds; Airflow's default is 300: a crashed worker's task waits that long
 TRIGGERERS = ("triggerer-1", "triggerer-2")
@@ -191,6 +194,7 @@ def start_postgres(procs: Processes, home: Path) -> str:
     admin = psycopg2.connect(host="127.0.0.1", port=port, user="airflow", dbname="postgres")
     admin.autocommit = True
     admin.cursor().execute("CREATE DATABASE airflow")
+    admin.cursor().execute("CREATE DATABASE warehouse")  # the access example's source (WAREHOUSE)
     admin.close()
     say(f"PostgreSQL {bindir.parent.name} on 127.0.0.1:{port}")
     return f"postgresql+psycopg2://airflow@127.0.0.1:{port}/airflow"
@@ -386,6 +390,9 @@ def environment(home: Path, dags: Path, port: int, database: str, broker: str, c
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
         "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True",
         "AIRFLOW_CONN_ANALYTICS_DEFAULT": connection,
+        # analytics_access_sync reads its rows from PostgreSQL (a database of the same cluster)
+        "AIRFLOW_CONN_ANALYTICS_WAREHOUSE": database.replace("postgresql+psycopg2", "postgres").rsplit("/", 1)[0]
+        + "/warehouse",
         # every call to the service through the proxy; Airflow's own calls to its api-server not
         "HTTP_PROXY": proxy,
         "HTTPS_PROXY": proxy,
@@ -465,7 +472,7 @@ class Scenario:
         api = self.api
         wait_for("the api-server", lambda: api.get("monitor/health")["metadatabase"]["status"] == "healthy", 240)
         api.login()
-        wanted = (*DAGS, *CONSUMERS, "e2e_worker_wait", "e2e_fan_out")
+        wanted = (*DAGS, *CONSUMERS, "e2e_worker_wait", "e2e_fan_out", ACCESS_DAG)
         wait_for("the DAGs to be parsed", lambda: all(api.get(f"dags/{d}")["dag_id"] for d in wanted), 240)
         for dag_id in wanted:
             api.unpause(dag_id)
@@ -474,6 +481,7 @@ class Scenario:
         self.worker_kill()
         self.fan_out_and_scheduler_restart()
         self.second_day()
+        self.access_from_postgres()
         self.totals()
         for name, value in self.figures.items():
             print(f"  {name}: {value}")
@@ -605,6 +613,20 @@ class Scenario:
         self.check(len(days) == 2, f"two days of scheduled exports (the events' dates): {days}")
         self.check(after == self.day_one_assets, f"no asset row added by the second day: {after}")
         self.check(not [uri for uri in after if uri.startswith("file:")], "no asset per file")
+
+    def access_from_postgres(self) -> None:
+        say("== 6: access follows a PostgreSQL table, twice (the second run writes nothing)")
+        writes = []
+        for _ in range(2):
+            seen = len(self.emulator.requests())
+            self.api.trigger(ACCESS_DAG, {})
+            self.wait_runs({ACCESS_DAG})
+            writes.append(Counter(r["operation"] for r in self.emulator.requests()[seen:]
+                                  if r["operation"] in ACCESS_WRITES))
+        self.figures["access sync writes: first run, second run"] = f"{dict(writes[0])}, {dict(writes[1])}"
+        self.check(writes[0] == {"upsert_user_attribute_entries": 1, "create_group": 1, "add_user_to_group": 2},
+                   f"the first access sync wrote its plan: {dict(writes[0])}")
+        self.check(not writes[1], f"the second access sync wrote nothing: {dict(writes[1])}")
 
     def totals(self) -> None:
         say("== totals")

@@ -5,9 +5,9 @@ value) or ``inherit`` (the values of the user's groups). The sync writes ``manua
 the rows' values; removing one resets it to ``inherit``, the only removal the API has.
 
 What the service holds is read per user: the values the user has (``GET
-/user_attribute_entries/computed_values``, their own or their groups'); where these differ from the
-rows', the user's own entries too (``GET /user_attribute_entries``, which has no values), to tell
-an addition from a change. A user who already has the rows' values gets no write, whether the
+/user_attribute_entries/computed_values``, their own or their groups'); where some differ from the
+rows' and are not empty, the user's own entries too (``GET /user_attribute_entries``, which has no
+values), to tell an addition from a change. A user who already has the rows' values gets no write, whether the
 values are their own or their groups' (if the groups' change, the next run writes them). Writes are
 upserts of at most 100 entries.
 """
@@ -148,18 +148,21 @@ class UserAttributeSync:
 
     def _user_changes(self, user: Json, want: Wanted, managed: set[int]) -> list[Change]:
         """The user's changes: the values they have (one request) decide which attributes need a
-        write; only for those are their own entries read (one more request)."""
+        write; where one of those has values, the user's own entries are read (one more request)
+        to tell a change of their own from values of their groups."""
         values = self.hook.compute_user_attribute_values("User", user["id"]) or {}
         effective = {a: set(values.get(self._by_id[a]["name"]) or []) for a in managed}
         in_question = [a for a in sorted(managed) if (effective[a] != want[a] if want.get(a) else
                                                        self.delete_missing and bool(effective[a]))]
         if not in_question:
             return []
-        own = {
-            int(e["user_attribute_id"]): str(e.get("input_type"))
-            for e in self.hook.list_user_attribute_entries("User", user["id"], limit=MAX_PAGE_SIZE)
-            if e.get("input_type") != "inherit"
-        }
+        own: dict[int, str] = {}
+        if any(effective[a] for a in in_question):  # without values there is no own entry to tell apart
+            own = {
+                int(e["user_attribute_id"]): str(e.get("input_type"))
+                for e in self.hook.list_user_attribute_entries("User", user["id"], limit=MAX_PAGE_SIZE)
+                if e.get("input_type") != "inherit"
+            }
         changes = []
         for attr_id in in_question:
             kind, wanted = own.get(attr_id), want.get(attr_id)

@@ -138,7 +138,7 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
     :param value_column: the column holding a value (default ``value``); an empty value is no value.
 
     Requests: one per 100 users to list them, one per user read (the values they have), one more
-    per user whose values differ from the rows' (their own entries), one per 100 entries written.
+    per user who has other values than the rows' (their own entries), one per 100 entries written.
     A user who already has the rows' values (their own, or their groups') gets no write.
     """
 
