@@ -75,7 +75,8 @@ def test_a_user_who_has_the_values_through_a_group_gets_no_write_and_a_deleted_u
 ) -> None:
     # sofia (5) is in Operations, whose region is US and LATAM: hers through the group, not her own entry
     assert hook.compute_user_attribute_values("User", 5)["region"] == ["LATAM", "US"]
-    rows = [(5, "region", "US"), (5, "region", "LATAM"), (6, "region", "US"), ("emma.laurent@example.com", "region", "EU")]
+    rows = [(5, "region", "US"), (5, "region", "LATAM"), (6, "region", "US"),
+            ("emma.laurent@example.com", "region", "EU")]
     analytics_emulator.clear_requests()
     plan = UserAttributeSync(hook, "sync").plan(rows)
     # jonas (6, Operations too) has US and LATAM through the group: his own entry is added
