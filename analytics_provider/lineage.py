@@ -241,6 +241,16 @@ def describe_access_sync(run: LineageRun) -> Description:
     return inputs, outputs, {}
 
 
+def describe_deliveries(run: LineageRun) -> Description:
+    """Input the delivery files; output the schedules and alerts written (created ones once created)."""
+    from analytics_provider.deliveries.files import files_under
+
+    op = run.operator
+    inputs = [file_dataset(str(p.resolve()), output=False) for p in files_under(op.resolved_path())]
+    outputs = [run.service_object(kind, ident, output=True) for kind, ident in op.lineage_targets]
+    return inputs, outputs, {}
+
+
 def query_tables(conn_id: str, sql: str) -> list[Any]:
     """The tables ``sql`` reads, named as the SQL operators of ``common.sql`` name them; where the
     database's hook gives no OpenLineage details (SQLite), the parsed names in the namespace

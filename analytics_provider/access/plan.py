@@ -51,6 +51,9 @@ class Plan:
     changes: list[Change] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     users_read: int = 0
+    left: list[str] = field(default_factory=list)
+    """What the service holds that the input no longer names, kept (``delete_missing`` or
+    ``prune`` off): shown, never written."""
 
     def of(self, action: str) -> list[Change]:
         return [c for c in self.changes if c.action == action]
@@ -69,6 +72,8 @@ class Plan:
         text = f"{self.what}: {', '.join(parts) if parts else 'nothing to change'}"
         if self.unknown:
             text += f"; {len(self.unknown)} user(s) the service does not know"
+        if self.left:
+            text += f"; {len(self.left)} left as they are"
         return text
 
     def table(self, limit: int = LOGGED_ROWS) -> str:
@@ -84,6 +89,9 @@ class Plan:
             shown = ", ".join(self.unknown[:limit])
             more = f" and {len(self.unknown) - limit} more" if len(self.unknown) > limit else ""
             lines.append(f"Not known to the service: {shown}{more}")
+        if self.left:
+            lines.append(f"Left as they are (no longer in the input): {', '.join(self.left[:limit])}"
+                         + (f" and {len(self.left) - limit} more" if len(self.left) > limit else ""))
         return "\n".join(lines)
 
     def to_xcom(self, limit: int = XCOM_ROWS) -> dict[str, Any]:
@@ -94,6 +102,7 @@ class Plan:
             "changes": [c.row() for c in self.changes[:limit]],
             "changes_left_out": max(0, len(self.changes) - limit),
             "unknown_users": list(self.unknown),
+            "left": list(self.left[:limit]),
             "users_read": self.users_read,
         }
 

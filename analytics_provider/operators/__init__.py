@@ -17,6 +17,7 @@ _WHERE = {
     "AnalyticsUploadDbtManifestOperator": "dbt",
     "AnalyticsSyncUserAttributesOperator": "access",
     "AnalyticsSyncGroupMembersOperator": "access",
+    "AnalyticsApplyDeliveriesOperator": "deliveries",
 }
 __all__ = sorted(_WHERE)
 

@@ -216,3 +216,17 @@ def test_access_sync_reports_the_query_tables_as_inputs_and_the_synced_objects_a
     assert names(teams["inputs"]) == [(f"sqlite://{warehouse}", "analytics_user_access")]
     finance = max(analytics_emulator.world.state.groups)  # created by this run
     assert names(teams["outputs"]) == [(ns, "groups/1"), (ns, f"groups/{finance}")]  # Sales, Finance
+
+
+def test_deliveries_report_the_files_as_inputs_and_the_schedules_and_alerts_as_outputs(
+    example_dag_bag, analytics_emulator, analytics_connection, openlineage_events
+):
+    dag_id = "analytics_deliveries_on_deploy"
+    dag_run = run_dag(example_dag_bag, dag_id, False, {})
+    assert dag_run.state == "success", task_states(dag_run)
+    events, ns = openlineage_events(), service_namespace(analytics_emulator)
+    (applied,) = task_events(events, dag_id, "apply_deliveries", "COMPLETE")
+    assert names(applied["inputs"]) == [("file", str(EXAMPLE_DAGS / "deliveries" / "sales.yml"))]
+    schedule = max(analytics_emulator.world.state.data_schedules)
+    alert = max(analytics_emulator.world.state.data_alerts)
+    assert names(applied["outputs"]) == [(ns, f"data_schedules/{schedule}"), (ns, f"data_alerts/{alert}")]

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from analytics_provider.api.deliveries import ALERT_DESTS, ATTACHMENT_FORMATS, SCHEDULE_DESTS
 from analytics_provider.api.queries import AGGREGATIONS, TRANSFORMATIONS
 from analytics_provider.testing.emulator.errors import record_error
 from analytics_provider.testing.emulator.handlers import Call, handles
@@ -16,18 +17,8 @@ from analytics_provider.testing.emulator.tables import OPERATORS, check_conditio
 from analytics_provider.testing.emulator.validation import Record
 
 CRON_FIELD = re.compile(r"^[\d*/,\-A-Za-z?LW#]+$")
-ATTACHMENT_FORMATS = ("csv", "xlsx", "excel", "pdf", "png", "excel_dashboard", "csv_formatted_data")
 DATA_FORMATS = ("csv", "xlsx")
 SFTP_SEPARATORS = (",", "|", "\t", "^", ";")
-# destination type: the fields it requires (the vendor's schemas of each destination)
-SCHEDULE_DESTS: dict[str, tuple[str, ...]] = {
-    "EmailDest": ("recipients",), "EmailSubscriptionDest": (), "SftpDest": ("data_source_id", "file_path"),
-    "SlackDest": ("slack_channels",), "GsheetDest": ("sheet_url", "sheet_title"),
-    "Adls2Dest": (),  # Azure Blob storage: the API document lists it and shows none of its options
-}
-ALERT_DESTS: dict[str, tuple[str, ...]] = {
-    "EmailDest": ("recipients",), "SlackDest": ("slack_channels",), "WebhookDest": ("endpoint",),
-}
 COMPUTE: dict[str, Callable[[list[Any]], Any]] = {
     "sum": sum, "count": len, "max": max, "min": min,
     "avg": lambda values: sum(values) / len(values) if values else 0,

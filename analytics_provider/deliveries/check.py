@@ -1,0 +1,263 @@
+"""Checking delivery files against the API's schemas, each finding at its file, line and column.
+
+A file declares ``schedules`` (data schedules) and ``alerts`` (data alerts), each a list of
+objects with a stable ``key``. :func:`check` needs no service (it runs when a DAG is parsed);
+:func:`check_references` asks the service whether the dashboards, reports and widgets named exist.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from analytics_provider.aml.diagnostics import Diagnostic
+from analytics_provider.api.deliveries import ALERT_DESTS, SCHEDULE_DESTS
+from analytics_provider.deliveries.files import KEY, DeliveryFile, Where
+
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+MARKER = re.compile(r"\s*\[managed: ([^\]]+)\]$")
+SOURCES = {"schedules": {"dashboard": "Dashboard", "query_report": "QueryReport"},
+           "alerts": {"widget": "DashboardWidget"}}
+FIELDS = {
+    "schedules": ("key", "title", "dashboard", "query_report", "repeat", "paused", "filters", "dest"),
+    "alerts": ("key", "title", "widget", "repeat", "paused", "filters", "conditions", "dest"),
+}
+DESTS = {"schedules": SCHEDULE_DESTS, "alerts": ALERT_DESTS}
+KINDS = {"schedules": "data schedule", "alerts": "data alert"}
+CRON_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One object of a file: its section (``schedules`` or ``alerts``), key, the API body it
+    stands for (its title carries the key), and where it is."""
+
+    section: str
+    key: str
+    body: dict[str, Any]
+    path: str
+    line: int
+    source_line: int
+
+    @property
+    def kind(self) -> str:
+        return KINDS[self.section]
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+def managed_title(title: str | None, key: str) -> str:
+    """The title the service keeps: the file's title with the key after it (``Weekly sales
+    [managed: weekly-sales]``); it marks the resource as one the files manage."""
+    return f"{title} [managed: {key}]" if title else f"[managed: {key}]"
+
+
+def key_of(title: Any) -> str | None:
+    """The key a title carries, or None for a resource the files do not manage."""
+    found = MARKER.search(title) if isinstance(title, str) else None
+    return found.group(1) if found else None
+
+
+class _Findings:
+    def __init__(self, file: DeliveryFile) -> None:
+        self.file = file
+        self.found: list[Diagnostic] = []
+
+    def add(self, where: Where, code: str, message: str) -> None:
+        line, column = self.file.position(where)
+        self.found.append(Diagnostic(self.file.path, line, column, code, message))
+
+
+def check(files: Iterable[DeliveryFile]) -> tuple[list[Declared], list[Diagnostic]]:
+    """The objects the files declare, and what is wrong with them (sorted by file and line)."""
+    declared: list[Declared] = []
+    found: list[Diagnostic] = []
+    keys: dict[tuple[str, str], Declared] = {}
+    for file in files:
+        findings = _Findings(file)
+        if file.error is not None:
+            line, column, problem = file.error
+            found.append(Diagnostic(file.path, line, column, "DL100", f"not YAML: {problem}"))
+            continue
+        for item in _objects(file, findings):
+            if (item.section, item.key) in keys:
+                first = keys[(item.section, item.key)]
+                findings.add((item.section,), "DL112",
+                             f"key {item.key!r} is declared twice: {first.where} and here (line {item.line})")
+                continue
+            keys[(item.section, item.key)] = item
+            declared.append(item)
+        found += findings.found
+    return declared, sorted(found)
+
+
+def _objects(file: DeliveryFile, findings: _Findings) -> list[Declared]:
+    data = file.data
+    if data is None:
+        return []
+    if not isinstance(data, dict):
+        findings.add((), "DL101", "a delivery file is a mapping with 'schedules' and/or 'alerts'")
+        return []
+    objects = []
+    for section, items in data.items():
+        if section not in FIELDS:
+            findings.add((section,), "DL101", f"unknown section {section!r}; the sections: schedules, alerts")
+            continue
+        if not isinstance(items, list):
+            findings.add((section,), "DL102", f"{section} is a list of objects")
+            continue
+        for index, item in enumerate(items):
+            where = (section, index)
+            if not isinstance(item, dict):
+                findings.add(where, "DL102", f"each of {section} is a mapping (key, ...)")
+                continue
+            before = len(findings.found)
+            body = _body(section, item, where, findings)
+            key = item.get("key")
+            if body is not None and len(findings.found) == before and isinstance(key, str):
+                source_field = next(name for name in SOURCES[section] if name in item)
+                objects.append(Declared(section, key, body, file.path, file.position(where)[0],
+                                        file.position((*where, source_field))[0]))
+    return objects
+
+
+def _body(section: str, item: dict[str, Any], where: Where, findings: _Findings) -> dict[str, Any] | None:
+    for name in item:
+        if name not in FIELDS[section]:
+            close = difflib.get_close_matches(str(name), FIELDS[section], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            fields = ", ".join(FIELDS[section])
+            findings.add((*where, name, KEY), "DL111",
+                         f"unknown field {name!r}{hint}; the fields of a {KINDS[section]}: {fields}")
+    key = item.get("key")
+    if key is None:
+        findings.add(where, "DL110", f"a {KINDS[section]} needs a key (a stable name: letters, digits, _ . -)")
+    elif not isinstance(key, str) or not KEY_PATTERN.match(key):
+        findings.add((*where, "key"), "DL112", f"key {key!r}: letters, digits, '_', '.', '-' (up to 80), "
+                                               "starting with a letter or digit")
+    source = _source(section, item, where, findings)
+    repeat = _repeat(item, where, findings)
+    paused = item.get("paused", False)
+    if not isinstance(paused, bool):
+        findings.add((*where, "paused"), "DL121", f"paused is true or false; got {paused!r}")
+    dest = _dest(section, item, where, findings)
+    title = item.get("title")
+    if title is not None and not isinstance(title, str):
+        findings.add((*where, "title"), "DL113", "title is a string")
+    for name in ("filters", "conditions"):
+        if item.get(name) is not None and not isinstance(item[name], list):
+            findings.add((*where, name), "DL114", f"{name} is a list")
+    if source is None or repeat is None or dest is None or not isinstance(key, str):
+        return None
+    body: dict[str, Any] = {
+        "title": managed_title(title, key), "source_type": source[0], "source_id": source[1],
+        "schedule": {"repeat": repeat, "paused": paused},
+        "dynamic_filter_presets": list(item.get("filters") or []), "dest": dest,
+    }
+    if section == "alerts":
+        body["viz_conditions"] = list(item.get("conditions") or [])
+    return body
+
+
+def _source(section: str, item: dict[str, Any], where: Where, findings: _Findings) -> tuple[str, Any] | None:
+    named = [name for name in SOURCES[section] if name in item]
+    if len(named) != 1:
+        choices = " or ".join(SOURCES[section])
+        findings.add(where, "DL140", f"a {KINDS[section]} names one source: {choices} (an id)"
+                     + (f"; it names {', '.join(named)}" if named else ""))
+        return None
+    value = item[named[0]]
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+        findings.add((*where, named[0]), "DL140", f"{named[0]} is the id of a {named[0].replace('_', ' ')}; "
+                                                  f"got {value!r}")
+        return None
+    return SOURCES[section][named[0]], int(value)
+
+
+def _repeat(item: dict[str, Any], where: Where, findings: _Findings) -> str | None:
+    repeat = item.get("repeat")
+    if repeat is None:
+        findings.add(where, "DL110", "repeat is required: a crontab expression (minute hour day month weekday)")
+        return None
+    problem = cron_problem(repeat)
+    if problem:
+        findings.add((*where, "repeat"), "DL120", f"repeat {repeat!r} is not a crontab expression: {problem}")
+        return None
+    return str(repeat)
+
+
+def cron_problem(expression: Any) -> str | None:
+    """What is wrong with a five-field crontab expression, or None."""
+    from croniter import croniter
+
+    if not isinstance(expression, str):
+        return "it is a string of five fields (minute hour day month weekday)"
+    fields = expression.split()
+    if len(fields) != 5:
+        return f"{len(fields)} field(s); five are needed (minute hour day month weekday)"
+    for index, value in enumerate(fields):
+        probe = ["*"] * 5
+        probe[index] = value
+        if not croniter.is_valid(" ".join(probe)):
+            return f"its {CRON_FIELDS[index]} field {value!r} is out of range or malformed"
+    if not croniter.is_valid(expression):
+        return "the fields do not make a valid expression together"
+    return None
+
+
+def _dest(section: str, item: dict[str, Any], where: Where, findings: _Findings) -> dict[str, Any] | None:
+    dest = item.get("dest")
+    if dest is None:
+        findings.add(where, "DL110", f"dest is required: where the {KINDS[section]} sends (type, ...)")
+        return None
+    if not isinstance(dest, dict):
+        findings.add((*where, "dest"), "DL130", "dest is a mapping (type, ...)")
+        return None
+    allowed = DESTS[section]
+    kind = dest.get("type")
+    if kind not in allowed:
+        findings.add((*where, "dest", "type") if "type" in dest else (*where, "dest"), "DL130",
+                     f"dest type {kind!r} is not one a {KINDS[section]} sends to; the types: {', '.join(allowed)}")
+        return None
+    before = len(findings.found)
+    for name in allowed[kind]:
+        if dest.get(name) in (None, "", []):
+            findings.add((*where, "dest"), "DL131", f"a {kind} needs {name}")
+    recipients = dest.get("recipients")
+    if recipients is not None:
+        if not isinstance(recipients, list):
+            findings.add((*where, "dest", "recipients"), "DL132", "recipients is a list of e-mail addresses")
+        for index, address in enumerate(recipients if isinstance(recipients, list) else []):
+            if not isinstance(address, str) or not EMAIL.match(address):
+                findings.add((*where, "dest", "recipients", index), "DL132", f"{address!r} is not an e-mail address")
+    return dict(dest) if len(findings.found) == before else None
+
+
+def check_references(declared: Sequence[Declared], hook: Any) -> list[Diagnostic]:
+    """Whether the dashboards, query reports and widgets the objects name exist on the service
+    (one request per distinct source)."""
+    from analytics_provider.exceptions import NotFoundError
+
+    read = {"Dashboard": hook.get_dashboard, "QueryReport": hook.get_query_report,
+            "DashboardWidget": hook.get_dashboard_widget}
+    seen: dict[tuple[str, int], bool] = {}
+    found = []
+    for item in declared:
+        source = (item.body["source_type"], item.body["source_id"])
+        if source not in seen:
+            try:
+                read[source[0]](source[1])
+                seen[source] = True
+            except NotFoundError:
+                seen[source] = False
+        if not seen[source]:
+            name = {"Dashboard": "dashboard", "QueryReport": "query report", "DashboardWidget": "widget"}[source[0]]
+            found.append(Diagnostic(item.path, item.source_line, 1, "DL150",
+                                    f"{item.kind} {item.key!r}: {name} {source[1]} does not exist on the service"))
+    return sorted(found)

@@ -1,0 +1,118 @@
+"""The operator that applies delivery files: data schedules and data alerts as code."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.common.compat.sdk import BaseOperator
+
+from analytics_provider.deliveries.check import Declared, check, check_references
+from analytics_provider.deliveries.files import load
+from analytics_provider.exceptions import AnalyticsParameterError, refused
+from analytics_provider.lineage import OpenLineageMixin, describe_deliveries
+from analytics_provider.operators.analytics import is_templated
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+    from analytics_provider.hooks.analytics import AnalyticsHook
+
+
+class AnalyticsApplyDeliveriesOperator(OpenLineageMixin, BaseOperator):
+    """Make the service's data schedules and data alerts what the delivery files declare.
+
+    :param path: a delivery file, or a folder of them (``*.yml``, ``*.yaml``), relative to the
+        DAG file's folder unless absolute (templated).
+    :param prune: delete the resources whose key no file declares any more (off: they are
+        reported and left as they are). Resources the files never managed are never touched.
+    :param dry_run: plan and log, write nothing.
+    :param analytics_conn_id: the ``analytics`` connection (templated).
+
+    The files are checked when the DAG is parsed (a finding is an import error of the DAG, at its
+    file and line), and again with the service's answers before anything is written (the
+    dashboards, reports and widgets they name must exist). The files are never rendered: the
+    service's own placeholders (``{{$today}}``) reach it as written. The result (XCom): the plan's
+    counts and changes, and ``applied``.
+    """
+
+    template_fields: Sequence[str] = ("analytics_conn_id", "path")
+    ui_color = "#fff3e0"
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        prune: bool = False,
+        dry_run: bool = False,
+        analytics_conn_id: str = "analytics_default",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.path = path
+        self.analytics_conn_id = analytics_conn_id
+        self.prune = prune
+        self.is_dry_run = dry_run  # not ``dry_run``: BaseOperator.dry_run() is Airflow's own
+        self.lineage_targets: list[tuple[str, int]] = []
+        for name, flag in (("prune", prune), ("dry_run", dry_run)):
+            if not isinstance(flag, bool):
+                raise refused(self.task_id, name, flag, "True or False")
+        if not isinstance(path, str) or not path:
+            raise refused(self.task_id, "path", path, "a delivery file or a folder of them")
+        if not is_templated(path):
+            self.declared()  # parse time: a finding is the DAG's import error
+
+    @cached_property
+    def hook(self) -> AnalyticsHook:
+        from analytics_provider.hooks.analytics import AnalyticsHook
+
+        return AnalyticsHook(self.analytics_conn_id)
+
+    def resolved_path(self) -> Path:
+        path = Path(self.path)
+        if path.is_absolute():
+            return path
+        dag_file = getattr(getattr(self, "dag", None), "fileloc", None)
+        return (Path(dag_file).parent / path) if dag_file else path
+
+    def declared(self) -> list[Declared]:
+        """The files' objects; findings refused with every one at its file and line."""
+        path = self.resolved_path()
+        if not path.exists():
+            raise refused(self.task_id, "path", str(path), "a delivery file or a folder of them that exists")
+        declared, found = check(load(path))
+        _refuse(self.task_id, found)
+        return declared
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries, targets
+
+        declared = self.declared()
+        _refuse(self.task_id, check_references(declared, self.hook))
+        plan = plan_deliveries(self.hook, declared, prune=self.prune)
+        self.lineage_targets = targets(plan)
+        mode = "dry run: nothing is written" if self.is_dry_run else "applying it now"
+        self.log.info("Plan (%s)\n%s", mode, plan.table())
+        result = {**plan.to_xcom(), "dry_run": self.is_dry_run, "applied": 0}
+        self.lineage_result = result
+        if self.is_dry_run or plan.is_empty:
+            return result
+        created: list[tuple[str, int]] = []
+        try:
+            result["applied"] = apply_deliveries(self.hook, plan, self.task_id, created)
+        finally:
+            self.lineage_targets += created
+        self.log.info("Applied %d change(s): %s", result["applied"], plan.summary())
+        return result
+
+    describe_lineage = staticmethod(describe_deliveries)
+
+
+def _refuse(task_id: str, found: Sequence[Any]) -> None:
+    if found:
+        raise AnalyticsParameterError(
+            f"{task_id}: {len(found)} finding(s) in the delivery files (nothing was written):\n"
+            + "\n".join(d.format() for d in found)
+        )

@@ -1,0 +1,61 @@
+"""Deliveries as code through Airflow: the example applies its files (a dry run first), a second run
+writes nothing, and a DAG whose files are wrong does not import, naming the file and line."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from .conftest import _dag_bag_class, dag_test
+
+WRITES = ("create_data_schedule", "update_data_schedule", "delete_data_schedule", "create_data_alert",
+          "update_data_alert", "delete_data_alert")
+
+
+def results(dag_run: Any) -> dict[str, Any]:
+    return {ti.task_id: ti.xcom_pull(task_ids=ti.task_id) for ti in dag_run.get_task_instances()}
+
+
+def test_the_example_applies_its_files_once_and_sends_the_placeholders_as_written(
+    example_dag_bag, analytics_emulator, analytics_connection
+) -> None:
+    dag = example_dag_bag.get_dag("analytics_deliveries_on_deploy")
+    first = dag_test(dag)
+    assert first.state == "success"
+    plan, applied = results(first)["plan_deliveries"], results(first)["apply_deliveries"]
+    assert plan["dry_run"] is True and plan["applied"] == 0 and plan["counts"]["create"] == 2
+    assert applied["applied"] == 2
+    writes = [r for r in analytics_emulator.requests if r.operation in WRITES]
+    assert [r.operation for r in writes] == ["create_data_schedule", "create_data_alert"]  # none by the dry run
+    assert writes[0].json["data_schedule"]["dest"]["title"] == "Weekly sales {{$today}}"
+    assert writes[1].json["data_alert"]["dest"]["title"] == "Revenue alert {{$today}}"
+
+    analytics_emulator.clear_requests()
+    second = dag_test(dag)
+    assert second.state == "success"
+    assert [r for r in analytics_emulator.requests if r.operation in WRITES] == []
+    assert all(sum(r["counts"].values()) == 0 for r in results(second).values())
+
+
+def test_a_dag_whose_delivery_files_are_wrong_does_not_import(tmp_path: Path, airflow_db: None) -> None:
+    (tmp_path / "deliveries").mkdir()
+    (tmp_path / "deliveries" / "sales.yml").write_text(textwrap.dedent("""\
+        schedules:
+          - key: weekly-sales
+            dashboard: 1
+            repeat: "0 8 * * 8"
+            dest: {type: EmailDest, recipients: [ann@example.com]}
+        """))
+    (tmp_path / "deliveries_dag.py").write_text(textwrap.dedent("""\
+        from airflow.providers.common.compat.sdk import DAG
+        from analytics_provider.operators import AnalyticsApplyDeliveriesOperator
+
+        with DAG("deliveries_dag", schedule=None):
+            AnalyticsApplyDeliveriesOperator(task_id="apply", path="deliveries")
+        """))
+    bag = _dag_bag_class()(dag_folder=str(tmp_path))
+    (error,) = bag.import_errors.values()
+    where = tmp_path / "deliveries" / "sales.yml"
+    assert (f"apply: 1 finding(s) in the delivery files (nothing was written):\n{where}:4:13: DL120 repeat "
+            "'0 8 * * 8' is not a crontab expression: its day of week field '8' is out of range") in error
