@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from analytics_provider.deliveries.check import Declared, check, check_references
@@ -40,6 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    if not Path(args.path).exists():
+        print(f"{args.path}: no such file or folder", file=sys.stderr)
+        return 2
     declared, found = check(load(args.path))
     hook = None
     if not found and args.conn_id:

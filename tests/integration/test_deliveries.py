@@ -190,3 +190,4 @@ def test_manage_plans_and_applies_outside_airflow(tmp_path, hook, analytics_emul
     assert capsys.readouterr().out == "deliveries: nothing to change\n"
     assert len(writes(analytics_emulator)) == 2
     assert manage.main(["apply"]) == 2  # usage
+    assert manage.main(["check", str(tmp_path / "nowhere")]) == 2
