@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
-
-from airflow.providers.common.compat.sdk import BaseOperator
 
 from analytics_provider.access.attributes import AttributeColumns, UserAttributeSync
 from analytics_provider.access.groups import GroupMemberSync, MemberColumns
@@ -14,16 +11,15 @@ from analytics_provider.access.plan import Plan
 from analytics_provider.access.rows import given_rows, query_rows
 from analytics_provider.api.operations import USER_ROLES
 from analytics_provider.exceptions import naming_the_task, refused
-from analytics_provider.lineage import OpenLineageMixin, describe_access_sync
+from analytics_provider.lineage import describe_access_sync
 from analytics_provider.operators.analytics import is_templated
+from analytics_provider.operators.as_code import AsCodeOperator
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-    from analytics_provider.hooks.analytics import AnalyticsHook
 
-
-class _AccessSyncOperator(OpenLineageMixin, BaseOperator):
+class _AccessSyncOperator(AsCodeOperator):
     """Read rows, plan, log the plan, apply it (unless ``dry_run``); return the plan as XCom.
 
     :param analytics_conn_id: the ``analytics`` connection (templated).
@@ -44,7 +40,7 @@ class _AccessSyncOperator(OpenLineageMixin, BaseOperator):
     applied, and the next run reads the service again and plans only what is left.
     """
 
-    template_fields: Sequence[str] = ("analytics_conn_id", "sql", "sql_conn_id", "parameters", "rows")
+    template_fields: Sequence[str] = (*AsCodeOperator.template_fields, "sql", "sql_conn_id", "parameters", "rows")
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers: ClassVar[dict[str, str]] = {"sql": "sql", "rows": "py"}
     ui_color = "#e8f5e9"
@@ -52,41 +48,28 @@ class _AccessSyncOperator(OpenLineageMixin, BaseOperator):
     def __init__(
         self,
         *,
-        analytics_conn_id: str = "analytics_default",
         sql: str | None = None,
         sql_conn_id: str | None = None,
         parameters: Any = None,
         rows: Any = None,
         delete_missing: bool = False,
         invite_role: str | None = None,
-        dry_run: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.analytics_conn_id = analytics_conn_id
         self.sql = sql
         self.sql_conn_id = sql_conn_id
         self.parameters = parameters
         self.rows = rows
         self.delete_missing = delete_missing
         self.invite_role = invite_role
-        self.is_dry_run = dry_run  # not ``dry_run``: BaseOperator.dry_run() is Airflow's own
-        self.lineage_targets: list[tuple[str, int]] = []
         if (sql is None) == (rows is None):
             raise refused(self.task_id, "sql or rows", {"sql": sql, "rows": rows}, "one of the two (not both)")
         if sql is not None and not sql_conn_id:
             raise refused(self.task_id, "sql_conn_id", sql_conn_id, "the connection of the database sql runs on")
-        for name, flag in (("delete_missing", delete_missing), ("dry_run", dry_run)):
-            if not isinstance(flag, bool):
-                raise refused(self.task_id, name, flag, "True or False")
+        self.check_flags(delete_missing=delete_missing)
         if invite_role is not None and invite_role not in USER_ROLES:
             raise refused(self.task_id, "invite_role", invite_role, f"one of {', '.join(USER_ROLES)} or None")
-
-    @cached_property
-    def hook(self) -> AnalyticsHook:
-        from analytics_provider.hooks.analytics import AnalyticsHook
-
-        return AnalyticsHook(self.analytics_conn_id)
 
     def make_sync(self) -> UserAttributeSync | GroupMemberSync:
         raise NotImplementedError
@@ -108,19 +91,14 @@ class _AccessSyncOperator(OpenLineageMixin, BaseOperator):
                 rows, source = given_rows(self.rows, self.task_id), "rows"
             plan = sync.plan(rows, source)
         self.lineage_targets = sync.targets()
-        mode = "dry run: nothing is written" if self.is_dry_run else "applying it now"
-        self.log.info("Plan (%s)\n%s", mode, plan.table())
-        result = {**plan.to_xcom(), "dry_run": self.is_dry_run, "applied": 0}
-        self.lineage_result = result
-        if self.is_dry_run or plan.is_empty:
-            return result
-        try:
-            result["applied"] = sync.apply(plan)  # a failure part-way says what was applied (SyncApplyError)
-        finally:
-            self.lineage_targets = sync.targets()  # with what it created
-        self.log.info("Applied %d change(s): %s", result["applied"], plan.summary())
-        return result
 
+        def apply() -> int:
+            try:
+                return sync.apply(plan)
+            finally:
+                self.lineage_targets = sync.targets()  # with what it created
+
+        return self.log_and_apply(plan, apply)
 
 
 class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):

@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from airflow.providers.common.compat.sdk import BaseOperator
 
 from analytics_provider.deliveries.check import Declared, check, check_references
 from analytics_provider.deliveries.files import load
 from analytics_provider.exceptions import AnalyticsParameterError, refused
-from analytics_provider.lineage import OpenLineageMixin, describe_deliveries
+from analytics_provider.lineage import describe_deliveries
 from analytics_provider.operators.analytics import is_templated
+from analytics_provider.operators.as_code import AsCodeOperator
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-    from analytics_provider.hooks.analytics import AnalyticsHook
 
-
-class AnalyticsApplyDeliveriesOperator(OpenLineageMixin, BaseOperator):
+class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
     """Make the service's data schedules and data alerts what the delivery files declare.
 
     :param path: a delivery file, or a folder of them (``*.yml``, ``*.yaml``), relative to the
@@ -38,7 +34,7 @@ class AnalyticsApplyDeliveriesOperator(OpenLineageMixin, BaseOperator):
     counts and changes, and ``applied``.
     """
 
-    template_fields: Sequence[str] = ("analytics_conn_id", "path")
+    template_fields: Sequence[str] = (*AsCodeOperator.template_fields, "path")
     ui_color = "#fff3e0"
 
     def __init__(
@@ -46,29 +42,16 @@ class AnalyticsApplyDeliveriesOperator(OpenLineageMixin, BaseOperator):
         *,
         path: str,
         prune: bool = False,
-        dry_run: bool = False,
-        analytics_conn_id: str = "analytics_default",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.path = path
-        self.analytics_conn_id = analytics_conn_id
         self.prune = prune
-        self.is_dry_run = dry_run  # not ``dry_run``: BaseOperator.dry_run() is Airflow's own
-        self.lineage_targets: list[tuple[str, int]] = []
-        for name, flag in (("prune", prune), ("dry_run", dry_run)):
-            if not isinstance(flag, bool):
-                raise refused(self.task_id, name, flag, "True or False")
+        self.check_flags(prune=prune)
         if not isinstance(path, str) or not path:
             raise refused(self.task_id, "path", path, "a delivery file or a folder of them")
         if not is_templated(path):
             self.declared()  # parse time: a finding is the DAG's import error
-
-    @cached_property
-    def hook(self) -> AnalyticsHook:
-        from analytics_provider.hooks.analytics import AnalyticsHook
-
-        return AnalyticsHook(self.analytics_conn_id)
 
     def resolved_path(self) -> Path:
         path = Path(self.path)
@@ -93,19 +76,15 @@ class AnalyticsApplyDeliveriesOperator(OpenLineageMixin, BaseOperator):
         _refuse(self.task_id, check_references(declared, self.hook))
         plan = plan_deliveries(self.hook, declared, prune=self.prune)
         self.lineage_targets = targets(plan)
-        mode = "dry run: nothing is written" if self.is_dry_run else "applying it now"
-        self.log.info("Plan (%s)\n%s", mode, plan.table())
-        result = {**plan.to_xcom(), "dry_run": self.is_dry_run, "applied": 0}
-        self.lineage_result = result
-        if self.is_dry_run or plan.is_empty:
-            return result
         created: list[tuple[str, int]] = []
-        try:
-            result["applied"] = apply_deliveries(self.hook, plan, self.task_id, created)
-        finally:
-            self.lineage_targets += created
-        self.log.info("Applied %d change(s): %s", result["applied"], plan.summary())
-        return result
+
+        def apply() -> int:
+            try:
+                return apply_deliveries(self.hook, plan, self.task_id, created)
+            finally:
+                self.lineage_targets += created
+
+        return self.log_and_apply(plan, apply)
 
     describe_lineage = staticmethod(describe_deliveries)
 

@@ -13,10 +13,15 @@ from airflow.providers.common.compat.sdk import BaseOperator
 import analytics_provider
 import analytics_provider.operators as operators_package
 from analytics_provider.get_provider_info import get_provider_info
+from analytics_provider.operators.as_code import AsCodeOperator
 from analytics_provider.operators.base import AnalyticsJobOperator
 
 PACKAGE = Path(analytics_provider.__file__).resolve().parent
 DOCS_INDEX = (PACKAGE.parent / "docs" / "operators" / "index.rst").read_text(encoding="utf-8")
+
+
+BASES = (AnalyticsJobOperator, AsCodeOperator)
+"""Base classes: documented in the pages of the operators that derive from them."""
 
 
 def operator_classes() -> dict[str, type]:
@@ -26,7 +31,7 @@ def operator_classes() -> dict[str, type]:
     for module_info in pkgutil.iter_modules(operators_package.__path__):
         module = importlib.import_module(f"{operators_package.__name__}.{module_info.name}")
         for name, value in vars(module).items():
-            if (inspect.isclass(value) and issubclass(value, BaseOperator) and value is not AnalyticsJobOperator
+            if (inspect.isclass(value) and issubclass(value, BaseOperator) and value not in BASES
                     and value.__module__ == module.__name__ and not name.startswith("_")):
                 found[name] = value
     return found

@@ -1,0 +1,57 @@
+"""What the operators that make the service follow code or data share: plan, log, apply."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.common.compat.sdk import BaseOperator
+
+from analytics_provider.exceptions import refused
+from analytics_provider.lineage import OpenLineageMixin
+
+if TYPE_CHECKING:
+    from analytics_provider.access.plan import Plan
+    from analytics_provider.hooks.analytics import AnalyticsHook
+
+
+class AsCodeOperator(OpenLineageMixin, BaseOperator):
+    """Base of the access syncs and the deliveries: a plan, logged as a table and returned as
+    XCom (with ``dry_run`` and ``applied``), then applied unless ``dry_run``.
+
+    ``dry_run`` is kept as ``is_dry_run``: ``dry_run()`` is a method of Airflow's ``BaseOperator``.
+    ``lineage_targets`` are the service's objects written (``("groups", 7)``), for the lineage.
+    """
+
+    template_fields: Sequence[str] = ("analytics_conn_id",)
+
+    def __init__(self, *, analytics_conn_id: str = "analytics_default", dry_run: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.analytics_conn_id = analytics_conn_id
+        self.is_dry_run = dry_run
+        self.lineage_targets: list[tuple[str, int]] = []
+        self.check_flags(dry_run=dry_run)
+
+    def check_flags(self, **flags: Any) -> None:
+        for name, flag in flags.items():
+            if not isinstance(flag, bool):
+                raise refused(self.task_id, name, flag, "True or False")
+
+    @cached_property
+    def hook(self) -> AnalyticsHook:
+        from analytics_provider.hooks.analytics import AnalyticsHook
+
+        return AnalyticsHook(self.analytics_conn_id)
+
+    def log_and_apply(self, plan: Plan, apply: Callable[[], int]) -> dict[str, Any]:
+        """Log the plan, then (unless a dry run, or nothing to do) apply it; the task's result."""
+        mode = "dry run: nothing is written" if self.is_dry_run else "applying it now"
+        self.log.info("Plan (%s)\n%s", mode, plan.table())
+        result = {**plan.to_xcom(), "dry_run": self.is_dry_run, "applied": 0}
+        self.lineage_result = result
+        if self.is_dry_run or plan.is_empty:
+            return result
+        result["applied"] = apply()  # a failure part-way says what was applied (SyncApplyError)
+        self.log.info("Applied %d change(s): %s", result["applied"], plan.summary())
+        return result
