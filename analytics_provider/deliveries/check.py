@@ -42,6 +42,8 @@ class Declared:
     path: str
     line: int
     source_line: int
+    index: int
+    """The object's place in its section (its findings' path: ``(section, index, ...)``)."""
 
     @property
     def kind(self) -> str:
@@ -88,8 +90,8 @@ def check(files: Iterable[DeliveryFile]) -> tuple[list[Declared], list[Diagnosti
         for item in _objects(file, findings):
             if (item.section, item.key) in keys:
                 first = keys[(item.section, item.key)]
-                findings.add((item.section,), "DL112",
-                             f"key {item.key!r} is declared twice: {first.where} and here (line {item.line})")
+                findings.add((item.section, item.index, "key"), "DL112",
+                             f"key {item.key!r} is declared twice: at {first.where} and here")
                 continue
             keys[(item.section, item.key)] = item
             declared.append(item)
@@ -123,7 +125,7 @@ def _objects(file: DeliveryFile, findings: _Findings) -> list[Declared]:
             if body is not None and len(findings.found) == before and isinstance(key, str):
                 source_field = next(name for name in SOURCES[section] if name in item)
                 objects.append(Declared(section, key, body, file.path, file.position(where)[0],
-                                        file.position((*where, source_field))[0]))
+                                        file.position((*where, source_field))[0], index))
     return objects
 
 

@@ -116,8 +116,7 @@ def test_a_key_declared_twice_and_a_file_that_is_not_yaml_are_findings(tmp_path)
     declared, found = check(load(tmp_path))
     assert [d.key for d in declared] == ["weekly-sales", "revenue-watch"]
     assert [d.format() for d in found] == [
-        f"{tmp_path / 'b.yml'}:2:3: DL112 key 'weekly-sales' is declared twice: {tmp_path / 'a.yml'}:2 and here "
-        "(line 2)",
+        f"{tmp_path / 'b.yml'}:2:10: DL112 key 'weekly-sales' is declared twice: at {tmp_path / 'a.yml'}:2 and here",
         f"{tmp_path / 'c.yml'}:2:1: DL100 not YAML: expected the node content, but found '<stream end>'",
     ]
 
