@@ -63,7 +63,7 @@ def run_cell(airflow: str, python_version: str) -> Result:
     result.summary = _summary(output, result.exit_code)
     say(f"  {'ok' if result.ok else 'FAILED'}: {result.summary} ({result.tests_s:.0f}s)")
     if not result.ok:
-        say(_failures(output))
+        say(f"  what failed on Airflow {airflow}, Python {python_version}:\n{_failures(output)}")
     return result
 
 

@@ -3,6 +3,7 @@ the service's emulator over real sockets; plans applied exactly, second runs wri
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -50,15 +51,10 @@ def fill(path: Path, rows: list[tuple[Any, ...]]) -> None:
 
 
 def run(bag: Any, **settings: Any) -> Any:
-    from analytics_provider.api.retry import RetryPolicy
-    from analytics_provider.hooks.analytics import AnalyticsHook
-
     dag = bag.get_dag("access_sync")
     for task in dag.tasks:
         for name, value in {"is_dry_run": False, "delete_missing": False, "invite_role": None, **settings}.items():
             setattr(task, name, value)
-        # the default policy (5 tries, backoff from 1 s) with short waits: a test of what follows the retries
-        task.hook = AnalyticsHook(task.analytics_conn_id, retry_policy=RetryPolicy(initial_wait=0.01, max_wait=0.02))
     return dag_test(dag)
 
 
@@ -184,8 +180,13 @@ def test_unknown_users_are_reported_or_invited(access_bag, analytics_emulator, a
 
 
 def test_a_failed_third_upsert_fails_the_task_with_what_was_applied_and_a_rerun_converges(
-    access_bag, analytics_emulator, analytics_connection, warehouse, hook, capfd
+    access_bag, analytics_emulator, analytics_connection, warehouse, hook, capfd, monkeypatch
 ) -> None:
+    from analytics_provider.api.retry import RetryPolicy
+    from analytics_provider.hooks import client
+
+    # the default policy (5 tries) with short waits: what follows the retries is under test, not their backoff
+    monkeypatch.setattr(client, "RetryPolicy", functools.partial(RetryPolicy, initial_wait=0.01, max_wait=0.02))
     users = analytics_emulator.add_users(250)
     fill(warehouse, [(u["email"], f"R{u['id'] % 7}", None) for u in hook.list_users(ids=users) if u["id"] in users])
     analytics_emulator.inject("upsert_user_attribute_entries", status=500, retry_after=0, times=5, after=2)
