@@ -38,6 +38,6 @@ def test_rows_that_are_not_a_list_are_refused_before_any_request() -> None:
 
 
 def test_the_dry_run_flag_leaves_airflows_own_dry_run_method_alone() -> None:
-    # Airflow 2.11 and 3.2+ have BaseOperator.dry_run(); an instance attribute would hide it
+    # Airflow 2.11 and 3.1+ have BaseOperator.dry_run(); an instance attribute would hide it
     task = AnalyticsSyncGroupMembersOperator(task_id="sync", rows=[], dry_run=True)
     assert task.is_dry_run is True and "dry_run" not in vars(task)
