@@ -22,10 +22,22 @@ DEFAULT_MAX_OUTAGE = 600.0  # seconds; the value of analytics_provider.api.follo
 _machinery: SimpleNamespace | None = None
 
 
+# What reading a connection imports at its first use, where the Airflow in use has it: imported with
+# the machinery, so that the first read imports nothing on the loop.
+_CONNECTION_READ_IMPORTS = ("asgiref.sync", "airflow.sdk.definitions.connection", "airflow.sdk.execution_time.cache")
+
+
 def _import_machinery() -> SimpleNamespace:
+    import contextlib
+    import importlib
+
     import aiohttp  # noqa: F401  (the client's first request must import nothing on the loop)
     import airflow.providers.common.compat.connection
     from airflow.providers.common.compat.sdk import BaseHook
+
+    for name in _CONNECTION_READ_IMPORTS:
+        with contextlib.suppress(ImportError):  # not in this Airflow
+            importlib.import_module(name)
 
     if BaseHook.__module__ == "airflow.hooks.base":
         # Airflow 3.0: a connection is an ORM object, and the first one made in a process configures
