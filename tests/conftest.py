@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections import Counter
 from importlib import metadata
@@ -40,6 +41,63 @@ if int(metadata.version("apache-airflow").split(".")[0]) < 3:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--allowed-skips", metavar="FILE", default=None,
                      help="fail the run if a test skips for a reason not listed in FILE (one reason a line)")
+    parser.addoption("--suite", choices=("all", "airflow", "airflow-free"), default="all",
+                     help="all tests (default); only those that can differ between Airflow versions; or only "
+                          f"those listed in {AIRFLOW_FREE.relative_to(_REPO)}, with every other Airflow import refused")
+
+
+# -- which tests can differ between Airflow versions ------------------------------------------------------------
+#
+# The test files and folders listed in tests/airflow_free.txt use nothing of Airflow but the exception class
+# our errors derive from, so they cannot differ between Airflow versions: a matrix cell runs them once per
+# Python (``--suite airflow-free``), the other cells only the rest (``--suite airflow``). A run of
+# ``--suite airflow-free`` refuses every other import of Airflow, so a test listed wrongly fails loudly there
+# (an ImportError that names the module) instead of being skipped where it matters.
+
+AIRFLOW_FREE = _REPO / "tests" / "airflow_free.txt"
+
+
+def _airflow_free_paths() -> tuple[str, ...]:
+    lines = AIRFLOW_FREE.read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+
+
+def _is_airflow_free(path: Path) -> bool:
+    relative = path.resolve().relative_to(_REPO).as_posix() + ("/" if path.is_dir() else "")
+    return any(relative == entry or relative.startswith(entry) for entry in _airflow_free_paths())
+
+
+class _RefuseAirflow:
+    """A finder that refuses Airflow's modules not yet imported (``--suite airflow-free``)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if (name == "airflow" or name.startswith("airflow.")) and name not in sys.modules:
+            raise ImportError(
+                f"{name}: this run holds the tests listed in {AIRFLOW_FREE.relative_to(_REPO)}, which must not "
+                f"depend on Airflow's version, and this one imports Airflow's {name}: take it off that list"
+            )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--suite") == "airflow-free":
+        import analytics_provider.exceptions  # noqa: F401  (Airflow's exception class, the one part allowed)
+
+        sys.meta_path.insert(0, _RefuseAirflow())
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    suite = config.getoption("--suite")
+    if suite == "all" or not collection_path.is_relative_to(_REPO / "tests"):
+        return None
+    free = _is_airflow_free(collection_path)
+    if suite == "airflow":
+        return True if free else None
+    if free:
+        return None
+    if collection_path.is_dir():  # a folder holding a listed file
+        folder = collection_path.resolve().relative_to(_REPO).as_posix() + "/"
+        return None if any(entry.startswith(folder) for entry in _airflow_free_paths()) else True
+    return True
 
 
 def _allowed(config: pytest.Config) -> list[str] | None:

@@ -53,3 +53,36 @@ def test_a_listed_skip_is_reported_and_passes(tmp_path: Path) -> None:
     run = _run(tmp_path, "a thing that is missing")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 skipped, by reason" in run.stdout and "NOT ALLOWED" not in run.stdout
+
+
+def _split_run(tmp_path: Path, suite: str) -> subprocess.CompletedProcess[str]:
+    """A copy of the suite's set-up with two test files: one listed as free of Airflow that needs
+    Airflow's hook, one not listed."""
+    tests = tmp_path / "repo" / "tests"
+    tests.mkdir(parents=True)
+    shutil.copy(TESTS / "conftest.py", tests / "conftest.py")
+    (tests / "airflow_free.txt").write_text("# listed\ntests/test_listed.py\n", encoding="utf-8")
+    (tests / "test_listed.py").write_text(
+        "def test_listed_but_needs_airflow():\n"
+        "    from analytics_provider.hooks.analytics import AnalyticsHook\n"
+        "    assert AnalyticsHook\n",
+        encoding="utf-8",
+    )
+    (tests / "test_airflows.py").write_text("def test_airflows():\n    pass\n", encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--suite", suite, str(tests)],
+        capture_output=True, text=True, cwd=tests, timeout=300,
+    )
+
+
+def test_a_test_listed_as_free_of_airflow_that_imports_it_fails_loudly(tmp_path: Path) -> None:
+    run = _split_run(tmp_path, "airflow-free")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 failed" in run.stdout and "test_airflows" not in run.stdout, run.stdout
+    assert "must not depend on Airflow's version" in run.stdout and "take it off that list" in run.stdout
+
+
+def test_the_airflow_suite_leaves_out_exactly_the_listed_files(tmp_path: Path) -> None:
+    run = _split_run(tmp_path, "airflow")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 passed" in run.stdout, run.stdout
