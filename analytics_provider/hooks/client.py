@@ -39,7 +39,15 @@ from analytics_provider.exceptions import (
     IncompleteDownloadError,
     error_from_response,
 )
-from analytics_provider.hooks.download import Destination, check_destination, filename_from_disposition, save_stream
+from analytics_provider.hooks.download import (
+    Destination,
+    check_destination,
+    content_coding,
+    decoded,
+    filename_from_disposition,
+    save_stream,
+    wire_length,
+)
 from analytics_provider.hooks.sync_client import AnalyticsClient
 
 __all__ = ["USER_AGENT", "AnalyticsClientHook"]
@@ -218,15 +226,17 @@ class AnalyticsClientHook(BaseHook):
                 if not exchange.settings.is_same_origin(answer.url):
                     raise _file_host_error(answer.status, answer.body, answer.url, job_id)
                 exchange.result(answer)
-            expected = answer.headers.get("Content-Length")
+            what = f"export of job {job_id}"
+            expected = wire_length(answer.headers, what)
             path, size = save_stream(
-                self.client.iter_body(answer, exchange, IncompleteDownloadError),
+                decoded(self.client.iter_body(answer, exchange, IncompleteDownloadError, decode=False),
+                        content_coding(answer.headers), what),
                 destination,
-                expected_bytes=int(expected) if expected and expected.isdigit() else None,
+                expected_bytes=expected,
                 arrived=answer.raw.raw.tell,
                 suggested_name=filename_from_disposition(answer.headers.get("Content-Disposition"))
                 or f"export-{job_id}",
-                what=f"export of job {job_id}",
+                what=what,
                 file_mode=file_mode,
             )
         content_type = answer.headers.get("Content-Type", "application/octet-stream").split(";")[0].strip()
