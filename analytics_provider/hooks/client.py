@@ -42,6 +42,7 @@ from analytics_provider.exceptions import (
 from analytics_provider.hooks.download import (
     Destination,
     check_destination,
+    check_file_mode,
     content_coding,
     decoded,
     filename_from_disposition,
@@ -195,13 +196,15 @@ class AnalyticsClientHook(BaseHook):
     ) -> dict[str, Any]:
         """Download an export job's file to ``destination`` (a local path or an ObjectStoragePath).
 
-        The destination is checked first (see :func:`~analytics_provider.hooks.download.check_destination`).
+        ``file_mode`` and the destination are checked first, before any request (see
+        :func:`~analytics_provider.hooks.download.check_destination`).
         Streams in chunks, asks for the file uncompressed (``identity``) from the first request,
         follows the redirect to the file's host without the key, checks the bytes that arrived
         against ``Content-Length`` and writes atomically; an incomplete transfer is retried. The
         file gets the mode a plain write would give (``0666`` less the umask) unless
         ``file_mode`` says another. Returns ``{"path", "bytes", "content_type"}``.
         """
+        check_file_mode(file_mode)
         check_destination(destination)
         request = build_request("download_export", query={"job_id": job_id})
         exchange = self.client.exchange(request, deadline=deadline)

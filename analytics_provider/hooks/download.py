@@ -9,15 +9,18 @@ local file gets the mode a plain ``open(path, "w")`` would give (``0666`` less t
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
 import shutil
 import tempfile
+import unicodedata
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from analytics_provider.exceptions import (
     AnalyticsParameterError,
@@ -31,19 +34,93 @@ IDENTITY = ("", "identity")
 COMPRESSED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 """The content codings a download decodes itself (zlib's window bits), each ending in a mark
 (gzip's trailer: CRC and size; zlib's checksum) that tells a whole body from a cut one."""
+NAME_MAX = 255
+"""Bytes a file name may have (ext4, XFS, btrfs, APFS, NTFS in UTF-16 units: the common bound)."""
+MAX_PROPOSED_NAME = 200
+"""Bytes kept of a name the file host proposes (room left for the scratch file's longer name)."""
+UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+"""Unicode categories never kept in a proposed file name: controls, format marks (a right-to-left
+override), surrogates, private and unassigned characters."""
+DISPOSITION_PARAM = re.compile(r';\s*([^\s=;]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
+FILE_MODE_RULE = "an int from 0 to 0o777 (such as 0o640), or None for what a plain write gives"
+STORE_PACKAGES = {
+    "s3": "apache-airflow-providers-amazon[s3fs]",
+    "s3a": "apache-airflow-providers-amazon[s3fs]",
+    "gs": "apache-airflow-providers-google",
+    "gcs": "apache-airflow-providers-google",
+    "abfs": "apache-airflow-providers-microsoft-azure",
+    "abfss": "apache-airflow-providers-microsoft-azure",
+    "adl": "apache-airflow-providers-microsoft-azure",
+}
+"""The package that gives Airflow the filesystem of an object store's URL scheme."""
 
 Destination = str | os.PathLike[str] | Any  # Any: airflow.sdk.ObjectStoragePath
 
 
+def check_file_mode(file_mode: Any) -> int | None:
+    """``file_mode`` as given, or :class:`AnalyticsParameterError`: permission bits only (no
+    setuid, setgid or sticky bit), as an int (``0o640``, not the text ``"0640"``)."""
+    if file_mode is not None and (isinstance(file_mode, bool) or not isinstance(file_mode, int)
+                                  or not 0 <= file_mode <= 0o777):
+        raise AnalyticsParameterError(f"file_mode must be {FILE_MODE_RULE}; got {file_mode!r}")
+    return file_mode
+
+
 def filename_from_disposition(value: str | None) -> str | None:
-    """The file name a ``Content-Disposition`` header proposes, reduced to a bare name."""
+    """The file name a ``Content-Disposition`` header proposes (RFC 6266), reduced to a safe bare name.
+
+    ``filename*`` (RFC 8187: ``UTF-8''r%C3%A9sum%C3%A9.csv``, percent-decoded in its charset)
+    wins over ``filename`` wherever each stands; a plain ``filename`` sent as raw UTF-8 is read
+    as UTF-8 (the HTTP client hands it over as Latin-1). The name is then made safe: the last part
+    of any path (``/`` or ``\\``), control and format characters as ``_``, no leading dots, at most
+    :data:`MAX_PROPOSED_NAME` bytes (the extension kept). None when nothing usable is left.
+    """
     if not value:
         return None
-    found = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)\"?", value, flags=re.IGNORECASE)
-    name = os.path.basename(found.group(1).strip()) if found else ""
-    if name in (".", ".."):
+    params: dict[str, str] = {}
+    for key, raw in DISPOSITION_PARAM.findall(value):
+        params.setdefault(key.lower(), raw.strip())
+    name = _extended_value(params["filename*"]) if "filename*" in params else None
+    if name is None and "filename" in params:
+        name = _as_utf8(_unquoted(params["filename"]))
+    return _safe_name(name) if name is not None else None
+
+
+def _unquoted(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return re.sub(r"\\(.)", r"\1", value[1:-1])
+    return value
+
+
+def _extended_value(value: str) -> str | None:
+    """An RFC 8187 ``charset'language'percent-encoded`` value, decoded; None when it cannot be."""
+    found = re.fullmatch(r"([A-Za-z0-9!#$%&+^_`{}~-]*)'[^']*'(.*)", _unquoted(value))
+    if found is None:
         return None
-    return name[-200:] or None  # the end keeps the extension
+    try:
+        return unquote_to_bytes(found.group(2)).decode(found.group(1) or "utf-8")
+    except (LookupError, UnicodeDecodeError):
+        return None
+
+
+def _as_utf8(text: str) -> str:
+    try:
+        return text.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return text
+
+
+def _safe_name(name: str) -> str | None:
+    name = unicodedata.normalize("NFC", name.replace("\\", "/").rsplit("/", 1)[-1])
+    shown = "".join("_" if unicodedata.category(c) in UNSAFE_CATEGORIES else c for c in name).strip().lstrip(".")
+    visible = "".join(c for c in shown if c != "_").strip(". ")
+    if not visible:
+        return None
+    stem, extension = os.path.splitext(shown)
+    if len(extension.encode()) > 16:
+        stem, extension = shown, ""
+    room = MAX_PROPOSED_NAME - len(extension.encode())
+    return stem.encode()[:room].decode("utf-8", "ignore") + extension
 
 
 def content_coding(headers: Mapping[str, str]) -> str:
@@ -103,9 +180,10 @@ def decoded(chunks: Iterable[bytes], coding: str, what: str) -> Iterator[bytes]:
 def check_destination(destination: Destination) -> None:
     """Refuse, before any job is submitted, a destination the download could not write.
 
-    A local destination's folder must exist or be creatable, and accept a new file (tried
-    with a probe file, which is removed); an object-storage URL must parse. Errors name
-    ``destination``.
+    A local destination's file name must be one a disk takes (no NUL, at most :data:`NAME_MAX`
+    bytes), its folder must exist or be creatable and accept a new file (tried with a probe
+    file, which is removed). An object-storage URL must parse, and its store's filesystem be
+    installed (:func:`check_store`). Errors start ``destination '<destination>': ``.
     """
     if destination is None or (isinstance(destination, str) and not destination.strip()):
         raise AnalyticsParameterError("destination is required: a local path, a folder ending in / or a URL")
@@ -113,13 +191,25 @@ def check_destination(destination: Destination) -> None:
         raise AnalyticsParameterError(
             f"destination must be a path, a URL or an ObjectStoragePath, got {type(destination).__name__}"
         )
+    shown = str(destination)
+    if "\0" in shown:
+        part = "file name" if "\0" in re.split(r"[/\\]", shown)[-1] else "path"
+        raise AnalyticsParameterError(f"destination {shown!r}: the {part} holds a NUL character")
     try:
         remote = _remote_path(destination)
     except Exception as exc:
-        raise AnalyticsParameterError(f"destination {str(destination)!r} is not a usable URL: {exc}") from None
+        scheme = urlsplit(shown).scheme
+        raise AnalyticsParameterError(
+            f"destination {shown!r}: '{scheme}://' is no scheme of a filesystem installed here ({exc})"
+        ) from None
     if remote is not None:
+        check_store(remote, shown)
         return
     local = _local_path(destination, None)  # a folder destination gives folder/export here
+    size = len(os.fsencode(local.name))
+    if size > NAME_MAX:
+        raise AnalyticsParameterError(
+            f"destination {shown!r}: the file name is {size} bytes long; a file name has at most {NAME_MAX}")
     folder = local.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -131,8 +221,49 @@ def check_destination(destination: Destination) -> None:
             f"destination {os.fspath(local)!r}: the folder {str(folder)!r} cannot be written "
             f"({exc.strerror or type(exc).__name__})"
         ) from None
-    if local.is_dir():
+    if _is_dir(local):
         raise AnalyticsParameterError(f"destination {os.fspath(local)!r} is a folder; end it with / to write inside it")
+
+
+def check_store(remote: Any, shown: str) -> None:
+    """Refuse an object-storage destination whose filesystem is not installed, naming the package.
+
+    An ``ObjectStoragePath`` (what a URL becomes) writes through the filesystem an Airflow provider
+    registers for its scheme; every path reads through fsspec's class for it. Both are looked up
+    (classes imported, none created: nothing connects to the store here).
+    """
+    protocol = remote.protocol if isinstance(remote.protocol, str) else remote.protocol[0]
+    package = STORE_PACKAGES.get(protocol)
+    install = f"install {package} where the tasks run" if package else (
+        "no provider this package knows supplies one; those it knows: "
+        + ", ".join(f"{'/'.join(s for s, p in STORE_PACKAGES.items() if p == name)} ({name})"
+                    for name in dict.fromkeys(STORE_PACKAGES.values())))
+    from airflow.providers.common.compat.sdk import ObjectStoragePath
+
+    registered = isinstance(remote, ObjectStoragePath) and _airflow_has_fs(protocol)
+    if isinstance(remote, ObjectStoragePath) and not registered:
+        raise AnalyticsParameterError(
+            f"destination {shown!r}: there is no Airflow filesystem for '{protocol}://' here ({install})")
+    import fsspec
+
+    try:
+        fsspec.get_filesystem_class(protocol)
+    except ValueError:
+        if not registered:
+            raise AnalyticsParameterError(
+                f"destination {shown!r}: '{protocol}://' is no scheme of a filesystem installed here") from None
+    except ImportError as exc:
+        raise AnalyticsParameterError(
+            f"destination {shown!r}: the filesystem for '{protocol}://' is not installed ({exc}; "
+            f"{install or 'install the package it names'})") from None
+
+
+def _airflow_has_fs(protocol: str) -> bool:
+    try:
+        from airflow.sdk.io import has_fs
+    except ImportError:  # Airflow 2
+        from airflow.io import has_fs  # type: ignore[no-redef,attr-defined,unused-ignore]
+    return bool(has_fs(protocol))
 
 
 def save_stream(
@@ -166,12 +297,16 @@ def save_stream(
         ) from None
     try:
         size = 0
-        with os.fdopen(fd, "wb") as tmp:
-            for chunk in chunks:
-                tmp.write(chunk)
-                size += len(chunk)
-            if file_mode is not None:
-                os.fchmod(tmp.fileno(), file_mode)
+        try:
+            with os.fdopen(fd, "wb") as tmp:
+                for chunk in chunks:
+                    tmp.write(chunk)
+                    size += len(chunk)
+                if file_mode is not None:
+                    os.fchmod(tmp.fileno(), file_mode)
+        except OSError as exc:  # the chunks' own failures are AnalyticsApiError, never OSError
+            raise OSError(exc.errno, f"{what}: destination {str(local or destination)!r}: "
+                                     f"{_write_failure(exc)}; the destination is left as it was") from None
         received = arrived() if arrived is not None else size
         if expected_bytes is not None and received != expected_bytes:
             raise IncompleteDownloadError(
@@ -192,6 +327,16 @@ def save_stream(
     finally:
         if os.path.exists(tmp_name):
             os.unlink(tmp_name)
+
+
+def _write_failure(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full (no space left on the device)"
+    if exc.errno == errno.EDQUOT:
+        return "the disk quota is used up"
+    if exc.errno == errno.EFBIG:
+        return "the file is larger than the file system (or a limit) allows"
+    return f"the file cannot be written ({exc.strerror or type(exc).__name__})"
 
 
 def _create_scratch(folder: str | None) -> tuple[int, str]:
@@ -226,9 +371,16 @@ def _local_path(destination: Destination, suggested_name: str | None) -> Path:
     if text.startswith("file://"):
         text = text[len("file://") :]
     path = Path(text).expanduser()
-    if text.endswith(("/", os.sep)) or path.is_dir():
+    if text.endswith(("/", os.sep)) or _is_dir(path):
         path = path / (suggested_name or "export")
     return path
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long to look up: check_destination says so
+        return False
 
 
 def _remote_target(remote: Any, suggested_name: str | None, wants_folder: bool) -> Any:

@@ -116,8 +116,9 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         ``output`` names a task's XComArg in Airflow).
     :param dashboard_filter_conditions: ``[{"dynamic_filter_id": int, "condition":
         {"operator": ..., "values": [...]}}]`` (templated).
-    :param file_mode: the local file's permission bits (default: what a plain write gives,
-        ``0666`` less the worker's umask), for example ``0o640``.
+    :param file_mode: the local file's permission bits, an int from 0 to ``0o777`` (default: what
+        a plain write gives, ``0666`` less the worker's umask), for example ``0o640``; anything
+        else (a string, a setuid bit) is refused when the DAG is parsed.
     :param asset: the name of the export's asset, ``analytics://exports/<asset>`` (templated;
         default ``widget-<id>.<output>``). Each file written is an event on it, through the task's
         ``AssetAlias`` outlets or on the task's own outlet :func:`~analytics_provider.assets.export_asset`,
@@ -178,7 +179,10 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         if widget_id is not None and dashboard is not None:
             raise refused(self.task_id, "dashboard", dashboard,
                           "left out when widget_id is given (the widget's own dashboard is used)")
+        from analytics_provider.hooks.download import check_file_mode
+
         with naming_the_task(self.task_id):
+            check_file_mode(file_mode)
             if not is_templated(output):
                 self.export_format = normalize_output(output)
             if not is_templated(dashboard_filter_conditions):
@@ -198,8 +202,9 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     def check_inputs(self) -> None:
         self.export_format = normalize_output(self.export_format)
         self.dashboard_filter_conditions = check_conditions(self.dashboard_filter_conditions)
-        from analytics_provider.hooks.download import check_destination
+        from analytics_provider.hooks.download import check_destination, check_file_mode
 
+        check_file_mode(self.file_mode)
         forget_dashboard_link(self)
         self.resolved = {}
         if self.widget is None:
@@ -233,7 +238,10 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         return self.hook.submit_widget_export(widget_id, self.export_format, self.dashboard_filter_conditions)
 
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
-        result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
+        try:
+            result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
+        except OSError as exc:  # a full disk: the hook's text names the destination, this the task
+            raise OSError(exc.errno, f"{self.task_id}: {exc.strerror}") from None
         self.log.info("Downloaded %s bytes (%s) to %s", result["bytes"], result["content_type"], result["path"])
         summary = {"job_id": job_id, "widget_id": self.widget_id, "output": self.export_format, **result}
         asset = self.asset or default_export_asset_name(self.widget_id, self.export_format)

@@ -116,7 +116,10 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
             raise refused(self.task_id, "data_set_id", self.data_set_id, "a data set's id")
         self.query = check_data_set_query(self.query)
         if self.destination:
+            from analytics_provider.hooks.download import check_destination
+
             file_format_of(self.destination, self.file_format)
+            check_destination(self.destination)
 
     @property
     def fetches_all_pages(self) -> bool:
