@@ -347,4 +347,4 @@ def naming_the_task(task_id: str) -> Iterator[None]:
     except AnalyticsParameterError as exc:
         if str(exc).startswith(f"{task_id}: "):
             raise
-        raise AnalyticsParameterError(f"{task_id}: {exc}") from None
+        raise type(exc)(f"{task_id}: {exc}") from None  # a lookup error stays one

@@ -102,7 +102,8 @@ class _DashboardJobOperator(AnalyticsJobOperator):
 class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     """Export a dashboard widget's data as csv, xlsx or pdf and download the file.
 
-    :param dashboard: the dashboard, by its title (or its id) (templated).
+    :param dashboard: the dashboard, by its title, or its id as an int (templated); a text of digits
+        is a title first (see :meth:`~analytics_provider.hooks.names.NamedLookups.find_dashboard`).
     :param widget: the title a widget shows on that dashboard (templated); give ``dashboard`` and
         ``widget``, or ``widget_id``.
     :param filters: the dashboard's filters by label (or ``uname``): ``{"Region": ["EU"]}`` (a
@@ -254,7 +255,8 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
 class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
     """Run a dashboard's widgets into the service's cache, so the first viewer waits for nothing.
 
-    :param dashboard: the dashboard, by its title (or its id) (templated).
+    :param dashboard: the dashboard, by its title, or its id as an int (templated); a text of digits
+        is a title first (see :meth:`~analytics_provider.hooks.names.NamedLookups.find_dashboard`).
     :param dashboard_id: the dashboard by id (templated); give ``dashboard`` or ``dashboard_id``.
     :param filters: the dashboard's filters by label (or ``uname``) to preload with, as for
         :class:`AnalyticsExportWidgetOperator` (templated).
@@ -317,7 +319,9 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
     def resolve(self, context: Context) -> None:
         if self.dashboard is None and not self.filters:
             return
-        board = self.hook.find_dashboard(self.dashboard if self.dashboard is not None else self.dashboard_id)
+        # dashboard_id is an id even as text (checked by check_inputs); dashboard is a title unless an int
+        board = self.hook.find_dashboard(self.dashboard if self.dashboard is not None
+                                         else int(str(self.dashboard_id).strip()))
         self.dashboard_id = board.get("id")
         self.resolved.update(dashboard_id=self.dashboard_id, dashboard_url=board.get("url"))
         self.resolve_filters(board)
