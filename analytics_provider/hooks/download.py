@@ -18,6 +18,7 @@ import tempfile
 import unicodedata
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_to_bytes, urlsplit
@@ -327,6 +328,16 @@ def save_stream(
     finally:
         if os.path.exists(tmp_name):
             os.unlink(tmp_name)
+
+
+@contextmanager
+def task_named_on_write_failure(task_id: str) -> Iterator[None]:
+    """A write that fails (a full disk) raises the same ``OSError`` (``errno`` kept), its text
+    naming the task first."""
+    try:
+        yield
+    except OSError as exc:
+        raise OSError(exc.errno, f"{task_id}: {exc.strerror or exc}") from None
 
 
 def _write_failure(exc: OSError) -> str:

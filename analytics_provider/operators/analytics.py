@@ -239,10 +239,10 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         return self.hook.submit_widget_export(widget_id, self.export_format, self.dashboard_filter_conditions)
 
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
-        try:
+        from analytics_provider.hooks.download import task_named_on_write_failure
+
+        with task_named_on_write_failure(self.task_id):  # the hook's text names the destination
             result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
-        except OSError as exc:  # a full disk: the hook's text names the destination, this the task
-            raise OSError(exc.errno, f"{self.task_id}: {exc.strerror}") from None
         self.log.info("Downloaded %s bytes (%s) to %s", result["bytes"], result["content_type"], result["path"])
         summary = {"job_id": job_id, "widget_id": self.widget_id, "output": self.export_format, **result}
         asset = self.asset or default_export_asset_name(self.widget_id, self.export_format)
