@@ -39,16 +39,9 @@ from analytics_provider.exceptions import (
     IncompleteDownloadError,
     error_from_response,
 )
-from analytics_provider.hooks.download import (
-    Destination,
-    check_destination,
-    check_file_mode,
-    content_coding,
-    decoded,
-    filename_from_disposition,
-    save_stream,
-    wire_length,
-)
+from analytics_provider.hooks.completeness import content_coding, decoded, wire_length
+from analytics_provider.hooks.disposition import filename_from_disposition
+from analytics_provider.hooks.download import Destination, check_destination, check_file_mode, save_stream
 from analytics_provider.hooks.sync_client import AnalyticsClient
 
 __all__ = ["USER_AGENT", "AnalyticsClientHook"]

@@ -2,7 +2,7 @@
 
 The bytes go to a temporary file first (beside a local destination, so the final ``os.replace``
 is atomic; on local disk for an object store, which then receives one complete upload). Only a
-file known to be complete reaches the destination (:func:`wire_length` says how it is known). A
+file known to be complete reaches the destination (:mod:`.completeness` says how it is known). A
 local file gets the mode a plain ``open(path, "w")`` would give (``0666`` less the umask), or
 ``file_mode``.
 """
@@ -15,45 +15,20 @@ import re
 import secrets
 import shutil
 import tempfile
-import unicodedata
-import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote_to_bytes, urlsplit
+from urllib.parse import urlsplit
 
-from analytics_provider.exceptions import (
-    AnalyticsParameterError,
-    IncompleteDownloadError,
-    UnverifiableDownloadError,
-)
+from analytics_provider.exceptions import AnalyticsParameterError, IncompleteDownloadError
+from analytics_provider.hooks.stores import check_store
 
 CHUNK_SIZE = 1024 * 1024
 LOCAL_PROTOCOLS = ("file", "local")
-IDENTITY = ("", "identity")
-COMPRESSED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
-"""The content codings a download decodes itself (zlib's window bits), each ending in a mark
-(gzip's trailer: CRC and size; zlib's checksum) that tells a whole body from a cut one."""
 NAME_MAX = 255
 """Bytes a file name may have (ext4, XFS, btrfs, APFS, NTFS in UTF-16 units: the common bound)."""
-MAX_PROPOSED_NAME = 200
-"""Bytes kept of a name the file host proposes (room left for the scratch file's longer name)."""
-UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
-"""Unicode categories never kept in a proposed file name: controls, format marks (a right-to-left
-override), surrogates, private and unassigned characters."""
-DISPOSITION_PARAM = re.compile(r';\s*([^\s=;]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
 FILE_MODE_RULE = "an int from 0 to 0o777 (such as 0o640), or None for what a plain write gives"
-STORE_PACKAGES = {
-    "s3": "apache-airflow-providers-amazon[s3fs]",
-    "s3a": "apache-airflow-providers-amazon[s3fs]",
-    "gs": "apache-airflow-providers-google",
-    "gcs": "apache-airflow-providers-google",
-    "abfs": "apache-airflow-providers-microsoft-azure",
-    "abfss": "apache-airflow-providers-microsoft-azure",
-    "adl": "apache-airflow-providers-microsoft-azure",
-}
-"""The package that gives Airflow the filesystem of an object store's URL scheme."""
 
 Destination = str | os.PathLike[str] | Any  # Any: airflow.sdk.ObjectStoragePath
 
@@ -67,124 +42,13 @@ def check_file_mode(file_mode: Any) -> int | None:
     return file_mode
 
 
-def filename_from_disposition(value: str | None) -> str | None:
-    """The file name a ``Content-Disposition`` header proposes (RFC 6266), reduced to a safe bare name.
-
-    ``filename*`` (RFC 8187: ``UTF-8''r%C3%A9sum%C3%A9.csv``, percent-decoded in its charset)
-    wins over ``filename`` wherever each stands; a plain ``filename`` sent as raw UTF-8 is read
-    as UTF-8 (the HTTP client hands it over as Latin-1). The name is then made safe: the last part
-    of any path (``/`` or ``\\``), control and format characters as ``_``, no leading dots, at most
-    :data:`MAX_PROPOSED_NAME` bytes (the extension kept). None when nothing usable is left.
-    """
-    if not value:
-        return None
-    params: dict[str, str] = {}
-    for key, raw in DISPOSITION_PARAM.findall(value):
-        params.setdefault(key.lower(), raw.strip())
-    name = _extended_value(params["filename*"]) if "filename*" in params else None
-    if name is None and "filename" in params:
-        name = _as_utf8(_unquoted(params["filename"]))
-    return _safe_name(name) if name is not None else None
-
-
-def _unquoted(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        return re.sub(r"\\(.)", r"\1", value[1:-1])
-    return value
-
-
-def _extended_value(value: str) -> str | None:
-    """An RFC 8187 ``charset'language'percent-encoded`` value, decoded; None when it cannot be."""
-    found = re.fullmatch(r"([A-Za-z0-9!#$%&+^_`{}~-]*)'[^']*'(.*)", _unquoted(value))
-    if found is None:
-        return None
-    try:
-        return unquote_to_bytes(found.group(2)).decode(found.group(1) or "utf-8")
-    except (LookupError, UnicodeDecodeError):
-        return None
-
-
-def _as_utf8(text: str) -> str:
-    try:
-        return text.encode("latin-1").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        return text
-
-
-def _safe_name(name: str) -> str | None:
-    name = unicodedata.normalize("NFC", name.replace("\\", "/").rsplit("/", 1)[-1])
-    shown = "".join("_" if unicodedata.category(c) in UNSAFE_CATEGORIES else c for c in name).strip().lstrip(".")
-    visible = "".join(c for c in shown if c != "_").strip(". ")
-    if not visible:
-        return None
-    stem, extension = os.path.splitext(shown)
-    if len(extension.encode()) > 16:
-        stem, extension = shown, ""
-    room = MAX_PROPOSED_NAME - len(extension.encode())
-    return stem.encode()[:room].decode("utf-8", "ignore") + extension
-
-
-def content_coding(headers: Mapping[str, str]) -> str:
-    return headers.get("Content-Encoding", "").strip().lower()
-
-
-def wire_length(headers: Mapping[str, str], what: str) -> int | None:
-    """The bytes the body must have on the wire, or None where its own framing tells its end.
-
-    A chunked body must end with its last chunk (the HTTP client raises otherwise); a compressed
-    one (gzip, deflate) with its compressed stream's end (:func:`decoded` raises otherwise);
-    otherwise ``Content-Length`` counts it. A body with none of these, sent until the connection
-    closes, cannot be told from a cut one: :class:`UnverifiableDownloadError`, before any byte is
-    written. So is a coding this module does not decode (``br``, ``zstd``).
-    """
-    coding = content_coding(headers)
-    if coding not in IDENTITY and coding not in COMPRESSED:
-        raise UnverifiableDownloadError(
-            f"{what}: the file host sent the file encoded as {coding!r} although asked for it uncompressed; "
-            f"only gzip and deflate are decoded and checked for completeness, so the file is not written")
-    if "chunked" in headers.get("Transfer-Encoding", "").lower():
-        return None
-    length = headers.get("Content-Length", "").strip()
-    if length.isdigit():
-        return int(length)
-    if coding in COMPRESSED:
-        return None
-    raise UnverifiableDownloadError(
-        f"{what}: the file host sent no Content-Length and neither chunked nor compressed the file, "
-        "so a whole body cannot be told from a cut one; the file is not written (the file at the "
-        "destination, if any, is left as it was)")
-
-
-def decoded(chunks: Iterable[bytes], coding: str, what: str) -> Iterator[bytes]:
-    """The body's bytes decoded from ``coding``; a compressed body that ends before its
-    compressed stream does (or is corrupt) raises :class:`IncompleteDownloadError`."""
-    if coding not in COMPRESSED:
-        yield from chunks
-        return
-    decoder = zlib.decompressobj(COMPRESSED[coding])
-    try:
-        for chunk in chunks:
-            while chunk:
-                if decoder.eof:  # a gzip file may hold several members
-                    decoder = zlib.decompressobj(COMPRESSED[coding])
-                yield decoder.decompress(chunk)
-                chunk = decoder.unused_data if decoder.eof else b""
-        if not decoder.eof:
-            raise IncompleteDownloadError(f"{what}: the compressed body ends before its end ({coding})",
-                                          method="GET", path="/exports/download")
-        yield decoder.flush()
-    except zlib.error as exc:
-        raise IncompleteDownloadError(f"{what}: the compressed body is corrupt ({coding}: {exc})",
-                                      method="GET", path="/exports/download") from None
-
-
 def check_destination(destination: Destination) -> None:
     """Refuse, before any job is submitted, a destination the download could not write.
 
     A local destination's file name must be one a disk takes (no NUL, at most :data:`NAME_MAX`
     bytes), its folder must exist or be creatable and accept a new file (tried with a probe
     file, which is removed). An object-storage URL must parse, and its store's filesystem be
-    installed (:func:`check_store`). Errors start ``destination '<destination>': ``.
+    installed (:func:`~analytics_provider.hooks.stores.check_store`). Errors start ``destination '<destination>': ``.
     """
     if destination is None or (isinstance(destination, str) and not destination.strip()):
         raise AnalyticsParameterError("destination is required: a local path, a folder ending in / or a URL")
@@ -224,47 +88,6 @@ def check_destination(destination: Destination) -> None:
         ) from None
     if _is_dir(local):
         raise AnalyticsParameterError(f"destination {os.fspath(local)!r} is a folder; end it with / to write inside it")
-
-
-def check_store(remote: Any, shown: str) -> None:
-    """Refuse an object-storage destination whose filesystem is not installed, naming the package.
-
-    An ``ObjectStoragePath`` (what a URL becomes) writes through the filesystem an Airflow provider
-    registers for its scheme; every path reads through fsspec's class for it. Both are looked up
-    (classes imported, none created: nothing connects to the store here).
-    """
-    protocol = remote.protocol if isinstance(remote.protocol, str) else remote.protocol[0]
-    package = STORE_PACKAGES.get(protocol)
-    install = f"install {package} where the tasks run" if package else (
-        "no provider this package knows supplies one; those it knows: "
-        + ", ".join(f"{'/'.join(s for s, p in STORE_PACKAGES.items() if p == name)} ({name})"
-                    for name in dict.fromkeys(STORE_PACKAGES.values())))
-    from airflow.providers.common.compat.sdk import ObjectStoragePath
-
-    registered = isinstance(remote, ObjectStoragePath) and _airflow_has_fs(protocol)
-    if isinstance(remote, ObjectStoragePath) and not registered:
-        raise AnalyticsParameterError(
-            f"destination {shown!r}: there is no Airflow filesystem for '{protocol}://' here ({install})")
-    import fsspec
-
-    try:
-        fsspec.get_filesystem_class(protocol)
-    except ValueError:
-        if not registered:
-            raise AnalyticsParameterError(
-                f"destination {shown!r}: '{protocol}://' is no scheme of a filesystem installed here") from None
-    except ImportError as exc:
-        raise AnalyticsParameterError(
-            f"destination {shown!r}: the filesystem for '{protocol}://' is not installed ({exc}; "
-            f"{install or 'install the package it names'})") from None
-
-
-def _airflow_has_fs(protocol: str) -> bool:
-    try:
-        from airflow.sdk.io import has_fs
-    except ImportError:  # Airflow 2
-        from airflow.io import has_fs  # type: ignore[no-redef,attr-defined,unused-ignore]
-    return bool(has_fs(protocol))
 
 
 def save_stream(

@@ -13,7 +13,7 @@ import pytest
 
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks import download
-from analytics_provider.hooks.download import filename_from_disposition
+from analytics_provider.hooks.disposition import filename_from_disposition
 from analytics_provider.operators import AnalyticsExportWidgetOperator
 from analytics_provider.testing.task_instance import FakeTaskInstance
 from hostile.server import Answer, Seen, always
