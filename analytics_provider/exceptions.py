@@ -197,6 +197,13 @@ class IncompleteDownloadError(AnalyticsTransportError):
     error_type = "IncompleteDownload"
 
 
+class UnverifiableDownloadError(AnalyticsApiError):
+    """A downloaded file whose completeness nothing can tell (no ``Content-Length``, not chunked,
+    not compressed): refused, never written, and not retried (the host would answer the same)."""
+
+    error_type = "UnverifiableDownload"
+
+
 class UnexpectedResponseError(AnalyticsTransportError):
     """A success status whose body is not what the operation answers: empty, not JSON, or
     without its result (a proxy's login page, a truncated answer). Retried like a transport
@@ -340,4 +347,4 @@ def naming_the_task(task_id: str) -> Iterator[None]:
     except AnalyticsParameterError as exc:
         if str(exc).startswith(f"{task_id}: "):
             raise
-        raise AnalyticsParameterError(f"{task_id}: {exc}") from None
+        raise type(exc)(f"{task_id}: {exc}") from None  # a lookup error stays one

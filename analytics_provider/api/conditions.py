@@ -8,6 +8,7 @@ No Airflow here: the emulator imports it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -68,8 +69,11 @@ def condition_problems(condition: Any) -> list[tuple[str, str]]:
         if len(values) < low or (high is not None and len(values) > high):
             problems.append(("values", f"{operator} takes {_count(low, high)}; got {len(values)}"))
         wrong = [v for v in values if v is None or not isinstance(v, (str, int, float))]
+        endless = [v for v in values if isinstance(v, float) and not math.isfinite(v)]
         if wrong:
             problems.append(("values", f"must hold strings, numbers or booleans; got {wrong[0]!r}"))
+        elif endless:
+            problems.append(("values", f"must hold finite numbers (JSON has no NaN or infinity); got {endless[0]!r}"))
     modifier = condition.get("modifier")
     if operator in DATE_UNIT_OPERATORS and modifier is not None and modifier not in DATE_UNITS:
         problems.append(("modifier", f"of {operator} must be one of {', '.join(DATE_UNITS)}; got {modifier!r}"))

@@ -172,7 +172,7 @@ class AnalyticsHook(NamedLookups, AnalyticsClientHook):
         filter's options). ``dashboard_id`` may be a dashboard's title too (see :meth:`find_dashboard`)."""
         states = check_filter_conditions(filter_states or [])
         if filters or not is_id(dashboard_id):
-            board = self.find_dashboard(dashboard_id)
+            board = self.find_dashboard(int(dashboard_id) if is_id(dashboard_id) else dashboard_id)
             dashboard_id, states = board["id"], [*states, *self.filter_conditions(board, filters or {})]
         return self.call("build_dashboard_url", dashboard_id, body={"filter_states": states})
 

@@ -39,7 +39,9 @@ from analytics_provider.exceptions import (
     IncompleteDownloadError,
     error_from_response,
 )
-from analytics_provider.hooks.download import Destination, check_destination, filename_from_disposition, save_stream
+from analytics_provider.hooks.completeness import content_coding, decoded, wire_length
+from analytics_provider.hooks.disposition import filename_from_disposition
+from analytics_provider.hooks.download import Destination, check_destination, check_file_mode, save_stream
 from analytics_provider.hooks.sync_client import AnalyticsClient
 
 __all__ = ["USER_AGENT", "AnalyticsClientHook"]
@@ -187,13 +189,15 @@ class AnalyticsClientHook(BaseHook):
     ) -> dict[str, Any]:
         """Download an export job's file to ``destination`` (a local path or an ObjectStoragePath).
 
-        The destination is checked first (see :func:`~analytics_provider.hooks.download.check_destination`).
+        ``file_mode`` and the destination are checked first, before any request (see
+        :func:`~analytics_provider.hooks.download.check_destination`).
         Streams in chunks, asks for the file uncompressed (``identity``) from the first request,
         follows the redirect to the file's host without the key, checks the bytes that arrived
         against ``Content-Length`` and writes atomically; an incomplete transfer is retried. The
         file gets the mode a plain write would give (``0666`` less the umask) unless
         ``file_mode`` says another. Returns ``{"path", "bytes", "content_type"}``.
         """
+        check_file_mode(file_mode)
         check_destination(destination)
         request = build_request("download_export", query={"job_id": job_id})
         exchange = self.client.exchange(request, deadline=deadline)
@@ -218,15 +222,17 @@ class AnalyticsClientHook(BaseHook):
                 if not exchange.settings.is_same_origin(answer.url):
                     raise _file_host_error(answer.status, answer.body, answer.url, job_id)
                 exchange.result(answer)
-            expected = answer.headers.get("Content-Length")
+            what = f"export of job {job_id}"
+            expected = wire_length(answer.headers, what)
             path, size = save_stream(
-                self.client.iter_body(answer, exchange, IncompleteDownloadError),
+                decoded(self.client.iter_body(answer, exchange, IncompleteDownloadError, decode=False),
+                        content_coding(answer.headers), what),
                 destination,
-                expected_bytes=int(expected) if expected and expected.isdigit() else None,
+                expected_bytes=expected,
                 arrived=answer.raw.raw.tell,
                 suggested_name=filename_from_disposition(answer.headers.get("Content-Disposition"))
                 or f"export-{job_id}",
-                what=f"export of job {job_id}",
+                what=what,
                 file_mode=file_mode,
             )
         content_type = answer.headers.get("Content-Type", "application/octet-stream").split(";")[0].strip()

@@ -2,46 +2,53 @@
 
 The bytes go to a temporary file first (beside a local destination, so the final ``os.replace``
 is atomic; on local disk for an object store, which then receives one complete upload). Only a
-complete file, whose size matches ``Content-Length``, reaches the destination. A local file gets
-the mode a plain ``open(path, "w")`` would give (``0666`` less the umask), or ``file_mode``.
+file known to be complete reaches the destination (:mod:`.completeness` says how it is known). A
+local file gets the mode a plain ``open(path, "w")`` would give (``0666`` less the umask), or
+``file_mode``.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from analytics_provider.exceptions import AnalyticsParameterError, IncompleteDownloadError
+from analytics_provider.hooks.stores import check_store
 
 CHUNK_SIZE = 1024 * 1024
 LOCAL_PROTOCOLS = ("file", "local")
+NAME_MAX = 255
+"""Bytes a file name may have (ext4, XFS, btrfs, APFS, NTFS in UTF-16 units: the common bound)."""
+FILE_MODE_RULE = "an int from 0 to 0o777 (such as 0o640), or None for what a plain write gives"
 
 Destination = str | os.PathLike[str] | Any  # Any: airflow.sdk.ObjectStoragePath
 
 
-def filename_from_disposition(value: str | None) -> str | None:
-    """The file name a ``Content-Disposition`` header proposes, reduced to a bare name."""
-    if not value:
-        return None
-    found = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)\"?", value, flags=re.IGNORECASE)
-    name = os.path.basename(found.group(1).strip()) if found else ""
-    if name in (".", ".."):
-        return None
-    return name[-200:] or None  # the end keeps the extension
+def check_file_mode(file_mode: Any) -> int | None:
+    """``file_mode`` as given, or :class:`AnalyticsParameterError`: permission bits only (no
+    setuid, setgid or sticky bit), as an int (``0o640``, not the text ``"0640"``)."""
+    if file_mode is not None and (isinstance(file_mode, bool) or not isinstance(file_mode, int)
+                                  or not 0 <= file_mode <= 0o777):
+        raise AnalyticsParameterError(f"file_mode must be {FILE_MODE_RULE}; got {file_mode!r}")
+    return file_mode
 
 
 def check_destination(destination: Destination) -> None:
     """Refuse, before any job is submitted, a destination the download could not write.
 
-    A local destination's folder must exist or be creatable, and accept a new file (tried
-    with a probe file, which is removed); an object-storage URL must parse. Errors name
-    ``destination``.
+    A local destination's file name must be one a disk takes (no NUL, at most :data:`NAME_MAX`
+    bytes), its folder must exist or be creatable and accept a new file (tried with a probe
+    file, which is removed). An object-storage URL must parse, and its store's filesystem be
+    installed (:func:`~analytics_provider.hooks.stores.check_store`). Errors start ``destination '<destination>': ``.
     """
     if destination is None or (isinstance(destination, str) and not destination.strip()):
         raise AnalyticsParameterError("destination is required: a local path, a folder ending in / or a URL")
@@ -49,13 +56,25 @@ def check_destination(destination: Destination) -> None:
         raise AnalyticsParameterError(
             f"destination must be a path, a URL or an ObjectStoragePath, got {type(destination).__name__}"
         )
+    shown = str(destination)
+    if "\0" in shown:
+        part = "file name" if "\0" in re.split(r"[/\\]", shown)[-1] else "path"
+        raise AnalyticsParameterError(f"destination {shown!r}: the {part} holds a NUL character")
     try:
         remote = _remote_path(destination)
     except Exception as exc:
-        raise AnalyticsParameterError(f"destination {str(destination)!r} is not a usable URL: {exc}") from None
+        scheme = urlsplit(shown).scheme
+        raise AnalyticsParameterError(
+            f"destination {shown!r}: '{scheme}://' is no scheme of a filesystem installed here ({exc})"
+        ) from None
     if remote is not None:
+        check_store(remote, shown)
         return
     local = _local_path(destination, None)  # a folder destination gives folder/export here
+    size = len(os.fsencode(local.name))
+    if size > NAME_MAX:
+        raise AnalyticsParameterError(
+            f"destination {shown!r}: the file name is {size} bytes long; a file name has at most {NAME_MAX}")
     folder = local.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -67,7 +86,7 @@ def check_destination(destination: Destination) -> None:
             f"destination {os.fspath(local)!r}: the folder {str(folder)!r} cannot be written "
             f"({exc.strerror or type(exc).__name__})"
         ) from None
-    if local.is_dir():
+    if _is_dir(local):
         raise AnalyticsParameterError(f"destination {os.fspath(local)!r} is a folder; end it with / to write inside it")
 
 
@@ -102,12 +121,16 @@ def save_stream(
         ) from None
     try:
         size = 0
-        with os.fdopen(fd, "wb") as tmp:
-            for chunk in chunks:
-                tmp.write(chunk)
-                size += len(chunk)
-            if file_mode is not None:
-                os.fchmod(tmp.fileno(), file_mode)
+        try:
+            with os.fdopen(fd, "wb") as tmp:
+                for chunk in chunks:
+                    tmp.write(chunk)
+                    size += len(chunk)
+                if file_mode is not None:
+                    os.fchmod(tmp.fileno(), file_mode)
+        except OSError as exc:  # the chunks' own failures are AnalyticsApiError, never OSError
+            raise OSError(exc.errno, f"{what}: destination {str(local or destination)!r}: "
+                                     f"{_write_failure(exc)}; the destination is left as it was") from None
         received = arrived() if arrived is not None else size
         if expected_bytes is not None and received != expected_bytes:
             raise IncompleteDownloadError(
@@ -128,6 +151,26 @@ def save_stream(
     finally:
         if os.path.exists(tmp_name):
             os.unlink(tmp_name)
+
+
+@contextmanager
+def task_named_on_write_failure(task_id: str) -> Iterator[None]:
+    """A write that fails (a full disk) raises the same ``OSError`` (``errno`` kept), its text
+    naming the task first."""
+    try:
+        yield
+    except OSError as exc:
+        raise OSError(exc.errno, f"{task_id}: {exc.strerror or exc}") from None
+
+
+def _write_failure(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full (no space left on the device)"
+    if exc.errno == errno.EDQUOT:
+        return "the disk quota is used up"
+    if exc.errno == errno.EFBIG:
+        return "the file is larger than the file system (or a limit) allows"
+    return f"the file cannot be written ({exc.strerror or type(exc).__name__})"
 
 
 def _create_scratch(folder: str | None) -> tuple[int, str]:
@@ -162,9 +205,16 @@ def _local_path(destination: Destination, suggested_name: str | None) -> Path:
     if text.startswith("file://"):
         text = text[len("file://") :]
     path = Path(text).expanduser()
-    if text.endswith(("/", os.sep)) or path.is_dir():
+    if text.endswith(("/", os.sep)) or _is_dir(path):
         path = path / (suggested_name or "export")
     return path
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long to look up: check_destination says so
+        return False
 
 
 def _remote_target(remote: Any, suggested_name: str | None, wants_folder: bool) -> Any:

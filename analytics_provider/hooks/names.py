@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from analytics_provider.api.lookup import filter_conditions, pick
+from analytics_provider.api.lookup import filter_conditions, matches, pick
 from analytics_provider.api.operations import MAX_PAGE_SIZE
-from analytics_provider.exceptions import AnalyticsApiError
+from analytics_provider.exceptions import AnalyticsApiError, AnalyticsLookupError
 
 Json = dict[str, Any]
 LISTING_REFUSED = frozenset({403, 404, 405, 501})
@@ -15,10 +15,11 @@ LISTING_REFUSED = frozenset({403, 404, 405, 501})
 
 
 def is_id(value: Any) -> bool:
-    """An id rather than a name: an int, or a string of digits (as a template renders an id)."""
+    """An id, where an id is asked for (``dashboard_id``): an int, or a string of ASCII digits (as a
+    template renders an id). Where a title may be given, a string is a title: see ``find_dashboard``."""
     if isinstance(value, bool):
         return False
-    return isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())
+    return isinstance(value, int) or (isinstance(value, str) and value.strip().isascii() and value.strip().isdigit())
 
 
 class NamedLookups:
@@ -32,18 +33,33 @@ class NamedLookups:
     _dashboard_titles: list[Json] | None = None
 
     def find_dashboard(self, dashboard: Any) -> Json:
-        """The dashboard a title names (or an id: an int or a string of digits), whole.
+        """The dashboard a title names (or an id, given as an int), whole.
 
-        An exact title wins; otherwise one that differs only in case and spaces. No match raises
-        :class:`~analytics_provider.exceptions.AnalyticsLookupError` naming the closest titles
-        and their ids; several, one naming each with its id and URL.
+        An exact title wins; otherwise one that differs only in case and spaces (titles compared
+        in NFC). A title made of digits is a title: where a dashboard has that id too, and another
+        has that title, both are named in the error; where only the id exists, that dashboard is
+        it. No match raises :class:`~analytics_provider.exceptions.AnalyticsLookupError` naming the
+        closest titles and their ids; several, one naming each with its id and URL.
         """
         if isinstance(dashboard, Mapping):
             return dict(dashboard)
-        if is_id(dashboard):
-            return self.get_dashboard(int(dashboard))  # type: ignore[attr-defined]
-        found = pick("dashboard", str(dashboard), self.dashboard_titles(), _title,
-                     _short, detail=self._with_url, instead="dashboard")
+        if isinstance(dashboard, int) and not isinstance(dashboard, bool):
+            return self.get_dashboard(dashboard)  # type: ignore[attr-defined]
+        wanted = str(dashboard)
+        titles = self.dashboard_titles()
+        digits = wanted.strip()
+        as_id = int(digits) if digits.isascii() and digits.isdigit() else None
+        with_id = [d for d in titles if as_id is not None and str(d.get("id")) == str(as_id)]
+        titled = matches(wanted, titles, _title)
+        if with_id and titled and with_id[0] not in titled:
+            raise AnalyticsLookupError(
+                f"dashboard {wanted!r} may mean the one titled so, {'; '.join(_short(d) for d in titled)}, or the "
+                f"one whose id it is, {_short(with_id[0])}; give the one you mean by its id as a number: "
+                + " or ".join(f"dashboard={d.get('id')}" for d in [*titled, *with_id]))
+        if with_id and not titled:
+            return self.get_dashboard(as_id)  # type: ignore[attr-defined]
+        found = pick("dashboard", wanted, titles, _title, _short, detail=self._with_url, instead="dashboard",
+                     where=f" and none has the id {as_id}" if as_id is not None and not with_id else "")
         return self.get_dashboard(found["id"])  # type: ignore[attr-defined]
 
     def find_widget(self, dashboard: Any, title: str) -> Json:

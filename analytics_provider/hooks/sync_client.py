@@ -86,11 +86,12 @@ class AnalyticsClient:
         return stepper.result
 
     def iter_body(self, answer: Answer, exchange: Exchange,
-                  error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None
-                  ) -> Iterator[bytes]:
-        """A streamed answer's body as it arrives, each read bounded by the deadline."""
+                  error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None,
+                  decode: bool = True) -> Iterator[bytes]:
+        """A streamed answer's body as it arrives, each read bounded by the deadline; ``decode``:
+        undone its ``Content-Encoding`` (False: as sent, for a caller that checks the coding's end)."""
         try:
-            yield from _chunks(answer.raw, exchange.settings.read_timeout, exchange.plan.left, limit)
+            yield from _chunks(answer.raw, exchange.settings.read_timeout, exchange.plan.left, limit, decode)
         except AnalyticsApiError:
             raise
         except Exception as exc:
@@ -132,7 +133,7 @@ def urlscheme(url: str) -> str:
 
 
 def _chunks(response: requests.Response, read_timeout: float, left: Callable[[], float | None],
-            limit: int | None) -> Iterator[bytes]:
+            limit: int | None, decode: bool = True) -> Iterator[bytes]:
     """The body as it arrives; each read is bounded by the deadline (``left``), so a trickle
     cannot hold the call past it. Reading stops after ``limit`` bytes."""
     received = 0
@@ -140,7 +141,7 @@ def _chunks(response: requests.Response, read_timeout: float, left: Callable[[],
         seconds = left()
         if seconds is not None:
             _set_read_timeout(response, min(read_timeout, seconds))
-        chunk = response.raw.read1(CHUNK_SIZE, decode_content=True)
+        chunk = response.raw.read1(CHUNK_SIZE, decode_content=decode)
         if not chunk:
             return
         received += len(chunk)

@@ -102,7 +102,8 @@ class _DashboardJobOperator(AnalyticsJobOperator):
 class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     """Export a dashboard widget's data as csv, xlsx or pdf and download the file.
 
-    :param dashboard: the dashboard, by its title (or its id) (templated).
+    :param dashboard: the dashboard, by its title, or its id as an int (templated); a text of digits
+        is a title first (see :meth:`~analytics_provider.hooks.names.NamedLookups.find_dashboard`).
     :param widget: the title a widget shows on that dashboard (templated); give ``dashboard`` and
         ``widget``, or ``widget_id``.
     :param filters: the dashboard's filters by label (or ``uname``): ``{"Region": ["EU"]}`` (a
@@ -116,8 +117,9 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         ``output`` names a task's XComArg in Airflow).
     :param dashboard_filter_conditions: ``[{"dynamic_filter_id": int, "condition":
         {"operator": ..., "values": [...]}}]`` (templated).
-    :param file_mode: the local file's permission bits (default: what a plain write gives,
-        ``0666`` less the worker's umask), for example ``0o640``.
+    :param file_mode: the local file's permission bits, an int from 0 to ``0o777`` (default: what
+        a plain write gives, ``0666`` less the worker's umask), for example ``0o640``; anything
+        else (a string, a setuid bit) is refused when the DAG is parsed.
     :param asset: the name of the export's asset, ``analytics://exports/<asset>`` (templated;
         default ``widget-<id>.<output>``). Each file written is an event on it, through the task's
         ``AssetAlias`` outlets or on the task's own outlet :func:`~analytics_provider.assets.export_asset`,
@@ -178,7 +180,10 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         if widget_id is not None and dashboard is not None:
             raise refused(self.task_id, "dashboard", dashboard,
                           "left out when widget_id is given (the widget's own dashboard is used)")
+        from analytics_provider.hooks.download import check_file_mode
+
         with naming_the_task(self.task_id):
+            check_file_mode(file_mode)
             if not is_templated(output):
                 self.export_format = normalize_output(output)
             if not is_templated(dashboard_filter_conditions):
@@ -198,8 +203,9 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     def check_inputs(self) -> None:
         self.export_format = normalize_output(self.export_format)
         self.dashboard_filter_conditions = check_conditions(self.dashboard_filter_conditions)
-        from analytics_provider.hooks.download import check_destination
+        from analytics_provider.hooks.download import check_destination, check_file_mode
 
+        check_file_mode(self.file_mode)
         forget_dashboard_link(self)
         self.resolved = {}
         if self.widget is None:
@@ -233,7 +239,10 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         return self.hook.submit_widget_export(widget_id, self.export_format, self.dashboard_filter_conditions)
 
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
-        result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
+        from analytics_provider.hooks.download import task_named_on_write_failure
+
+        with task_named_on_write_failure(self.task_id):  # the hook's text names the destination
+            result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
         self.log.info("Downloaded %s bytes (%s) to %s", result["bytes"], result["content_type"], result["path"])
         summary = {"job_id": job_id, "widget_id": self.widget_id, "output": self.export_format, **result}
         asset = self.asset or default_export_asset_name(self.widget_id, self.export_format)
@@ -246,7 +255,8 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
 class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
     """Run a dashboard's widgets into the service's cache, so the first viewer waits for nothing.
 
-    :param dashboard: the dashboard, by its title (or its id) (templated).
+    :param dashboard: the dashboard, by its title, or its id as an int (templated); a text of digits
+        is a title first (see :meth:`~analytics_provider.hooks.names.NamedLookups.find_dashboard`).
     :param dashboard_id: the dashboard by id (templated); give ``dashboard`` or ``dashboard_id``.
     :param filters: the dashboard's filters by label (or ``uname``) to preload with, as for
         :class:`AnalyticsExportWidgetOperator` (templated).
@@ -309,7 +319,9 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
     def resolve(self, context: Context) -> None:
         if self.dashboard is None and not self.filters:
             return
-        board = self.hook.find_dashboard(self.dashboard if self.dashboard is not None else self.dashboard_id)
+        # dashboard_id is an id even as text (checked by check_inputs); dashboard is a title unless an int
+        board = self.hook.find_dashboard(self.dashboard if self.dashboard is not None
+                                         else int(str(self.dashboard_id).strip()))
         self.dashboard_id = board.get("id")
         self.resolved.update(dashboard_id=self.dashboard_id, dashboard_url=board.get("url"))
         self.resolve_filters(board)

@@ -116,7 +116,10 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
             raise refused(self.task_id, "data_set_id", self.data_set_id, "a data set's id")
         self.query = check_data_set_query(self.query)
         if self.destination:
+            from analytics_provider.hooks.download import check_destination
+
             file_format_of(self.destination, self.file_format)
+            check_destination(self.destination)
 
     @property
     def fetches_all_pages(self) -> bool:
@@ -209,7 +212,7 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
         )
 
     def write(self, context: Context, fields: list[str], first: Mapping[str, Any]) -> dict[str, Any]:
-        from analytics_provider.hooks.download import save_stream
+        from analytics_provider.hooks.download import save_stream, task_named_on_write_failure
 
         counted = {"rows": 0}
 
@@ -220,13 +223,14 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
 
         file_format = file_format_of(self.destination, self.file_format)  # this instance may be a resumed one
         encode = encode_csv if file_format == "csv" else encode_json
-        path, size = save_stream(
-            encode(fields, rows()),
-            self.destination,
-            expected_bytes=None,
-            suggested_name=f"data-set-{self.data_set_id}.{file_format}",
-            what=f"query on data set {self.data_set_id}",
-        )
+        with task_named_on_write_failure(self.task_id):
+            path, size = save_stream(
+                encode(fields, rows()),
+                self.destination,
+                expected_bytes=None,
+                suggested_name=f"data-set-{self.data_set_id}.{file_format}",
+                what=f"query on data set {self.data_set_id}",
+            )
         self.log.info("Wrote %d row(s), %d bytes (%s) to %s", counted["rows"], size, file_format, path)
         return {"path": path, "bytes": size, "rows": counted["rows"], "format": file_format}
 

@@ -68,13 +68,16 @@ def test_names_are_resolved_to_ids_before_the_jobs(named_bag, analytics_emulator
         ({"region": "EMEA"}, "Region has no option 'EMEA'; options: EU, US, APAC, LATAM"),
         ({"widget": "Revenue"}, "no widget is named 'Revenue' on dashboard 'Sales overview' (id 1); there are: "
                                    "'Revenue by region and month' (id 101); 'Orders by channel' (id 102)"),
+        ({"dashboard": "1", "titles": ["1"]}, "dashboard '1' may mean the one titled so, '1' (id 1000), or the one "
+                                              "whose id it is, 'Sales overview' (id 1)"),
     ],
-    ids=["misspelt", "ambiguous", "outside-the-options", "no-such-widget"],
+    ids=["misspelt", "ambiguous", "outside-the-options", "no-such-widget", "digits-title-and-id"],
 )
 def test_a_wrong_name_fails_before_any_job(named_bag, analytics_emulator, analytics_connection, tmp_path, capfd,
                                            conf, message) -> None:
     if conf.pop("twin", False):
         analytics_emulator.add_dashboards(["Sales overview"])
+    analytics_emulator.add_dashboards(conf.pop("titles", []))
     dag_run, destination = run(named_bag, tmp_path, deferrable=False, **conf)
     assert dag_run.state == "failed"
     log = capfd.readouterr()
@@ -85,3 +88,12 @@ def test_a_wrong_name_fails_before_any_job(named_bag, analytics_emulator, analyt
     else:
         assert submitted == [] and analytics_emulator.jobs == []  # nothing was submitted
     assert not destination.exists()
+
+
+def test_a_title_of_digits_is_a_title_through_a_template(named_bag, analytics_emulator, analytics_connection,
+                                                         tmp_path) -> None:
+    (board,) = analytics_emulator.add_dashboards(["2025"])  # a copy of "Sales overview": its widget and filters
+    dag_run, destination = run(named_bag, tmp_path, deferrable=False, dashboard="2025")
+    assert dag_run.state == "success" and destination.exists()
+    assert task_result(dag_run, "export")["dashboard_id"] == board
+    assert task_result(dag_run, "preload")["dashboard_id"] == board

@@ -2,7 +2,8 @@
 
 Each test sets ``server.answer`` (a function from the recorded request to an :class:`Answer`)
 and reads ``server.requests`` (what arrived on the wire: method, raw path, headers, body).
-Answers can trickle, be gzip-encoded, lie about their length, or redirect to a second server.
+Answers can trickle, be gzip-encoded, lie about their length, come without one (chunked, or ended
+by closing the connection), be cut short, or redirect to a second server.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ class Answer:
     gzip_always: bool = False  # compress whatever the request asked
     content_length: int | None = None  # a lie about the length, when set
     delay: float = 0.0  # seconds before the status line (a stalled server)
+    length_header: bool = True  # False: no Content-Length; the body ends when the connection closes
+    chunked: bool = False  # Transfer-Encoding: chunked (no Content-Length)
+    cut: int | None = None  # send this many bytes of the body, then close (a chunked body: no last chunk)
 
     def payload(self) -> bytes:
         if isinstance(self.body, (dict, list)):
@@ -73,8 +77,14 @@ class HostileServer:
                 if answer.gzip_always or (answer.gzip_if_asked and "gzip" in accepts):
                     body = gzip.compress(body)
                     headers["Content-Encoding"] = "gzip"
-                headers["Content-Length"] = str(answer.content_length if answer.content_length is not None
-                                                 else len(body))
+                if answer.chunked:
+                    headers["Transfer-Encoding"] = "chunked"
+                elif answer.length_header:
+                    headers["Content-Length"] = str(answer.content_length if answer.content_length is not None
+                                                     else len(body))
+                else:
+                    headers["Connection"] = "close"
+                sent = body if answer.cut is None else body[: answer.cut]
                 try:
                     if answer.delay:
                         time.sleep(answer.delay)
@@ -82,8 +92,13 @@ class HostileServer:
                     for name, value in headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    if answer.trickle is None:
-                        self.wfile.write(body)
+                    if answer.chunked:
+                        for i in range(0, len(sent), 512):
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(sent[i : i + 512]), sent[i : i + 512]))
+                        if answer.cut is None:
+                            self.wfile.write(b"0\r\n\r\n")
+                    elif answer.trickle is None:
+                        self.wfile.write(sent)
                     else:
                         for i in range(len(body)):
                             self.wfile.write(body[i : i + 1])
@@ -91,7 +106,8 @@ class HostileServer:
                             time.sleep(answer.trickle)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
-                if answer.content_length is not None and answer.content_length != len(body):
+                if answer.cut is not None or not (answer.length_header or answer.chunked) or (
+                        answer.content_length is not None and answer.content_length != len(body)):
                     self.close_connection = True
 
             do_GET = do_POST = do_PUT = do_DELETE = _handle

@@ -86,8 +86,12 @@ def test_no_destination_is_refused_by_name(bad) -> None:
         check_destination(bad)
 
 
-def test_an_object_store_url_is_accepted_without_a_request() -> None:
-    check_destination("memory://bucket/exports/x.csv")
+def test_an_object_store_is_checked_without_a_request() -> None:
+    from upath import UPath
+
+    check_destination(UPath("memory://bucket/exports/x.csv"))  # a path object of fsspec's store
+    with pytest.raises(AnalyticsParameterError, match="there is no Airflow filesystem for 'memory://' here"):
+        check_destination("memory://bucket/exports/x.csv")  # a URL writes through Airflow's, which has none
 
 
 def test_a_refusal_of_the_file_host_says_so(hook, server, tmp_path) -> None:
