@@ -15,11 +15,12 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 demo: $(VENV)/.installed  ## run the example DAGs through Airflow against the local emulator
 	$(PY) scripts/demo.py
 
-test: $(VENV)/.installed  ## the whole test suite, on Airflow $(AIRFLOW_VERSION)
-	$(PY) -m pytest --allowed-skips tests/allowed_skips.txt
+TEST_WORKERS ?= auto
+test: $(VENV)/.installed  ## the whole test suite, on Airflow $(AIRFLOW_VERSION), one process per core
+	$(PY) -m pytest -n $(TEST_WORKERS) --allowed-skips tests/allowed_skips.txt
 
 MATRIX_JOBS ?= 2
-test-matrix:  ## the whole test suite on every supported Airflow and Python, one venv each (.matrix/)
+test-matrix:  ## the suite on every supported Airflow and Python, one venv each (.matrix/): scripts/test_matrix.py
 	$(PYTHON) scripts/test_matrix.py --jobs $(MATRIX_JOBS)
 
 lint: $(VENV)/.installed

@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +50,9 @@ MATRIX: tuple[tuple[str, str], ...] = (
     ("3.3.2", "3.13"),
     ("3.4.0b2", "3.11"),
 )
+# The cells that also run the tests which cannot differ between Airflow versions (tests/airflow_free.txt):
+# one per Python of the matrix other than `make test`'s, which runs them all.
+AIRFLOW_FREE_CELLS: tuple[tuple[str, str], ...] = (("3.3.2", "3.10"), ("2.11.2", "3.12"), ("3.3.2", "3.13"))
 
 
 # The openlineage extra (provider 2.16+, the first to emit task events on Airflow 3.3) needs
@@ -145,6 +149,35 @@ def pip_install(venv: Path, args: Sequence[str | os.PathLike[str]], label: str) 
     )
 
 
+TOOLS = REPO / ".tools"
+UV_VERSION = "0.13.9"
+_UV_LOCK = threading.Lock()  # the matrix makes its cells' venvs from two threads
+
+
+def uv() -> Path | None:
+    """uv, which installs Airflow into a venv in seconds where pip takes a minute (CI makes a dozen
+    venvs): installed once with pip into ``.tools/``. None where it cannot be had, or where
+    ``ANALYTICS_INSTALLER=pip`` asks for pip: pip installs then."""
+    if os.environ.get("ANALYTICS_INSTALLER", "uv") == "pip":
+        return None
+    with _UV_LOCK:
+        return _installed_uv()
+
+
+def _installed_uv() -> Path | None:
+    tool = TOOLS / "uv" / "bin" / "uv"
+    if tool.exists():
+        return tool
+    try:
+        run_step(f"installing uv {UV_VERSION} into {tool.parent.parent.relative_to(REPO)} (once)",
+                 [sys.executable, "-m", "venv", tool.parent.parent], Path(os.devnull))
+        pip_install(tool.parent.parent, [f"uv=={UV_VERSION}"], f"  uv {UV_VERSION}")
+    except SystemExit as failure:
+        say(f"      uv could not be installed ({failure}): pip installs instead")
+        return None
+    return tool
+
+
 def ensure_venv(venv: Path, python: Path, airflow: str, extras: str, airflow_extras: str = "") -> float:
     """Create or update ``venv`` unless it already holds this exact install; returns the seconds spent.
 
@@ -159,17 +192,23 @@ def ensure_venv(venv: Path, python: Path, airflow: str, extras: str, airflow_ext
         return 0.0
     start = time.monotonic()
     say(f"{venv.relative_to(REPO) if venv.is_relative_to(REPO) else venv}: Airflow {airflow}, {python}")
+    requirements = ["-e", f".[{extras}]",
+                    f"apache-airflow{f'[{airflow_extras}]' if airflow_extras else ''}=={airflow}", "-c", constraints]
+    what = (f"Airflow {airflow}{f' [{airflow_extras}]' if airflow_extras else ''} and the provider "
+            f"(editable, [{extras}]) with {constraints.relative_to(REPO)}")
+    installer = uv()
+    if installer is not None:  # a venv with pip in it (seeded), as the scripts and a user expect
+        if not python_of(venv).exists():
+            run_step(f"creating the virtual environment ({python})",
+                     [installer, "venv", "--seed", "--python", python, venv], Path(os.devnull))
+        run_step(f"installing {what} (uv); its output: {venv / 'install.log'}",
+                 [installer, "pip", "install", "--python", python_of(venv), *requirements], venv / "install.log")
+        stamp.write_text(key)
+        return time.monotonic() - start
     if not python_of(venv).exists():
         run_step(f"creating the virtual environment ({python})", [python, "-m", "venv", venv], Path(os.devnull))
     pip_install(venv, ["--upgrade", "pip"], "upgrading pip")
-    pip_install(
-        venv,
-        ["-e", f".[{extras}]", f"apache-airflow{f'[{airflow_extras}]' if airflow_extras else ''}=={airflow}",
-         "-c", constraints],
-        f"installing Airflow {airflow}{f' [{airflow_extras}]' if airflow_extras else ''} and the provider "
-        f"(editable, [{extras}]) with "
-        f"{constraints.relative_to(REPO)}; pip's output: {venv / 'install.log'}",
-    )
+    pip_install(venv, requirements, f"installing {what}; pip's output: {venv / 'install.log'}")
     stamp.write_text(key)
     return time.monotonic() - start
 

@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -125,9 +125,15 @@ class ConnectionSettings:
 
 
 def mask_secret(secret: str) -> None:
-    """Register ``secret`` with Airflow's log masker: ``airflow.sdk.log`` on Airflow 3 (the
-    common-compat releases pinned for 3.1 and 3.2 do not offer it), common-compat's on 2.11, and
-    2.11's own where common-compat is older than 1.23 (on Python 3.10)."""
+    """Register ``secret`` with Airflow's log masker."""
+    log_masker()(secret)
+
+
+@functools.cache
+def log_masker() -> Callable[[str], Any]:
+    """Airflow's ``mask_secret``, looked up once (a failed import is searched for anew each time):
+    ``airflow.sdk.log`` on Airflow 3 (the common-compat releases pinned for 3.1 and 3.2 do not offer
+    it), common-compat's on 2.11, and 2.11's own where common-compat is older than 1.23 (on Python 3.10)."""
     try:
         from airflow.sdk.log import mask_secret as masker
     except ImportError:
@@ -135,7 +141,7 @@ def mask_secret(secret: str) -> None:
             from airflow.providers.common.compat.sdk import mask_secret as masker  # type: ignore[no-redef,unused-ignore]
         except ImportError:
             from airflow.utils.log.secrets_masker import mask_secret as masker  # type: ignore[no-redef,unused-ignore]
-    masker(secret)
+    return masker
 
 
 def network_of(extra: Any, where: str) -> Network:
