@@ -95,16 +95,18 @@ class _Child:
         return reply["result"]
 
     def _death(self) -> str:
-        """How the child ended, with the last line it wrote (a panic's message)."""
+        """How the child ended, with what it said last: the first panic's message (the line after
+        "thread ... panicked at ..."), else its last line."""
         try:
             code = self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
             code = self.process.wait()
         self.stderr.seek(0, os.SEEK_END)
-        self.stderr.seek(max(0, self.stderr.tell() - 4000))
+        self.stderr.seek(max(0, self.stderr.tell() - 65536))
         lines = [line.strip() for line in self.stderr.read().decode("utf-8", "replace").splitlines() if line.strip()]
-        panic = next((line for line in reversed(lines) if "panicked" in line), lines[-1] if lines else "")
+        first = next((i for i, line in enumerate(lines) if " panicked at " in line), None)
+        panic = " ".join(lines[first:first + 2]) if first is not None else lines[-1] if lines else ""
         how = f"SIG{signal.Signals(-code).name.removeprefix('SIG')}" if code < 0 and -code in signal.valid_signals() \
             else f"exit status {code}"
         self.close()

@@ -225,3 +225,15 @@ def test_exit_statuses_are_documented() -> None:
     for status in ("0", "1", "2", "3"):
         assert f"``{status}``" in section
     assert "internal error" in section and "CC000" in section
+
+
+@needs_compiler
+def test_preview_refuses_a_data_cell_the_compiler_would_abort_on(tmp_path: Path) -> None:
+    chart = tmp_path / "c.chart.aml"
+    chart.write_text(CHART % "")
+    rows = tmp_path / "rows.csv"
+    rows.write_text("category,amount\nNorth,3\nSo\x07uth,4\n")
+    result = run("preview", str(chart), "--data", str(rows), "--out", str(tmp_path / "c.png"))
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert f"{rows}: line 3, column category: the cell holds U+0007" in result.stderr
+    assert not (tmp_path / "c.png").exists()
