@@ -71,9 +71,10 @@ class _Child:
     def __init__(self) -> None:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open for the child's life; closed by close())
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the parent's packages
+        # this file run on its own: the child needs none of the package, whose imports cost a quarter second
         self.process = subprocess.Popen(
-            [sys.executable, "-c", f"from {__name__} import serve; serve()"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=self.stderr, cwd=_ROOT, env=env,
+            [sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1])['serve']()", __file__],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, cwd=_ROOT, env=env,
         )
         self.pid = os.getpid()
         """The process that started the child: a forked copy of it must start its own."""
@@ -152,6 +153,13 @@ def call(op: str, **args: Any) -> Any:
             raise
 
 
+def child_pid() -> int | None:
+    """The process id of this process's running child, if any (for measurements)."""
+    with _lock:
+        running = _child is not None and _child.pid == os.getpid() and _child.process.poll() is None
+        return _child.process.pid if running and _child is not None else None
+
+
 @atexit.register
 def stop() -> None:
     """End the child (at exit, or to free its memory)."""
@@ -185,13 +193,17 @@ def _render(vega: dict[str, Any], fmt: str, scale: float) -> str:
 
 def serve() -> None:
     """Answer calls on standard input until it closes. Replies go to a copy of standard output, which
-    itself is pointed at standard error: whatever the engine prints cannot garble a reply."""
+    itself is pointed at standard error: whatever the engine prints cannot garble a reply. The
+    JavaScript engine is warmed up first (a second and more), while the parent runs its rules."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
     import vl_convert
 
-    _write(replies, {"versions": list(vl_convert.get_vegalite_versions())})
+    versions = list(vl_convert.get_vegalite_versions())
+    _write(replies, {"versions": versions})
+    with contextlib.suppress(ValueError):
+        _compile({"mark": "point", "data": {"values": [{"a": 1}]}}, versions[-1])
     operations: dict[str, Callable[..., Any]] = {"compile": _compile, "render": _render}
     while True:
         try:

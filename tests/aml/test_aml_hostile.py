@@ -237,3 +237,13 @@ def test_preview_refuses_a_data_cell_the_compiler_would_abort_on(tmp_path: Path)
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert f"{rows}: line 3, column category: the cell holds U+0007" in result.stderr
     assert not (tmp_path / "c.png").exists()
+
+
+@needs_compiler
+def test_nesting_up_to_the_limit_is_linted_whole() -> None:
+    """100 levels (the limit) go through every check, the schema and the compiler included."""
+    deep = "{" + '"a": {' * 98 + "}" * 98 + "}"  # with the template's own braces: 100 levels
+    assert codes(CHART % f'"usermeta": {deep},') == []
+    assert codes(CHART % f'"usermeta": {{"b": {deep}}},') == ["CC005 9:626"]
+    aml = "CustomChartDef c {\n  label: " + "[" * 99 + "]" * 99 + "\n}\n"
+    assert [c.split(" ")[0] for c in codes(aml, compiler=False)] == ["CC101", "CC101", "CC105"]
