@@ -7,6 +7,7 @@ files are still linted; the compiler runs in a child process
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -131,6 +132,7 @@ def parse_source(source: Source) -> _File:
 
 
 def _parse_into(result: _File) -> bool:
+    """Fill ``result`` in; True (for :func:`_guarded`, whose None means the parse failed)."""
     source = result.rep.source
     try:
         result.model = extract(parse(source.text))
@@ -174,7 +176,8 @@ class Checks:
 
 def _check_project(files: list[_File], checks: Checks) -> Iterator[tuple[str, list[Diagnostic]]]:
     if checks.compiler and any(file.model.defs for file in files):
-        compiler_process.start()  # vl-convert loads in the child while the rules run here
+        with contextlib.suppress(OSError):  # else the first compile says why, on its chart
+            compiler_process.start()  # vl-convert loads in the child while the rules run here
     defs: dict[str, DefInfo] = {}
     first_seen: dict[str, str] = {}
     for file in files:
