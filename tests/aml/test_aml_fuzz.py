@@ -10,9 +10,8 @@ from __future__ import annotations
 import random
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from analytics_provider.aml import CODES, compiler, lint_text
 from analytics_provider.aml.cli import EXIT_ERRORS, EXIT_OK
@@ -70,7 +69,7 @@ def inputs() -> list[str]:
     return [damaged(text, rnd) for text in texts for _ in range(ROUNDS)]
 
 
-def test_fuzzed_files_give_findings_and_never_a_crash(record_property: pytest.RecordProperty) -> None:
+def test_fuzzed_files_give_findings_and_never_a_crash(record_testsuite_property: Callable[[str, object], None]) -> None:
     crashes: list[str] = []
     findings: Counter[str] = Counter()
     linted = compiled = 0
@@ -93,9 +92,9 @@ def test_fuzzed_files_give_findings_and_never_a_crash(record_property: pytest.Re
     total = sum(findings.values())
     print(f"\naml fuzz (seed {SEED}): {linted} inputs ({compiled} compiled), {total} findings, "
           f"{len(crashes)} crashes; most found: {', '.join(f'{c} {n}' for c, n in findings.most_common(8))}")
-    record_property("fuzz_inputs", linted)
-    record_property("fuzz_findings", total)
-    record_property("fuzz_crashes", len(crashes))
+    record_testsuite_property("fuzz_inputs", linted)
+    record_testsuite_property("fuzz_findings", total)
+    record_testsuite_property("fuzz_crashes", len(crashes))
     assert crashes == []
     assert linted > 800 and total > linted  # the damage is found, not waved through
     assert {"CC001", "CC005", "CC402", "CC416", "CC417"} <= set(findings)

@@ -7,6 +7,8 @@ CI runs it, so that an abort or a traceback is seen as such.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from analytics_provider.aml import compiler, lint_text
 from analytics_provider.aml.cli import EXIT_ERRORS, EXIT_INTERNAL
 
-from .test_aml_cli import run
+from .test_aml_cli import REPO, run
 
 needs_compiler = pytest.mark.skipif(
     not compiler.available(), reason="vl-convert-python is not installed (the 'charts' extra)"
@@ -101,14 +103,9 @@ def test_the_compiler_crashing_does_not_take_the_caller_down(tmp_path: Path) -> 
     assert then.startswith("then: 5.")
 
 
-def run_python(script: str, *flags: str) -> object:
-    import subprocess
-    import sys
-
-    from .test_aml_cli import REPO
-
-    return subprocess.run([sys.executable, *flags, "-c", script], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+def run_python(script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run by the same interpreter in the repository, as the command is."""
+    return subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
 # -- 2. tracebacks under the status of a finding ----------------------------------------------------------
