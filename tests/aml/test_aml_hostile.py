@@ -103,6 +103,29 @@ def test_the_compiler_crashing_does_not_take_the_caller_down(tmp_path: Path) -> 
     assert then.startswith("then: 5.")
 
 
+@needs_compiler
+def test_a_real_compiler_crash_is_an_internal_error_of_its_file_and_the_others_are_linted(tmp_path: Path) -> None:
+    """With the control-character rule switched off, the compiler's abort itself reaches the command:
+    it is reported on the chart (exit 3), and the next file is compiled by a new child."""
+    (tmp_path / "a_control.chart.aml").write_text(CHART % '"title": "a\\u0007b",')
+    (tmp_path / "b_mark.chart.aml").write_text((CHART % "").replace("CustomChartDef c", "CustomChartDef d")
+                                               .replace('"bar"', '"barr"'))
+    script = textwrap.dedent(f"""
+        import sys
+        from analytics_provider.aml import checks_template
+        from analytics_provider.aml.cli import main
+        checks_template.undrawable = lambda text: -1
+        sys.exit(main(["lint", "--no-schema", {str(tmp_path)!r}]))
+    """)
+    result = run_python(script)
+    assert result.returncode == EXIT_INTERNAL, (result.returncode, result.stdout, result.stderr)
+    crash, mark, summary = result.stdout.splitlines()
+    assert crash.startswith(f"{tmp_path / 'a_control.chart.aml'}:7:18: CC000 internal error: the compiler crashed "
+                            "on this template (vl-convert stopped (SIGABRT): ")
+    assert mark.startswith(f"{tmp_path / 'b_mark.chart.aml'}:9:13: CC421 ")
+    assert summary == "2 files checked: 1 error, 0 warnings in 2 files; 1 internal error (exit status 3)."
+
+
 def run_python(script: str) -> subprocess.CompletedProcess[str]:
     """``script`` run by the same interpreter in the repository, as the command is."""
     return subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
