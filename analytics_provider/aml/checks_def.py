@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import math
 import re
 
 from analytics_provider.aml.diagnostics import Reporter
+from analytics_provider.aml.limits import describe_character, undrawable
 from analytics_provider.aml.model import (
     CHOICE_TYPES,
     DATA_TYPES,
@@ -47,7 +49,7 @@ _COLOUR_WORDS = """
 CSS_COLOUR_NAMES = frozenset(_COLOUR_WORDS.split())
 """The CSS colour keywords: a colour the charts draw with, which the service passes on as written."""
 COLOUR_FUNCTION = re.compile(r"(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch)\([^()]*\)")
-NUMERIC_TEXT = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+NUMERIC_TEXT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _EXAMPLES = {
     "label": "label: 'My chart'",
     "fields": "fields { field x { type: 'dimension' } }",
@@ -241,7 +243,20 @@ def _option(name: str, entry: Entry, body: Body, rep: Reporter) -> OptionInfo:
         default = props["default_value"]
         if _default(name, default, info, choices_ok, rep) and isinstance(default.value, (Str, Num, Bool)):
             info.default = default.value
+    # the values go into the template: one the compilers abort on is reported, and left out
+    info.choices = [item for item in info.choices if _drawable(item, rep)]
+    if info.default is not None and not _drawable(info.default, rep):
+        info.default = None
     return info
+
+
+def _drawable(value: Value, rep: Reporter) -> bool:
+    """False, reported (CC417), for a string holding a character the compilers abort on."""
+    at = undrawable(value.value) if isinstance(value, Str) else -1
+    if isinstance(value, Str) and at >= 0:
+        rep.add("CC417", value.offset, f"this value holds {describe_character(value.value[at])}, which charts "
+                                       "cannot draw; remove it (tab and line breaks are allowed)")
+    return at < 0
 
 
 def _choices(name: str, entry: Entry | None, info: OptionInfo, rep: Reporter) -> bool:
@@ -288,8 +303,8 @@ def _show(value: Value) -> str:
 def is_number(value: Value) -> bool:
     """A number, or text that reads as one (the API document types default_value as string, number
     or boolean, and the service reads '25' as 25)."""
-    return isinstance(value, Num) or (
-        isinstance(value, Str) and NUMERIC_TEXT.fullmatch(value.value.strip()) is not None)
+    return isinstance(value, Num) or (isinstance(value, Str) and NUMERIC_TEXT.fullmatch(value.value.strip()) is not None
+                                      and math.isfinite(float(value.value)))
 
 
 def is_colour(value: Value) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 from analytics_provider.aml.checks_def import did_you_mean
 from analytics_provider.aml.diagnostics import Reporter
+from analytics_provider.aml.limits import describe_character, undrawable
 from analytics_provider.aml.model import TEMPLATE_TAGS, DefInfo, Slot
 from analytics_provider.aml.nodes import Entry, Heredoc, describe
 from analytics_provider.aml.template import (
@@ -44,12 +45,15 @@ def check_template(entry: Entry, info: DefInfo, rep: Reporter) -> Template | Non
     try:
         tpl = parse_template(value.tag, value.text, value.text_offset, rep.source)
     except TemplateSyntaxError as exc:
-        rep.add("CC402", exc.offset, f"template is not valid JSON: {exc.message}")
+        rep.add(exc.code, exc.offset, f"template is not valid JSON: {exc.message}" if exc.code == "CC402" else
+                exc.message)
         return None
     if not isinstance(tpl.root, JObject):
         rep.add("CC403", tpl.root.offset, "the template must be one JSON object: start it with {")
         return None
     before = sum(d.is_error for d in rep.items)
+    _repeated_keys(tpl.root, rep)
+    _undrawable(tpl.root, rep)
     _engine(tpl, rep)
     _placeholders(tpl, info, rep)
     _data(tpl, tpl.root, rep)
@@ -58,6 +62,32 @@ def check_template(entry: Entry, info: DefInfo, rep: Reporter) -> Template | Non
     _double_aggregation(tpl, info, rep)
     _unused(tpl, info, rep)
     return tpl if sum(d.is_error for d in rep.items) == before else None
+
+
+def _repeated_keys(root: JObject, rep: Reporter) -> None:
+    """A property given twice in one object: JSON readers keep one of them without a word."""
+    for node in walk(root):
+        if not isinstance(node, JObject):
+            continue
+        first: dict[str, JString] = {}
+        for key in node.keys:
+            if key.value in first:
+                line = rep.source.line_of(first[key.value].offset)
+                rep.add("CC416", key.offset, f'"{key.value}" is already set in this object on line {line}; keep only '
+                                             "one (the compiler would silently use the last)")
+            else:
+                first[key.value] = key
+
+
+def _undrawable(root: JObject, rep: Reporter) -> None:
+    """Strings (keys too) holding a character the compilers abort on."""
+    for node in walk(root):
+        strings = [node] if isinstance(node, JString) else node.keys if isinstance(node, JObject) else []
+        for string in strings:
+            at = undrawable(string.value)
+            if at >= 0:
+                rep.add("CC417", string.offset, f"this string holds {describe_character(string.value[at])}, which "
+                                                "charts cannot draw; remove it (tab and line breaks are allowed)")
 
 
 def _engine(tpl: Template, rep: Reporter) -> None:

@@ -1,8 +1,7 @@
 """The command line: ``python -m analytics_provider.aml lint PATH...`` and
 ``python -m analytics_provider.aml preview PATH [--data rows.csv] [--out chart.png|chart.svg]``.
 
-Exit status: 0 clean (lint: or warnings only), 1 when an error was found or the chart cannot be
-drawn, 2 for a usage error.
+Exit status: see :data:`EXIT_STATUSES`.
 """
 
 from __future__ import annotations
@@ -13,22 +12,32 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from analytics_provider.aml import compiler, schema
-from analytics_provider.aml.lint import discover, lint_paths
+from analytics_provider.aml.lint import INTERNAL_CODE, discover, lint_each
 
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_STATUSES = f"""exit status:
+  {EXIT_OK}  no errors (lint: warnings alone are fine; preview: the picture was written)
+  {EXIT_ERRORS}  errors were found (lint), or the chart has errors or cannot be drawn (preview)
+  {EXIT_USAGE}  usage error: no path, a path that does not exist, an unknown option, a bad --data file
+  {EXIT_INTERNAL}  internal error: the linter or the compiler (vl-convert) failed on a file; it is
+     reported with the file (code {INTERNAL_CODE}) and the other files are still linted
+"""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m analytics_provider.aml",
         description="Check AML custom chart definitions (CustomChartDef) and their uses (CustomChart).",
+        epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     lint = commands.add_parser(
         "lint",
         help="lint files and folders as one project",
         description="Lint files and folders as one project. A folder means every .chart.aml file in it and "
-                    "every .aml file that has a CustomChart in it.",
+                    "every .aml file that has a CustomChart in it. Each file's diagnostics are printed as soon as "
+                    "the file is done.",
+        epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     lint.add_argument("paths", nargs="+", metavar="PATH", help="a file or a folder")
     lint.add_argument("--no-schema", action="store_true", help="skip the Vega-Lite JSON-schema check")
@@ -41,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Fill a definition's template with sample rows (made from the slots' types, or read from "
                     "a csv file whose columns are named after the slots) and draw it with the compilers the "
                     "lint uses. A chart that cannot be drawn is reported at its line and column (exit 1).",
+        epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     draw.add_argument("path", metavar="PATH", help="a .chart.aml file")
     draw.add_argument("--data", metavar="ROWS.csv", help="rows to draw, one column per slot")
@@ -51,32 +61,48 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; return the exit status."""
+    """Run the command; return the exit status (:data:`EXIT_STATUSES`). A failure of the linter itself
+    exits 3 with a message, never with a traceback under the status of a finding."""
+    for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show must not end the run
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
-    if args.command == "preview":
-        return _preview(args)
+    try:
+        return _preview(args) if args.command == "preview" else _lint(args)
+    except Exception as exc:  # a bug: said as such, with its own status
+        print(f"error: internal error of the linter ({type(exc).__name__}: {exc}); please report it",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _lint(args: argparse.Namespace) -> int:
     try:
         files = discover(args.paths)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    diagnostics = lint_paths(files, schema=not args.no_schema, compiler=not args.no_compile)
-    for diagnostic in diagnostics:
-        print(diagnostic.format())
-    errors = sum(d.is_error for d in diagnostics)
-    warnings = len(diagnostics) - errors
+    errors = warnings = internal = with_findings = 0
+    for _, diagnostics in lint_each(files, schema=not args.no_schema, compiler=not args.no_compile):
+        for diagnostic in diagnostics:
+            print(diagnostic.format())
+        sys.stdout.flush()
+        internal += sum(d.code == INTERNAL_CODE for d in diagnostics)
+        errors += sum(d.is_error and d.code != INTERNAL_CODE for d in diagnostics)
+        warnings += sum(not d.is_error for d in diagnostics)
+        with_findings += bool(diagnostics)
     if not args.quiet:
-        print(_summary(len(files), len({d.path for d in diagnostics}), errors, warnings))
+        print(_summary(len(files), with_findings, errors, warnings, internal))
         if files and not args.no_schema and not schema.available():
             print(f"note: the Vega-Lite schema check was skipped: install the '{schema.SCHEMA_PACKAGE}' package "
                   f"(or set {schema.SCHEMA_ENV}) to run it", file=sys.stderr)
         if files and not args.no_compile and not compiler.available():
             print(f"note: templates were not compiled: install the '{compiler.EXTRA}' extra "
                   f"(pip install 'airflow-provider-analytics[{compiler.EXTRA}]') to run the compilers", file=sys.stderr)
-    return EXIT_ERRORS if errors else EXIT_OK
+    return EXIT_INTERNAL if internal else EXIT_ERRORS if errors else EXIT_OK
 
 
 def _preview(args: argparse.Namespace) -> int:
@@ -96,6 +122,10 @@ def _preview(args: argparse.Namespace) -> int:
     except (DataError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except compiler.CompilerCrashed as exc:
+        print(f"error: internal error: the compiler crashed drawing {args.path} ({exc.message}); please report it "
+              "with the file", file=sys.stderr)
+        return EXIT_INTERNAL
     print(f"wrote {drawn.path} ({drawn.chart_name}, drawn by {drawn.judge})")
     if drawn.left_out:
         print(f"note: drawn without the service's {', '.join(drawn.left_out)} transform, which only the service "
@@ -103,11 +133,13 @@ def _preview(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _summary(files: int, with_findings: int, errors: int, warnings: int) -> str:
+def _summary(files: int, with_findings: int, errors: int, warnings: int, internal: int = 0) -> str:
     if files == 0:
         return "No custom chart files found."
     checked = f"{files} file{'s' if files != 1 else ''} checked"
-    if not errors and not warnings:
+    failed = f"; {internal} internal error{'s' if internal != 1 else ''} (exit status {EXIT_INTERNAL})" \
+        if internal else ""
+    if not errors and not warnings and not internal:
         return f"{checked}: no problems found."
     return (f"{checked}: {errors} error{'s' if errors != 1 else ''}, {warnings} warning"
-            f"{'s' if warnings != 1 else ''} in {with_findings} file{'s' if with_findings != 1 else ''}.")
+            f"{'s' if warnings != 1 else ''} in {with_findings} file{'s' if with_findings != 1 else ''}{failed}.")

@@ -30,10 +30,14 @@ def _w(meaning: str, fix: str) -> Code:
 
 CODES: dict[str, Code] = {
     # files and syntax
+    "CC000": _e("internal error of the linter (a bug): the rest of that file was not checked, the other files were",
+                "report it with the file; the command exits 3"),
     "CC001": _e("AML syntax error", "correct the text at the position shown"),
     "CC002": _e("file cannot be read as UTF-8 text", "save the file as UTF-8"),
     "CC003": _w(".chart.aml file defines no CustomChartDef", "add a CustomChartDef or rename the file"),
     "CC004": _e("CustomChartDef outside a .chart.aml file", "move the definition to a file ending in .chart.aml"),
+    "CC005": _e("beyond what the linter reads: nesting deeper than 100 levels, an expression of more than 1,000 "
+                "terms, a number of more than 500 digits or out of range (1e999)", "simplify the text at the position"),
     # CustomChartDef
     "CC101": _e("required property missing (chart_name, label, fields, template)", "add the property"),
     "CC102": _e("chart_name is not a snake_case identifier", "rename it, e.g. my_bar_chart"),
@@ -80,6 +84,9 @@ CODES: dict[str, Code] = {
     "CC414": _w("option never used by the template", "use it through @{options.<option>.value} or remove it"),
     "CC415": _w("template tag and $schema name different engines", "tag a Vega spec @vg and a Vega-Lite spec "
                 "@vgl"),
+    "CC416": _e("template property given twice in one object", "keep one of them (the compiler uses the last)"),
+    "CC417": _e("template string or option value holds a character charts cannot draw (a control character other "
+                "than tab and line breaks, or a noncharacter such as U+FFFF)", "remove the character"),
     "CC420": _e("template does not match the Vega-Lite schema of its version", "correct the property or value "
                 "named"),
     "CC421": _e("the chart cannot render: the compiler rejects the filled template", "correct the template at "

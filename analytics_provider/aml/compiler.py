@@ -6,24 +6,24 @@ format type (``formatType: "serviceFormat"``) becomes a plain d3 format, its for
 expressions becomes ``format``, and ``containerSize()`` and ``"container"`` sizes become a fixed
 size, and the Vega transforms the service adds (``sankey``, ``chord``) are left out, so that what
 follows them runs on the rows they would have laid out. Nothing is fetched: no base URL is allowed,
-so a template that loads a URL cannot render here.
+so a template that loads a URL cannot render here. vl-convert runs in a child process
+(:mod:`~analytics_provider.aml.compiler_process`): when it crashes, :class:`CompilerCrashed` is raised
+and the caller lives on.
 """
 
 from __future__ import annotations
 
-import contextlib
+import base64
 import functools
 import importlib.util
-import os
 import re
-import sys
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from analytics_provider.aml import compiler_process
 from analytics_provider.aml.checks_def import did_you_mean
 from analytics_provider.aml.checks_template import SERVICE_CONFIG_KEYS, SERVICE_FORMATS
+from analytics_provider.aml.compiler_process import CompilerCrashed
 from analytics_provider.aml.diagnostics import Reporter
 from analytics_provider.aml.model import DefInfo
 from analytics_provider.aml.sample import fill, sample_rows
@@ -68,9 +68,7 @@ def available() -> bool:
 
 @functools.cache
 def _versions() -> tuple[str, ...]:
-    import vl_convert
-
-    return tuple(vl_convert.get_vegalite_versions())
+    return tuple(compiler_process.call("versions"))
 
 
 def vega_lite_version(engine: Engine) -> str | None:
@@ -123,32 +121,10 @@ def _sized(spec: dict[str, Any], engine: Engine) -> dict[str, Any]:
     return spec
 
 
-@contextlib.contextmanager
-def _engine_console() -> Iterator[None]:
-    """Keep the JavaScript engine's console (it prints Vega's own warnings and stacks straight to
-    file descriptor 2) out of the command's output: what matters comes back as the exception."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):
-        yield
-        return
-    try:
-        with tempfile.TemporaryFile() as sink:
-            os.dup2(sink.fileno(), 2)
-            try:
-                yield
-            finally:
-                os.dup2(saved, 2)
-    finally:
-        os.close(saved)
-
-
 def compile_spec(data: Any, engine: Engine) -> Compiled:
     """Compile filled template data (Vega-Lite to Vega; Vega as it is) and run it through Vega,
-    which parses every expression and signal. Raises :class:`CompileError`."""
-    import vl_convert
-
+    which parses every expression and signal. Raises :class:`CompileError`, and
+    :class:`CompilerCrashed` when vl-convert dies on it."""
     spec = _sized(runnable(data), engine)
     version = ""
     if engine.kind == "vega-lite":
@@ -156,18 +132,10 @@ def compile_spec(data: Any, engine: Engine) -> Compiled:
         if not version:
             raise CompileError(f"no Vega-Lite {engine.version[0] if engine.version else '?'} compiler is "
                                f"shipped by {PACKAGE} (it has {', '.join(_versions())})")
-        try:
-            with _engine_console():
-                vega = vl_convert.vegalite_to_vega(spec, vl_version=version)
-        except ValueError as exc:
-            raise CompileError(_first_line(str(exc))) from None
-    else:
-        vega = spec
     try:
-        with _engine_console():
-            vl_convert.vega_to_scenegraph(vega, allowed_base_urls=[])
-    except ValueError as exc:
-        raise CompileError(_first_line(str(exc))) from None
+        vega = compiler_process.call("compile", spec=spec, vl_version=version)
+    except compiler_process.CallFailed as exc:
+        raise CompileError(_first_line(exc.message)) from None
     return Compiled(vega, version)
 
 
@@ -184,6 +152,9 @@ def check_compile(tpl: Template, info: DefInfo, rep: Reporter) -> None:
     engine = tpl.engine
     try:
         compile_spec(fill(tpl, info, sample_rows(info)), engine)
+    except CompilerCrashed as exc:
+        rep.add("CC000", tpl.root.offset, f"internal error: the compiler crashed on this template ({exc.message}); "
+                                          "the other files were linted; please report it with this file")
     except CompileError as exc:
         judge = f"Vega-Lite {vega_lite_version(engine) or ''}".strip() if engine.kind == "vega-lite" else "Vega"
         unknown = _unknown_mark(tpl) if engine.kind == "vega-lite" else None
@@ -237,13 +208,9 @@ def _start(root: JNode) -> int:
 
 
 def render(compiled: Compiled, fmt: str, scale: float = 1.0) -> bytes:
-    """The compiled chart drawn as PNG or SVG bytes."""
-    import vl_convert
-
+    """The compiled chart drawn as PNG or SVG bytes; raises as :func:`compile_spec` does."""
     try:
-        with _engine_console():
-            if fmt == "svg":
-                return vl_convert.vega_to_svg(compiled.vega, allowed_base_urls=[]).encode("utf-8")
-            return bytes(vl_convert.vega_to_png(compiled.vega, scale=scale, allowed_base_urls=[]))
-    except ValueError as exc:
-        raise CompileError(_first_line(str(exc))) from None
+        drawn: str = compiler_process.call("render", vega=compiled.vega, fmt=fmt, scale=scale)
+    except compiler_process.CallFailed as exc:
+        raise CompileError(_first_line(exc.message)) from None
+    return drawn.encode("utf-8") if fmt == "svg" else base64.b64decode(drawn)

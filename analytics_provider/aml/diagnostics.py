@@ -34,9 +34,11 @@ class Diagnostic:
 
 
 class Source:
-    """A file's text with offset-to-(line, column) mapping."""
+    """A file's text with offset-to-(line, column) mapping; a UTF-8 byte-order mark at its start is
+    dropped (editors on Windows write one), so positions are those an editor shows."""
 
     def __init__(self, text: str, path: str) -> None:
+        text = text.removeprefix("\ufeff")
         self.text = text
         self.path = path
         self._starts = [0]

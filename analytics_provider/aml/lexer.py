@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_DIGITS = "0123456789"
 _OPERATORS = ("==", "!=", "<=", ">=", "&&", "||", "=>")
 _PUNCT = set("{}[]():,;=.|+-*/<>!&?%")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
@@ -19,12 +20,13 @@ JSON_TAGS = ("vgl", "vg")
 
 
 class AmlSyntaxError(Exception):
-    """A syntax error at a character offset."""
+    """A syntax error at a character offset; ``code`` is CC001, or CC005 for a limit of the linter."""
 
-    def __init__(self, offset: int, message: str) -> None:
+    def __init__(self, offset: int, message: str, code: str = "CC001") -> None:
         super().__init__(message)
         self.offset = offset
         self.message = message
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -59,20 +61,18 @@ def _token(text: str, i: int) -> Token:
     if ch in "'\"":
         value, end = _string(text, i)
         return Token("string", value, i, end)
-    if ch.isdigit():
-        m = _NUMBER.match(text, i)
-        assert m is not None
-        return Token("number", m.group(), i, m.end())
-    if ch.isalpha() or ch == "_":
-        m = _NAME.match(text, i)
-        assert m is not None
-        return Token("name", m.group(), i, m.end())
+    m = _NUMBER.match(text, i) or _NAME.match(text, i)
+    if m is not None:
+        return Token("number" if ch in _DIGITS else "name", m.group(), i, m.end())
     if ch == "@":
         return _heredoc(text, i)
     if text.startswith(_OPERATORS, i):
         return Token("punct", text[i:i + 2], i, i + 2)
     if ch in _PUNCT:
         return Token("punct", ch, i, i + 1)
+    if ch.isalnum():
+        raise AmlSyntaxError(i, f"unexpected character {ch!r}: names and numbers are written in ASCII letters, "
+                                "digits and _ (write other text in a string)")
     raise AmlSyntaxError(i, f"unexpected character {ch!r}")
 
 

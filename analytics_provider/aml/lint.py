@@ -1,14 +1,24 @@
-"""Linting a project: find the files, parse them, run every check, and the project-wide rules."""
+"""Linting a project: find the files, parse them, run every check, and the project-wide rules.
+
+A bug of the linter met on one file is reported on that file (CC000, internal error) and the other
+files are still linted; the compiler runs in a child process
+(:mod:`~analytics_provider.aml.compiler_process`), so that its crash is such a report too.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import re
-from collections.abc import Iterable
+import traceback
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from analytics_provider.aml import compiler as compiler_check
+from analytics_provider.aml import compiler_process
 from analytics_provider.aml import schema as schema_check
 from analytics_provider.aml.checks_def import check_def
 from analytics_provider.aml.checks_template import check_template, filled
@@ -16,13 +26,15 @@ from analytics_provider.aml.checks_use import check_use
 from analytics_provider.aml.diagnostics import Diagnostic, Reporter, Source
 from analytics_provider.aml.lexer import AmlSyntaxError
 from analytics_provider.aml.model import ChartDef, DefInfo, FileModel, extract, extract_objects
-from analytics_provider.aml.nodes import Obj
+from analytics_provider.aml.nodes import Entry, Heredoc, Obj
 from analytics_provider.aml.parser import parse, scan_objects
 
 CHART_SUFFIX = ".chart.aml"
 AML_SUFFIX = ".aml"
 _MENTIONS_CHART = re.compile(r"\bCustomChart(?:Def)?\b")
 _SKIP_DIRS = {"node_modules", "__pycache__", "venv"}
+INTERNAL_CODE = "CC000"
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -30,6 +42,8 @@ class _File:
     rep: Reporter
     model: FileModel = field(default_factory=FileModel)
     parsed: bool = True
+    infos: list[DefInfo | None] = field(default_factory=list)
+    """What the rules found of each definition, in order; None where the linter failed on it."""
 
 
 def is_chart_file(path: str | Path) -> bool:
@@ -39,14 +53,15 @@ def is_chart_file(path: str | Path) -> bool:
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:
     """The files to lint: each file given, and in each folder every ``*.chart.aml`` file and every
-    ``*.aml`` file that mentions CustomChart. Raises FileNotFoundError for a path that does not exist."""
+    ``*.aml`` file that mentions CustomChart (by path). Raises FileNotFoundError for a path that does not
+    exist."""
     found: dict[Path, None] = {}
     for raw in paths:
         path = Path(raw)
         if path.is_file():
             found[path] = None
         elif path.is_dir():
-            for file in _walk(path):
+            for file in sorted(_walk(path)):
                 found[file] = None
         else:
             raise FileNotFoundError(f"no such file or directory: {raw}")
@@ -76,8 +91,17 @@ def lint_paths(paths: Iterable[str | Path], *, schema: bool = True, compiler: bo
 
     ``schema=False`` skips the Vega-Lite schema check, ``compiler=False`` the compile step (each is
     skipped anyway when what it needs is not installed). Raises FileNotFoundError when a path does
-    not exist.
+    not exist. An internal error of the linter on a file is a diagnostic of its own (CC000).
     """
+    return sorted(d for _, found in lint_each(paths, schema=schema, compiler=compiler) for d in found)
+
+
+def lint_each(paths: Iterable[str | Path], *, schema: bool = True,
+              compiler: bool = True) -> Iterator[tuple[str, list[Diagnostic]]]:
+    """Lint files and folders as one project, yielding each file's path and sorted diagnostics as
+    soon as that file is done, in the order of :func:`discover`. Every file is read and the rules of
+    its definitions run first (they give the names and slots the uses are checked against); the
+    templates' schema check and compiler, the slow part, then run file by file."""
     files = []
     for path in discover(paths):
         try:
@@ -88,34 +112,58 @@ def lint_paths(paths: Iterable[str | Path], *, schema: bool = True, compiler: bo
             files.append(_File(rep, parsed=False))
             continue
         files.append(parse_source(Source(text, str(path))))
-    return _check_project(files, Checks(schema, compiler and compiler_check.available()))
+    yield from _check_project(files, Checks(schema, compiler and compiler_check.available()))
 
 
 def lint_text(text: str, path: str, *, schema: bool = True, compiler: bool = True) -> list[Diagnostic]:
     """Lint one text as a project of its own; ``path`` names it in diagnostics and, by its suffix,
     says whether it is a ``.chart.aml`` file."""
-    return _check_project([parse_source(Source(text, path))], Checks(schema, compiler and compiler_check.available()))
+    checks = Checks(schema, compiler and compiler_check.available())
+    return sorted(d for _, found in _check_project([parse_source(Source(text, path))], checks) for d in found)
 
 
 def parse_source(source: Source) -> _File:
-    """Parse one file's text into its definitions and uses; syntax errors go to its reporter."""
+    """Parse one file's text into its definitions and uses; syntax errors go to its reporter, and so
+    does an internal error (the file then counts as not parsed)."""
     result = _File(Reporter(source))
+    if _guarded(result.rep, 0, "file", functools.partial(_parse_into, result)) is None:
+        result.parsed, result.model = False, FileModel()
+    return result
+
+
+def _parse_into(result: _File) -> bool:
+    """Fill ``result`` in; True (for :func:`_guarded`, whose None means the parse failed)."""
+    source = result.rep.source
     try:
         result.model = extract(parse(source.text))
     except AmlSyntaxError as exc:
         if is_chart_file(source.path):
-            result.rep.add("CC001", exc.offset, exc.message)
+            result.rep.add(exc.code, exc.offset, exc.message)
             result.parsed = False
-            return result
+            return True
         # AML this parser does not model: lint the chart blocks it can find on their own
         objects: list[Obj] = []
         for item in scan_objects(source.text):
             if isinstance(item, AmlSyntaxError):
-                result.rep.add("CC001", item.offset, item.message)
+                result.rep.add(item.code, item.offset, item.message)
             else:
                 objects.append(item)
         result.model = extract_objects(objects)
-    return result
+    return True
+
+
+def _guarded(rep: Reporter, offset: int, what: str, action: Callable[[], _T]) -> _T | None:
+    """``action()``; when it fails (a bug of the linter), report that on the file (CC000) and return None."""
+    try:
+        return action()
+    except Exception as exc:  # the other files must still be linted, and this one's failure seen
+        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        where = f", in {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+        detail = f"{type(exc).__name__}: {exc}"
+        detail = detail if len(detail) <= 200 else detail[:197] + "..."
+        rep.add(INTERNAL_CODE, offset, f"internal error of the linter ({detail}{where}); the rest of this {what} was "
+                                       "not checked, the other files were; please report it with this file")
+        return None
 
 
 @dataclass(frozen=True)
@@ -126,7 +174,10 @@ class Checks:
     compiler: bool = False
 
 
-def _check_project(files: list[_File], checks: Checks) -> list[Diagnostic]:
+def _check_project(files: list[_File], checks: Checks) -> Iterator[tuple[str, list[Diagnostic]]]:
+    if checks.compiler and any(file.model.defs for file in files):
+        with contextlib.suppress(OSError):  # else the first compile says why, on its chart
+            compiler_process.start()  # vl-convert loads in the child while the rules run here
     defs: dict[str, DefInfo] = {}
     first_seen: dict[str, str] = {}
     for file in files:
@@ -137,7 +188,8 @@ def _check_project(files: list[_File], checks: Checks) -> list[Diagnostic]:
         for chart in file.model.defs:
             if not chart_file:
                 rep.add("CC004", chart.offset, "CustomChartDef belongs in a file ending in .chart.aml; move it there")
-            info = check_definition(chart, rep, checks)
+            info = _guarded(rep, chart.offset, "definition", functools.partial(check_def, chart, rep))
+            file.infos.append(info)
             if chart.name is None:
                 continue
             if chart.name in first_seen:
@@ -147,28 +199,39 @@ def _check_project(files: list[_File], checks: Checks) -> list[Diagnostic]:
                 continue
             line, column = rep.source.position(chart.name_offset)
             first_seen[chart.name] = f"{rep.source.path}:{line}:{column}"
-            defs[chart.name] = info
+            defs[chart.name] = info if info is not None else DefInfo(options_known=False)
 
     def check_inline(chart: ChartDef, rep: Reporter) -> DefInfo:
         return check_definition(chart, rep, checks)
 
     for file in files:
+        rep = file.rep
+        for chart, found in zip(file.model.defs, file.infos, strict=True):
+            entry = chart.body.first("template")
+            if found is None or entry is None:
+                continue
+            where = entry.value.offset if isinstance(entry.value, Heredoc) else entry.offset
+            _guarded(rep, where, "definition", functools.partial(_check_template, entry, found, rep, checks))
         for use in file.model.uses:
-            check_use(use, file.rep, defs, check_inline)
-    return sorted(d for file in files for d in file.rep.items)
+            _guarded(rep, use.offset, "CustomChart", functools.partial(check_use, use, rep, defs, check_inline))
+        yield rep.source.path, sorted(rep.items)
 
 
 def check_definition(chart: ChartDef, rep: Reporter, checks: Checks) -> DefInfo:
-    """Every check of one definition; the schema check and then the compiler run only on a template
-    that broke no rule so far (they would repeat the error)."""
+    """Every check of one definition: its rules, then its template's."""
     info = check_def(chart, rep)
     entry = chart.body.first("template")
-    if entry is None:
-        return info
+    if entry is not None:
+        _check_template(entry, info, rep, checks)
+    return info
+
+
+def _check_template(entry: Entry, info: DefInfo, rep: Reporter, checks: Checks) -> None:
+    """The template's rules; the schema check and then the compiler run only on a template that
+    broke no rule so far (they would repeat the error)."""
     tpl = check_template(entry, info, rep)
     errors = sum(d.is_error for d in rep.items)
     if tpl is not None and checks.schema:
         schema_check.check_schema(tpl, filled(tpl, info), rep)
     if tpl is not None and checks.compiler and sum(d.is_error for d in rep.items) == errors:
         compiler_check.check_compile(tpl, info, rep)
-    return info

@@ -87,47 +87,43 @@ class FileModel:
 
 def extract(body: Body) -> FileModel:
     """Every CustomChartDef and CustomChart of a parsed file."""
-    found = FileModel()
-    _walk_body(body, found)
-    return found
+    return _collect([body])
 
 
 def extract_objects(objects: list[Obj]) -> FileModel:
     """The definitions and uses among blocks found by scanning."""
+    return _collect(list(objects))
+
+
+def _collect(roots: list[Body | Value]) -> FileModel:
+    """The definitions and uses in ``roots``, in the order written. A loop over a stack, not
+    recursion: a long operator chain is a tree as deep as the chain is long."""
     found = FileModel()
-    for obj in objects:
-        _walk_value(obj, found)
+    stack: list[Body | Entry | Value] = list(reversed(roots))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Body):
+            stack.extend(reversed(item.entries))
+        elif isinstance(item, Entry):
+            if item.is_block and isinstance(item.value, Obj) and item.key == "CustomChartDef":
+                found.defs.append(ChartDef(item.name, item.offset, item.name_offset, item.value.body))
+            elif item.is_block and isinstance(item.value, Obj) and item.key == "CustomChart":
+                found.uses.append(ChartUse(item.offset, item.value.body))
+            elif item.value is not None:
+                stack.append(item.value)
+        elif isinstance(item, Obj) and item.type_name == "CustomChartDef":
+            found.defs.append(ChartDef(item.name, item.offset, item.name_offset, item.body))
+        elif isinstance(item, Obj) and item.type_name == "CustomChart":
+            found.uses.append(ChartUse(item.offset, item.body))
+        elif isinstance(item, Obj):
+            stack.append(item.body)
+        elif isinstance(item, ListV):
+            stack.extend(reversed(item.items))
+        elif isinstance(item, Call):
+            stack.extend(reversed(item.args))
+        elif isinstance(item, Expr):
+            stack.extend([item.right, item.left] if item.right is not None else [item.left])
     return found
-
-
-def _walk_body(body: Body, found: FileModel) -> None:
-    for entry in body.entries:
-        if entry.is_block and isinstance(entry.value, Obj) and entry.key == "CustomChartDef":
-            found.defs.append(ChartDef(entry.name, entry.offset, entry.name_offset, entry.value.body))
-        elif entry.is_block and isinstance(entry.value, Obj) and entry.key == "CustomChart":
-            found.uses.append(ChartUse(entry.offset, entry.value.body))
-        elif entry.value is not None:
-            _walk_value(entry.value, found)
-
-
-def _walk_value(value: Value, found: FileModel) -> None:
-    if isinstance(value, Obj):
-        if value.type_name == "CustomChartDef":
-            found.defs.append(ChartDef(value.name, value.offset, value.name_offset, value.body))
-        elif value.type_name == "CustomChart":
-            found.uses.append(ChartUse(value.offset, value.body))
-        else:
-            _walk_body(value.body, found)
-    elif isinstance(value, ListV):
-        for item in value.items:
-            _walk_value(item, found)
-    elif isinstance(value, Call):
-        for arg in value.args:
-            _walk_value(arg, found)
-    elif isinstance(value, Expr):
-        _walk_value(value.left, found)
-        if value.right is not None:
-            _walk_value(value.right, found)
 
 
 def properties(body: Body, rep: Reporter, what: str, repeatable: tuple[str, ...] = ()) -> dict[str, Entry]:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from analytics_provider.aml.diagnostics import Source
 from analytics_provider.aml.lexer import AmlSyntaxError, Token, tokens
+from analytics_provider.aml.limits import LIMIT_CODE, MAX_DEPTH, MAX_TERMS, depth_message, read_number
 from analytics_provider.aml.nodes import (
     Body,
     Bool,
@@ -49,7 +50,8 @@ def describe_token(tok: Token) -> str:
 
 
 class Parser:
-    """Parses from an offset of a text; raises :class:`AmlSyntaxError`."""
+    """Parses from an offset of a text; raises :class:`AmlSyntaxError` (code CC005 past a limit of
+    :mod:`~analytics_provider.aml.limits`)."""
 
     def __init__(self, text: str, start: int = 0) -> None:
         self.text = text
@@ -57,6 +59,16 @@ class Parser:
         self._buffer: list[Token] = []
         self.end = start
         """Offset after the last token consumed."""
+        self._depth = 0
+
+    def _open(self, tok: Token) -> None:
+        """Enter the level ``tok`` (a bracket) opens; :meth:`_close` leaves it."""
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise AmlSyntaxError(tok.offset, depth_message("AML"), LIMIT_CODE)
+
+    def _close(self) -> None:
+        self._depth -= 1
 
     # -- token access
     def peek(self, ahead: int = 0) -> Token:
@@ -96,9 +108,11 @@ class Parser:
     def parse_block(self) -> Body:
         """``{ entries }``."""
         open_tok = self.expect("{", "to open a block")
+        self._open(open_tok)
         body = Body(open_tok.offset)
         body.entries = self._entries(closing=open_tok)
         body.end = self.take().end
+        self._close()
         return body
 
     def _entries(self, closing: Token | None) -> list[Entry]:
@@ -153,21 +167,29 @@ class Parser:
 
     # -- values
     def parse_value(self) -> Value:
-        """A value, with any binary operators."""
+        """A value, with any binary operators (at most :data:`MAX_TERMS` terms)."""
         left = self._unary()
+        terms = 1
         while self.peek().kind == "punct" and self.peek().value in _BINARY:
             op = self.take().value
+            terms += 1
+            if terms > MAX_TERMS:
+                raise AmlSyntaxError(self.peek().offset, f"an expression of more than {MAX_TERMS} terms: the "
+                                                         f"linter reads at most {MAX_TERMS}; split it", LIMIT_CODE)
             left = Expr(_offset(left), op, left, self._unary())
         return left
 
     def _unary(self) -> Value:
-        if self.at("-") or self.at("!"):
-            op = self.take()
-            operand = self._unary()
-            if op.value == "-" and isinstance(operand, Num):
-                return Num(op.offset, -operand.value)
-            return Expr(op.offset, op.value, operand, None)
-        return self._primary()
+        ops: list[Token] = []
+        while self.at("-") or self.at("!"):
+            ops.append(self.take())
+        value = self._primary()
+        for op in reversed(ops):
+            if op.value == "-" and isinstance(value, Num):
+                value = Num(op.offset, -value.value)
+            else:
+                value = Expr(op.offset, op.value, value, None)
+        return value
 
     def _primary(self) -> Value:
         tok = self.peek()
@@ -176,8 +198,10 @@ class Parser:
             return Str(tok.offset, tok.value)
         if tok.kind == "number":
             self.take()
-            text = tok.value
-            return Num(tok.offset, float(text) if any(c in text for c in ".eE") else int(text))
+            number, problem = read_number(tok.value)
+            if number is None:
+                raise AmlSyntaxError(tok.offset, problem, LIMIT_CODE)
+            return Num(tok.offset, number)
         if tok.kind == "heredoc":
             self.take()
             return Heredoc(tok.offset, tok.value, tok.body, tok.text_offset)
@@ -187,9 +211,10 @@ class Parser:
             body = self.parse_block()
             return Obj(body.offset, None, None, body.offset, body)
         if self.at("("):
-            self.take()
+            self._open(self.take())
             inner = self.parse_value()
             self.expect(")", "to close the parenthesis")
+            self._close()
             return inner
         if tok.kind == "name":
             return self._named()
@@ -197,6 +222,7 @@ class Parser:
 
     def _list(self) -> ListV:
         open_tok = self.take()
+        self._open(open_tok)
         items: list[Value] = []
         while not self.at("]"):
             if self.peek().kind == "eof":
@@ -205,6 +231,7 @@ class Parser:
             if not self.at("]"):
                 self.expect(",", "between list items")
         self.take()
+        self._close()
         return ListV(open_tok.offset, items)
 
     def _named(self) -> Value:
@@ -232,6 +259,7 @@ class Parser:
 
     def _call(self, offset: int, name: str) -> Call:
         open_tok = self.take()
+        self._open(open_tok)
         args: list[Value] = []
         while not self.at(")"):
             if self.peek().kind == "eof":
@@ -243,6 +271,7 @@ class Parser:
             if not self.at(")"):
                 self.expect(",", "between arguments")
         self.take()
+        self._close()
         return Call(offset, name, args)
 
 

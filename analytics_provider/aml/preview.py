@@ -42,7 +42,9 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
             chart: str | None = None, scale: float = 1.0) -> Preview:
     """Draw one definition of a ``.chart.aml`` file (the one named ``chart`` when the file has
     several) to ``out`` (``<chart_name>.png`` by default; ``.svg`` writes SVG). The file is
-    written whole or not at all. Raises :class:`PreviewError`."""
+    written whole or not at all. Raises :class:`PreviewError`, and
+    :class:`~analytics_provider.aml.compiler.CompilerCrashed` when vl-convert crashes (in its child
+    process: the caller lives on)."""
     if not compiler.available():
         raise PreviewError(f"preview needs {compiler.PACKAGE}: "
                            f"pip install 'airflow-provider-analytics[{compiler.EXTRA}]'")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from analytics_provider.aml.checks_def import NUMERIC_TEXT
+from analytics_provider.aml.limits import describe_character, undrawable
 from analytics_provider.aml.model import DefInfo, OptionInfo
 from analytics_provider.aml.nodes import Bool, Num, Str
 from analytics_provider.aml.template import Placeholder, Template, read_placeholder, to_python
@@ -82,7 +83,8 @@ def _dimension_values(data_type: str, position: int) -> list[Any]:
 
 def read_rows(path: str | Path, info: DefInfo) -> list[dict[str, Any]]:
     """Rows from a csv file whose header names the slots; numbers are read as numbers. Raises
-    :class:`DataError` naming the missing or unknown columns."""
+    :class:`DataError` naming the missing or unknown columns, or the cell that holds a character the
+    compilers abort on."""
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         columns = list(reader.fieldnames or [])
@@ -92,7 +94,15 @@ def read_rows(path: str | Path, info: DefInfo) -> list[dict[str, Any]]:
             raise DataError(f"{path}: the columns must be the slots {', '.join(info.slots)}"
                             + (f"; missing: {', '.join(missing)}" if missing else "")
                             + (f"; not slots: {', '.join(unknown)}" if unknown else ""))
-        return [{key: _cell(value) for key, value in row.items()} for row in reader]
+        rows = []
+        for row in reader:
+            for key, value in row.items():
+                at = undrawable(value) if isinstance(value, str) else -1
+                if at >= 0:
+                    raise DataError(f"{path}: line {reader.line_num}, column {key}: the cell holds "
+                                    f"{describe_character(value[at])}, which charts cannot draw; remove it")
+            rows.append({key: _cell(value) for key, value in row.items()})
+        return rows
 
 
 def _cell(text: str | None) -> Any:

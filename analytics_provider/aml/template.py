@@ -15,22 +15,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analytics_provider.aml.diagnostics import Source
+from analytics_provider.aml.limits import LIMIT_CODE, MAX_DEPTH, depth_message, read_number
 from analytics_provider.aml.nodes import Node, locate
 
-_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _FIELD = re.compile(r"fields\.([A-Za-z_][A-Za-z0-9_]*)\.(name|type|format)")
 _OPTION = re.compile(r"options\.([A-Za-z_][A-Za-z0-9_]*)\.value")
-_SCHEMA_URL = re.compile(r"/schema/(vega-lite|vega)/v(\d+)(?:\.(\d+))?")
+_SCHEMA_URL = re.compile(r"/schema/(vega-lite|vega)/v([0-9]{1,9})(?:\.([0-9]{1,9}))?")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
 class TemplateSyntaxError(Exception):
-    """Invalid JSON at a file offset."""
+    """Invalid JSON at a file offset; ``code`` is CC402, or CC005 for a limit of the linter (a number
+    it cannot read, nesting too deep)."""
 
-    def __init__(self, offset: int, message: str) -> None:
+    def __init__(self, offset: int, message: str, code: str = "CC402") -> None:
         super().__init__(message)
         self.offset = offset
         self.message = message
+        self.code = code
 
 
 @dataclass
@@ -170,6 +173,7 @@ class _Reader:
     def __init__(self, text: str, base: int) -> None:
         self.text, self.base, self.i = text, base, 0
         self.placeholders: list[Placeholder] = []
+        self.depth = 0
 
     def error(self, message: str, at: int | None = None) -> TemplateSyntaxError:
         return TemplateSyntaxError(self.base + (self.i if at is None else at), message)
@@ -211,9 +215,11 @@ class _Reader:
                 return JScalar(self.base + start, val)
         m = _NUMBER.match(self.text, self.i)
         if m and not self._word_continues(m.end() - self.i):
+            number, problem = read_number(m.group())
+            if number is None:
+                raise TemplateSyntaxError(self.base + start, problem, LIMIT_CODE)
             self.i = m.end()
-            num = m.group()
-            return JScalar(self.base + start, float(num) if any(c in num for c in ".eE") else int(num))
+            return JScalar(self.base + start, number)
         found = re.match(r"[^\s,:\]\}]+", self.text[self.i:])
         shown = found.group() if found else ch
         raise self.error(f"'{shown[:30]}' is not a JSON value (strings need double quotes)")
@@ -242,8 +248,13 @@ class _Reader:
             if ch == '"':
                 self.i += 1
                 return JString(self.base + start, "".join(out))
-            if ch == "\n" or ord(ch) < 0x20:
+            if ch == "\n":
                 break
+            if ord(ch) < 0x20:
+                raise self.error(f"control character U+{ord(ch):04X} in a string: write it as an escape such as "
+                                 "\\t, or remove it")
+            if "\ud800" <= ch <= "\udfff":
+                raise self.error(f"{_surrogate(ch)}: the file is not valid text here")
             if ch == "\\":
                 out.append(self._escape())
                 continue
@@ -260,10 +271,26 @@ class _Reader:
         if nxt in _ESCAPES:
             self.i += 2
             return _ESCAPES[nxt]
-        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", self.text[self.i + 2:self.i + 6]):
+        code = self._hex(self.i)
+        if nxt == "u" and code is not None:
+            if 0xD800 <= code <= 0xDBFF and self.text.startswith("\\u", self.i + 6):
+                low = self._hex(self.i + 6)
+                if low is not None and 0xDC00 <= low <= 0xDFFF:  # a pair written as two escapes
+                    self.i += 12
+                    return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00))
+            if 0xD800 <= code <= 0xDFFF:
+                raise self.error(f"{_surrogate(chr(code))}: write the character itself, or both halves of the "
+                                 "pair (\\ud83d\\ude00)")
             self.i += 6
-            return chr(int(self.text[self.i - 4:self.i], 16))
+            return chr(code)
         raise self.error(f"invalid escape '\\{nxt}' in string")
+
+    def _hex(self, at: int) -> int | None:
+        """The code of a ``\\uXXXX`` escape at ``at``; None when it is not one."""
+        digits = self.text[at + 2:at + 6]
+        if self.text.startswith("\\u", at) and re.fullmatch(r"[0-9a-fA-F]{4}", digits):
+            return int(digits, 16)
+        return None
 
     def _items(self, close: str, what: str, read: Callable[[], None]) -> None:
         self.i += 1
@@ -286,9 +313,16 @@ class _Reader:
                 self.i += 1
                 return
 
+    def _enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise TemplateSyntaxError(self.base + self.i, depth_message("the template"), LIMIT_CODE)
+
     def array(self) -> JArray:
         node = JArray(self.base + self.i)
+        self._enter()
         self._items("]", "an array item", lambda: node.items.append(self.value()))
+        self.depth -= 1
         return node
 
     def obj(self) -> JObject:
@@ -307,8 +341,14 @@ class _Reader:
             self.i += 1
             node.values.append(self.value())
 
+        self._enter()
         self._items("}", "a property", member)
+        self.depth -= 1
         return node
+
+
+def _surrogate(ch: str) -> str:
+    return f"U+{ord(ch):04X} is half of a surrogate pair, not a character"
 
 
 def walk(node: JNode) -> Iterator[JNode]:

@@ -46,6 +46,10 @@ class AmlPreview(Directive):
                 where = "; ".join(d.format() for d in exc.diagnostics)
                 logger.warning("aml-preview: %s%s", exc, f" ({where})" if where else "", location=self.get_location())
                 return []
+            except compiler.CompilerCrashed as exc:
+                logger.warning("aml-preview: the compiler crashed on %s: %s", source.name, exc.message,
+                               location=self.get_location())
+                return []
         image = nodes.image(uri=f"/{FOLDER}/{target.name}", alt=self.options.get("alt", source.name))
         if "width" in self.options:
             image["width"] = self.options["width"]

@@ -15,10 +15,12 @@ from .helpers import CORPUS, expected, units
 REPO = CORPUS.parents[2]
 
 
-def run(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None,
+        flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """The command with ``args``; ``flags`` are the interpreter's (such as ``-O``)."""
     return subprocess.run(
         # the same interpreter with the same site setting, so the command sees the same packages
-        [sys.executable, *(["-S"] if sys.flags.no_site else []), "-m", "analytics_provider.aml", *args],
+        [sys.executable, *(["-S"] if sys.flags.no_site else []), *flags, "-m", "analytics_provider.aml", *args],
         cwd=cwd, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
     )
 
