@@ -32,7 +32,10 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--conn-id", default=default,
                              help=f"the analytics connection (default {default or 'none: the files only'})")
         if name != "check":
-            command.add_argument("--prune", action="store_true", help="delete the resources no file declares any more")
+            command.add_argument("--scope", help="the name these files' resources carry ([managed: <scope>/<key>]); "
+                                                 "needed by --prune")
+            command.add_argument("--prune", action="store_true",
+                                 help="delete the resources of the scope that no file declares any more")
     return parser
 
 
@@ -43,6 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if not Path(args.path).exists():
         print(f"{args.path}: no such file or folder", file=sys.stderr)
+        return 2
+    problem = _usage_problem(args)
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     declared, found = check(load(args.path))
     hook = None
@@ -62,11 +69,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _plan_and_apply(args, hook, declared)
 
 
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    from analytics_provider.deliveries.check import scope_problem
+
+    if args.command == "check":
+        return None
+    problem = scope_problem(args.scope)
+    if problem:
+        return f"--scope must be {problem}; got {args.scope!r}"
+    if args.prune and args.scope is None:
+        return ("--prune needs --scope: the name these files' resources carry ([managed: <scope>/<key>]), so that "
+                "it deletes only what these files made (resources made without a scope are adopted, never pruned)")
+    return None
+
+
 def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared]) -> int:
     from analytics_provider.access.apply import SyncApplyError
     from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
 
-    plan = plan_deliveries(hook, declared, prune=args.prune)
+    plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune)
     print(plan.table())
     if args.command == "plan" or plan.is_empty:
         return 0

@@ -18,8 +18,9 @@ from analytics_provider.api.deliveries import ALERT_DESTS, SCHEDULE_DESTS
 from analytics_provider.deliveries.files import KEY, DeliveryFile, Where
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
+SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-MARKER = re.compile(r"\s*\[managed: ([^\]]+)\]$")
+MARKER = re.compile(r"\s*\[managed: (?:([^\]/]+)/)?([^\]/]+)\]$")
 SOURCES = {"schedules": {"dashboard": "Dashboard", "query_report": "QueryReport"},
            "alerts": {"widget": "DashboardWidget"}}
 FIELDS = {
@@ -39,6 +40,7 @@ class Declared:
     section: str
     key: str
     body: dict[str, Any]
+    """Its title carries the key without a scope; :func:`scoped` gives the body sent."""
     path: str
     line: int
     source_line: int
@@ -54,16 +56,34 @@ class Declared:
         return f"{self.path}:{self.line}"
 
 
-def managed_title(title: str | None, key: str) -> str:
-    """The title the service keeps: the file's title with the key after it (``Weekly sales
-    [managed: weekly-sales]``); it marks the resource as one the files manage."""
-    return f"{title} [managed: {key}]" if title else f"[managed: {key}]"
+def managed_title(title: str | None, key: str, scope: str | None = None) -> str:
+    """The title the service keeps: the file's title with the scope and key after it (``Weekly
+    sales [managed: sales/weekly-sales]``; without a scope ``[managed: weekly-sales]``, as made
+    before scopes); it marks the resource as one the files of that scope manage."""
+    marker = f"[managed: {scope}/{key}]" if scope else f"[managed: {key}]"
+    return f"{title} {marker}" if title else marker
 
 
-def key_of(title: Any) -> str | None:
-    """The key a title carries, or None for a resource the files do not manage."""
+def marker_of(title: Any) -> tuple[str | None, str] | None:
+    """The scope (None: made without one) and key a title carries, or None for a resource the
+    files do not manage."""
     found = MARKER.search(title) if isinstance(title, str) else None
-    return found.group(1) if found else None
+    return (found.group(1), found.group(2)) if found else None
+
+
+def scoped(item: Declared, scope: str | None) -> dict[str, Any]:
+    """The body sent for ``item`` by the files of ``scope``: its title carries the scope."""
+    title = item.body["title"]
+    found = MARKER.search(title)
+    plain = title[: found.start()] if found else title
+    return {**item.body, "title": managed_title(plain or None, item.key, scope)}
+
+
+def scope_problem(scope: Any) -> str | None:
+    """What is wrong with a scope's name, or None (None itself: no scope)."""
+    if scope is None or (isinstance(scope, str) and SCOPE_PATTERN.match(scope)):
+        return None
+    return "letters, digits, '_', '.', '-' (up to 40), starting with a letter or digit"
 
 
 class _Findings:

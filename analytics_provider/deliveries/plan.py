@@ -1,11 +1,13 @@
 """Planning and applying delivery files: declared objects matched with the service's resources by key.
 
-A resource is the files' when its title carries a key (``... [managed: weekly-sales]``,
-:func:`~analytics_provider.deliveries.check.managed_title`); every other schedule and alert is
-never read further, changed or deleted. A declared object without its resource is created; one
-whose resource differs in a field the file gives is updated (fields the file leaves out are the
-service's: its defaults never count as a change); a resource whose key no file declares any more
-is deleted only with ``prune``.
+A resource is the files' when its title carries their scope and a key (``... [managed:
+sales/weekly-sales]``, :func:`~analytics_provider.deliveries.check.managed_title`); every other
+schedule and alert (made by hand, by another tool, or by the files of another scope) is never
+changed or deleted. A declared object without its resource is created; one whose resource differs
+in a field the file gives is updated (fields the file leaves out are the service's: its defaults
+never count as a change); a resource of the scope whose key no file declares any more is deleted
+only with ``prune``. A resource made before scopes (``[managed: weekly-sales]``) is adopted by the
+first scope that declares its key (its title is updated); it is never pruned by a scope.
 """
 
 from __future__ import annotations
@@ -16,40 +18,63 @@ from typing import Any
 from analytics_provider.access.apply import Step, apply_steps
 from analytics_provider.access.plan import CHANGE, CREATE, REMOVE, Change, Plan
 from analytics_provider.api.operations import MAX_PAGE_SIZE
-from analytics_provider.deliveries.check import KINDS, Declared, key_of
+from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
+from analytics_provider.exceptions import AnalyticsParameterError
 
 Json = dict[str, Any]
 API = {"schedules": "data_schedule", "alerts": "data_alert"}
 """Each section's name in the hook's methods (``list_data_schedules``, ``create_data_alert``...)."""
 
 
-def plan_deliveries(hook: Any, declared: Sequence[Declared], *, prune: bool = False) -> Plan:
+def check_scope(scope: Any, prune: bool, where: str) -> None:
+    """Refuse a malformed scope, and ``prune`` without one (it would reach every file's resources)."""
+    problem = scope_problem(scope)
+    if problem:
+        raise AnalyticsParameterError(f"{where}: scope must be {problem}; got {scope!r}")
+    if prune and scope is None:
+        raise AnalyticsParameterError(
+            f"{where}: prune needs a scope (the name the files' resources carry: [managed: <scope>/<key>]), so "
+            "that it deletes only what these files made; resources made without one are adopted, never pruned")
+
+
+def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | None = None,
+                    prune: bool = False) -> Plan:
+    check_scope(scope, prune, "plan")
     plan = Plan("deliveries", "resource", "key")
     for section, api in API.items():
-        managed: dict[str, Json] = {}
+        owned: dict[str, Json] = {}
+        unscoped: dict[str, Json] = {}  # made before scopes: adopted when declared
         for resource in getattr(hook, f"list_{api}s")(limit=MAX_PAGE_SIZE):
-            key = key_of(resource.get("title"))
-            if key is not None:
-                managed.setdefault(key, resource)
+            marker = marker_of(resource.get("title"))
+            if marker is None:
+                continue
+            if marker[0] == scope:
+                owned.setdefault(marker[1], resource)
+            elif marker[0] is None:
+                unscoped.setdefault(marker[1], resource)
         for item in (d for d in declared if d.section == section):
-            resource = managed.pop(item.key, None)
+            resource = owned.pop(item.key, None) or unscoped.pop(item.key, None)
+            body = scoped(item, scope)
             if resource is None:
                 plan.changes.append(Change(CREATE, KINDS[section], item.key, "", item.where,
-                                           write=(section, None, item.body)))
+                                           write=(section, None, body)))
                 continue
-            changed = differences(item.body, resource)
+            changed = differences(body, resource)
             if changed:
                 plan.changes.append(Change(CHANGE, f"{KINDS[section]} {resource['id']}", item.key,
                                            "; ".join(f"{k} {v!r}" for k, v, _ in changed),
                                            "; ".join(f"{k} {w!r}" for k, _, w in changed),
-                                           write=(section, resource["id"], item.body)))
-        for key, resource in sorted(managed.items()):
+                                           write=(section, resource["id"], body)))
+        for key, resource in sorted(owned.items()):
             shown = f"{KINDS[section]} {resource['id']} ({key})"
             if prune:
                 plan.changes.append(Change(REMOVE, f"{KINDS[section]} {resource['id']}", key, "in no file", "",
                                            write=(section, resource["id"], None)))
             else:
                 plan.left.append(shown)
+        if scope is not None:
+            plan.left += [f"{KINDS[section]} {r['id']} ({key}, made without a scope)"
+                          for key, r in sorted(unscoped.items())]
     return plan
 
 

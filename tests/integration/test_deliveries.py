@@ -58,7 +58,7 @@ def writes(emulator: Any) -> list[Any]:
 def sync(hook: AnalyticsHook, folder: Path, prune: bool = False) -> Any:
     declared, found = check(load(folder))
     assert found == []
-    plan = plan_deliveries(hook, declared, prune=prune)
+    plan = plan_deliveries(hook, declared, scope="sales", prune=prune)
     apply_deliveries(hook, plan, "apply")
     return plan
 
@@ -131,7 +131,7 @@ def test_apply_creates_then_updates_what_changed_and_a_second_run_writes_nothing
     assert [r.operation for r in created] == ["create_data_schedule", "create_data_alert"]
     sent = created[0].json["data_schedule"]
     assert sent["dest"]["title"] == "Weekly sales {{$today}}"  # the service's placeholder, as written
-    assert sent["title"] == "Weekly sales [managed: weekly-sales]"
+    assert sent["title"] == "Weekly sales [managed: sales/weekly-sales]"
     (schedule,) = [s for s in hook.list_data_schedules() if s["id"] not in before]
     assert schedule["dest"]["title"] == "Weekly sales {{$today}}" and schedule["schedule"]["repeat"] == "0 8 * * 1"
 
@@ -186,8 +186,11 @@ def test_manage_plans_and_applies_outside_airflow(tmp_path, hook, analytics_emul
     assert writes(analytics_emulator) == []
     assert manage.main(["apply", str(tmp_path)]) == 0
     assert capsys.readouterr().out.endswith("applied 2 change(s)\n")
-    assert manage.main(["apply", str(tmp_path), "--prune"]) == 0
+    assert manage.main(["apply", str(tmp_path), "--prune", "--scope", "sales"]) == 0
+    out = capsys.readouterr().out  # adopted into the scope: their titles take it
+    assert "title '[managed: revenue-watch]'  " in out and out.endswith("applied 2 change(s)\n")
+    assert manage.main(["apply", str(tmp_path), "--prune", "--scope", "sales"]) == 0
     assert capsys.readouterr().out.endswith("deliveries: nothing to change\n")
-    assert len(writes(analytics_emulator)) == 2
+    assert len(writes(analytics_emulator)) == 4
     assert manage.main(["apply"]) == 2  # usage
     assert manage.main(["check", str(tmp_path / "nowhere")]) == 2
