@@ -36,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
                                                  "needed by --prune")
             command.add_argument("--prune", action="store_true",
                                  help="delete the resources of the scope that no file declares any more")
+            command.add_argument("--max-deletes", type=int, metavar="N",
+                                 help="refuse a plan that deletes more than N resources")
+            command.add_argument("--allow-delete-all", action="store_true",
+                                 help="allow a plan that deletes everything in scope, or files that declare nothing")
     return parser
 
 
@@ -77,6 +81,8 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     problem = scope_problem(args.scope)
     if problem:
         return f"--scope must be {problem}; got {args.scope!r}"
+    if args.max_deletes is not None and args.max_deletes < 0:
+        return f"--max-deletes must be 0 or more; got {args.max_deletes}"
     if args.prune and args.scope is None:
         return ("--prune needs --scope: the name these files' resources carry ([managed: <scope>/<key>]), so that "
                 "it deletes only what these files made (resources made without a scope are adopted, never pruned)")
@@ -89,6 +95,11 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
 
     plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune)
     print(plan.table())
+    refusal = plan.refusal(args.max_deletes, args.allow_delete_all)
+    if refusal:
+        print(f"manage {args.command}: {refusal}. If that is meant, give --allow-delete-all (or a higher "
+              "--max-deletes)", file=sys.stderr)
+        return 1
     if args.command == "plan" or plan.is_empty:
         return 0
     try:

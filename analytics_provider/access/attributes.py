@@ -85,10 +85,14 @@ class UserAttributeSync:
         if managed is None:
             managed = {attr for wanted in desired.values() for attr in wanted}
         self.managed = managed
-        plan = Plan("user attributes", "user", "attribute")
+        plan = Plan("user attributes", "user", "attribute", kept=0,
+                    scope="attributes " + ", ".join(sorted(self._by_id[a]["name"] for a in managed)),
+                    declared=sum(len(wanted) for wanted in desired.values()))
         for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
             plan.users_read += 1
-            plan.changes.extend(self._user_changes(user, want or {}, managed))
+            changes, held = self._user_changes(user, want or {}, managed)
+            plan.changes.extend(changes)
+            plan.kept = (plan.kept or 0) + held - sum(1 for c in changes if c.action == REMOVE)
         plan.unknown = unknown_users(desired)
         if self.invite_role:
             plan.changes += invitations(invitable(desired), self.invite_role)
@@ -146,16 +150,18 @@ class UserAttributeSync:
         errors.check()
         return desired
 
-    def _user_changes(self, user: Json, want: Wanted, managed: set[int]) -> list[Change]:
-        """The user's changes: the values they have (one request) decide which attributes need a
-        write; where one of those has values, the user's own entries are read (one more request)
-        to tell a change of their own from values of their groups."""
+    def _user_changes(self, user: Json, want: Wanted, managed: set[int]) -> tuple[list[Change], int]:
+        """The user's changes, and how many managed attributes the user has values for: the
+        values they have (one request) decide which attributes need a write; where one of those
+        has values, the user's own entries are read (one more request) to tell a change of their
+        own from values of their groups."""
         values = self.hook.compute_user_attribute_values("User", user["id"]) or {}
         effective = {a: set(values.get(self._by_id[a]["name"]) or []) for a in managed}
         in_question = [a for a in sorted(managed) if (effective[a] != want[a] if want.get(a) else
                                                        self.delete_missing and bool(effective[a]))]
+        has_values = sum(1 for a in managed if effective[a])
         if not in_question:
-            return []
+            return [], has_values
         own: dict[int, str] = {}
         if any(effective[a] for a in in_question):  # without values there is no own entry to tell apart
             own = {
@@ -171,7 +177,7 @@ class UserAttributeSync:
                 changes.append(self._change(ADD if kind is None else CHANGE, user, attr_id, held, wanted))
             elif kind is not None:  # inherited values are the groups': nothing of the user's to remove
                 changes.append(self._change(REMOVE, user, attr_id, held, None))
-        return changes
+        return changes, has_values
 
     def _change(self, action: str, user: Json, attr_id: int, held: set[str] | None, wanted: set[str] | None) -> Change:
         before = "" if action == ADD else ALL_VALUES if held is None else shown_values(held)

@@ -79,12 +79,15 @@ class GroupMemberSync:
         if managed is None:
             managed = {g for wanted in desired.values() for g in wanted}
         self.managed = managed
-        plan = Plan("group members", "user", "group")
+        plan = Plan("group members", "user", "group", kept=0,
+                    scope="groups " + ", ".join(sorted(self._name(g) for g in managed)),
+                    declared=sum(len(wanted) for wanted in desired.values()))
         plan.changes += [Change(CREATE, "", name, "", "created", write=name) for name in self._to_create]
         for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
             plan.users_read += 1
             held = {g for g in user.get("group_ids") or [] if g in managed}
             wanted = want or set()
+            plan.kept = (plan.kept or 0) + len(held & wanted)
             for group in sorted(wanted - held, key=self._name):
                 plan.changes.append(Change(ADD, shown(user), self._name(group), "", "member",
                                            write=(group, user["id"])))

@@ -14,6 +14,8 @@ LOGGED_ROWS = 200
 """Changes a plan's table shows in the log; the rest are counted."""
 XCOM_ROWS = 1000
 """Changes a plan's XCom lists; the rest are counted (the counts are always whole)."""
+REFUSAL_ROWS = 20
+"""Removals a refusal names; the rest are counted."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,12 @@ class Plan:
     left: list[str] = field(default_factory=list)
     """What the service holds that the input no longer names, kept (``delete_missing`` or
     ``prune`` off): shown, never written."""
+    scope: str = ""
+    """What the plan may remove, for messages: ``scope 'sales'``, ``attributes region``."""
+    declared: int | None = None
+    """How many things of the scope the input declares (rows' values, files' objects)."""
+    kept: int | None = None
+    """How many things of the scope the service holds that the plan keeps (changed or not)."""
 
     def of(self, action: str) -> list[Change]:
         return [c for c in self.changes if c.action == action]
@@ -65,6 +73,29 @@ class Plan:
     @property
     def is_empty(self) -> bool:
         return not self.changes
+
+    def refusal(self, max_deletes: int | None, allow_delete_all: bool) -> str | None:
+        """Why the plan must not be applied without consent, naming what it would remove; None
+        when it may. Refused: more removals than ``max_deletes``; unless ``allow_delete_all``,
+        removals when the input declares nothing of the scope, or when nothing of it is kept."""
+        removals = self.of(REMOVE)
+        count = len(removals)
+        scope = f" of {self.scope}" if self.scope else ""
+        if not removals:
+            return None
+        if max_deletes is not None and count > max_deletes:
+            reason = f"the plan deletes {count}, more than max_deletes ({max_deletes})"
+        elif allow_delete_all:
+            return None
+        elif self.declared == 0:
+            reason = f"the input declares nothing{scope} and the plan deletes {count}"
+        elif self.kept == 0:
+            reason = f"the plan deletes everything{scope} ({count}, none kept)"
+        else:
+            return None
+        named = ", ".join(f"{c.subject}: {c.target}" for c in removals[:REFUSAL_ROWS])
+        more = f" and {count - REFUSAL_ROWS} more" if count > REFUSAL_ROWS else ""
+        return f"{self.what}: {reason}: {named}{more}; nothing was written"
 
     def summary(self) -> str:
         counts = self.counts()

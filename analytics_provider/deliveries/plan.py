@@ -40,7 +40,8 @@ def check_scope(scope: Any, prune: bool, where: str) -> None:
 def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | None = None,
                     prune: bool = False) -> Plan:
     check_scope(scope, prune, "plan")
-    plan = Plan("deliveries", "resource", "key")
+    plan = Plan("deliveries", "resource", "key", scope=f"scope {scope!r}" if scope else "",
+                declared=len(declared), kept=0)
     for section, api in API.items():
         owned: dict[str, Json] = {}
         unscoped: dict[str, Json] = {}  # made before scopes: adopted when declared
@@ -59,6 +60,7 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
                 plan.changes.append(Change(CREATE, KINDS[section], item.key, "", item.where,
                                            write=(section, None, body)))
                 continue
+            plan.kept = (plan.kept or 0) + 1
             changed = differences(body, resource)
             if changed:
                 plan.changes.append(Change(CHANGE, f"{KINDS[section]} {resource['id']}", item.key,

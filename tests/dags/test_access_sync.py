@@ -220,3 +220,21 @@ def test_the_example_syncs_the_warehouse_table_once(example_dag_bag, analytics_e
     analytics_emulator.clear_requests()
     second = dag_test(dag)
     assert second.state == "success" and writes(analytics_emulator) == []
+
+
+def test_an_empty_query_result_with_delete_missing_resets_nobody_without_consent(
+    access_bag, analytics_emulator, analytics_connection, warehouse, hook, capfd
+) -> None:
+    assert run(access_bag).state == "success"
+    fill(warehouse, [])  # the load failed and left the table empty
+    analytics_emulator.clear_requests()
+    dag_run = run(access_bag, delete_missing=True)
+    assert dag_run.state == "failed"
+    assert writes(analytics_emulator) == []
+    assert region_of(hook, 1) == ["EU"] and region_of(hook, 2) == ["APAC", "US"]
+    text = "".join(capfd.readouterr())
+    assert ("sync_regions: user attributes: the input declares nothing of attributes region and the plan deletes 4: "
+            "maya.chen@example.com (1): region, lucas.meyer@example.com (2): region") in text
+    assert "If that is meant, set allow_delete_all=True" in text
+    dag_run = run(access_bag, delete_missing=True, allow_delete_all=True)
+    assert results(dag_run)["sync_regions"]["applied"] == 4 and region_of(hook, 2) is None

@@ -89,3 +89,37 @@ def test_resources_made_without_a_scope_are_adopted_into_one_without_a_delete(tm
     after = {s["id"]: s.get("title") for s in hook.list_data_schedules()}
     assert after[made["Weekly sales [managed: weekly-sales]"]] == "Weekly sales [managed: sales/weekly-sales]"
     assert after[made["Monthly sales [managed: monthly-sales]"]] == "Monthly sales [managed: monthly-sales]"
+
+
+def test_files_that_declare_nothing_do_not_prune_everything_without_consent(tmp_path, hook, analytics_emulator,
+                                                                            capsys) -> None:
+    path = write(tmp_path, "sales.yml", schedule("weekly-sales"), schedule("monthly-sales", "0 8 1 * *"))
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales"]) == 0
+    made = sorted(s["id"] for s in hook.list_data_schedules() if "[managed: sales/" in (s.get("title") or ""))
+    path.write_text("# emptied in a merge\n", encoding="utf-8")
+    capsys.readouterr()
+    analytics_emulator.clear_requests()
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales", "--prune"]) == 1
+    err = capsys.readouterr().err
+    assert ("manage apply: deliveries: the input declares nothing of scope 'sales' and the plan deletes 2: "
+            f"data schedule {made[1]}: monthly-sales, data schedule {made[0]}: weekly-sales; nothing was written. "
+            "If that is meant, give --allow-delete-all") in err
+    assert writes(analytics_emulator) == []
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales", "--prune", "--allow-delete-all"]) == 0
+    assert writes(analytics_emulator) == ["delete_data_schedule"] * 2
+
+
+def test_more_deletes_than_max_deletes_are_refused_naming_them(tmp_path, hook, analytics_emulator, capsys) -> None:
+    keys = ("a-sales", "b-sales", "c-sales")
+    path = write(tmp_path, "sales.yml", *(schedule(k) for k in keys))
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales"]) == 0
+    write(tmp_path, "sales.yml", schedule("a-sales"))
+    capsys.readouterr()
+    analytics_emulator.clear_requests()
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales", "--prune", "--max-deletes", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "deliveries: the plan deletes 2, more than max_deletes (1): data schedule" in err and ": c-sales;" in err
+    assert writes(analytics_emulator) == []
+    assert path.exists() and manage.main(["apply", str(tmp_path), "--scope", "sales", "--prune",
+                                          "--max-deletes", "2"]) == 0
+    assert writes(analytics_emulator) == ["delete_data_schedule"] * 2

@@ -21,8 +21,10 @@ from analytics_provider.operators import AnalyticsSyncGroupMembersOperator, Anal
         ({"rows": [], "invite_role": "viewer"},
          "sync: invite_role must be one of user, explorer, analyst, admin, growth_admin, it_admin or None; "
          "got 'viewer'"),
+        ({"rows": [], "max_deletes": -1}, "sync: max_deletes must be a number of removals (0 or more) or None; got -1"),
+        ({"rows": [], "allow_delete_all": "yes"}, "sync: allow_delete_all must be True or False; got 'yes'"),
     ],
-    ids=["neither", "both", "no-connection", "dry-run", "delete-missing", "role"],
+    ids=["neither", "both", "no-connection", "dry-run", "delete-missing", "role", "max-deletes", "allow-delete-all"],
 )
 def test_wrong_arguments_are_refused_at_parse_time(kwargs: dict[str, Any], message: str) -> None:
     for operator in (AnalyticsSyncUserAttributesOperator, AnalyticsSyncGroupMembersOperator):
