@@ -1,4 +1,5 @@
-"""Sync group membership from rows: each row names a user and a group (by name or id).
+"""Sync group membership from rows: each row names a user and a group, by its name (a name of
+digits, "2024", is a name), or by its id in a column of its own (``group_id_column``).
 
 What the service holds is read from the users' list (each user's ``group_ids``): one request
 per 100 users. Writes are one request per membership (``POST /groups/{id}/add_user/{user_id}``
@@ -25,19 +26,22 @@ GroupRef = Any
 
 @dataclass(frozen=True)
 class MemberColumns:
-    """Which columns of a row hold the user and the group (name or id)."""
+    """Which columns of a row hold the user and the group: its name (``group``), or its id
+    (``group_id``, when given: then ``group`` is not read)."""
 
     user: str = "user"
     group: str = "group"
+    group_id: str | None = None
 
     def names(self) -> tuple[str, str]:
-        return (self.user, self.group)
+        return (self.user, self.group_id or self.group)
 
 
 class GroupMemberSync:
     """Plan and apply the group memberships rows describe.
 
-    :param groups: the groups (names or ids) this sync manages; default: those the rows name.
+    :param groups: the names of the groups this sync manages; default: those the rows name.
+    :param group_ids: the ids of groups this sync manages (with ``groups``, or instead).
     :param delete_missing: remove users from managed groups the rows do not put them in.
     :param create_missing_groups: create the groups rows name that the service does not have
         (otherwise such rows are refused).
@@ -51,6 +55,7 @@ class GroupMemberSync:
         *,
         columns: MemberColumns | None = None,
         groups: Sequence[Any] | None = None,
+        group_ids: Sequence[Any] | None = None,
         delete_missing: bool = False,
         create_missing_groups: bool = False,
         invite_role: str | None = None,
@@ -59,6 +64,7 @@ class GroupMemberSync:
         self.task_id = task_id
         self.columns = columns or MemberColumns()
         self.groups = groups
+        self.group_ids = group_ids
         self.delete_missing = delete_missing
         self.create_missing_groups = create_missing_groups
         self.invite_role = invite_role
@@ -74,7 +80,10 @@ class GroupMemberSync:
         for group in self.hook.list_groups(limit=MAX_PAGE_SIZE):
             self._by_id[int(group["id"])] = str(group["name"])
             self._by_name.setdefault(str(group["name"]), int(group["id"]))
-        managed = None if self.groups is None else {self._group(g, None) for g in self.groups}
+        managed = None
+        if self.groups is not None or self.group_ids is not None:
+            managed = {self._group(g, None) for g in self.groups or ()}
+            managed |= {self._group(g, None, by_id=True) for g in self.group_ids or ()}
         desired = self._desired(rows, source, managed)
         if managed is None:
             managed = {g for wanted in desired.values() for g in wanted}
@@ -111,13 +120,15 @@ class GroupMemberSync:
     def _name(self, group: GroupRef) -> str:
         return group if isinstance(group, str) else self._by_id[group]
 
-    def _group(self, named: Any, errors: tuple[RowErrors, int] | None) -> GroupRef:
-        """The id of the group ``named``, or its name when it is to be created; unknown ones refused."""
-        text = str(named).strip() if named is not None else ""
-        if isinstance(named, int) or text.isdigit():
-            if int(text) in self._by_id:
+    def _group(self, named: Any, errors: tuple[RowErrors, int] | None, *, by_id: bool = False) -> GroupRef:
+        """The id of the group ``named`` (a name; an id when ``by_id``), or its name when it is to
+        be created; unknown ones refused."""
+        text = str(named).strip() if named is not None and not isinstance(named, bool) else ""
+        if by_id:
+            if text.isdigit() and int(text) in self._by_id:
                 return int(text)
-            problem = f"group id {text} is not a group of the service"
+            problem = (f"group id {text} is not a group of the service" if text.isdigit()
+                       else f"group id {named!r} is not an id (a whole number)")
         elif text in self._by_name:
             return self._by_name[text]
         elif text and self.create_missing_groups:
@@ -125,7 +136,7 @@ class GroupMemberSync:
             return text
         else:
             known = ", ".join(sorted(self._by_name)) or "none"
-            problem = (f"group {named!r} is not a group of the service (create_missing_groups=True creates it; "
+            problem = (f"group {text!r} is not a group of the service (create_missing_groups=True creates it; "
                        f"its groups: {known})")
         if errors is None:
             raise AnalyticsParameterError(f"{self.task_id}: groups: {problem}")
@@ -144,7 +155,7 @@ class GroupMemberSync:
             if key is None:
                 errors.add(index, f"{self.columns.user} {user!r} is neither an e-mail address nor a user id")
                 continue
-            found = self._group(group, (errors, index))
+            found = self._group(group, (errors, index), by_id=self.columns.group_id is not None)
             if found is None:
                 continue
             if managed is not None and found not in managed:

@@ -1,0 +1,51 @@
+"""Access as code never writes what it was not asked to (issue 32), against the emulator: names are
+names, revocations are not lost, one bad address does not block the other writes, names compared as
+the service compares them, a bounded result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from analytics_provider.access.attributes import UserAttributeSync
+from analytics_provider.access.groups import GroupMemberSync, MemberColumns
+from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.hooks.analytics import AnalyticsHook
+
+
+@pytest.fixture
+def hook(analytics_emulator, analytics_connection) -> AnalyticsHook:
+    hook = AnalyticsHook(analytics_connection)
+    yield hook
+    hook.close()
+
+
+def members(hook: AnalyticsHook, group_id: int) -> list[int]:
+    return sorted(u["id"] for u in hook.list_users() if group_id in (u.get("group_ids") or []))
+
+
+def sync(hook: AnalyticsHook, rows: list[Any], **kwargs: Any) -> Any:
+    groups = GroupMemberSync(hook, "sync_teams", **kwargs)
+    plan = groups.plan(rows)
+    groups.apply(plan)
+    return plan
+
+
+def test_a_group_whose_name_is_digits_is_that_group_not_a_group_id(hook) -> None:
+    floor = int(hook.create_group({"name": "2"})["id"])
+    operations = members(hook, 2)
+    assert operations == [5, 6, 7]
+    plan = sync(hook, [("lucas.meyer@example.com", "2")], groups=["2"], delete_missing=True)
+    assert [(c.action, c.target) for c in plan.changes] == [("add", "2")]
+    assert members(hook, floor) == [2]
+    assert members(hook, 2) == operations  # Operations (id 2) untouched
+
+
+def test_a_group_id_is_said_by_a_column_of_its_own(hook) -> None:
+    plan = sync(hook, [{"user": "lucas.meyer@example.com", "group_id": 2}],
+                columns=MemberColumns(group_id="group_id"), group_ids=[2])
+    assert [(c.action, c.target) for c in plan.changes] == [("add", "Operations")]
+    assert members(hook, 2) == [2, 5, 6, 7]
+    with pytest.raises(AnalyticsParameterError, match=r"row 1: group id 99 is not a group of the service"):
+        GroupMemberSync(hook, "sync", columns=MemberColumns(group_id="group_id")).plan([{"user": 2, "group_id": 99}])
