@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from analytics_provider.access.attributes import UserAttributeSync
 from analytics_provider.access.groups import GroupMemberSync, MemberColumns
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks.analytics import AnalyticsHook
