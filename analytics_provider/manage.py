@@ -95,10 +95,9 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
 
     plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune)
     print(plan.table())
-    refusal = plan.refusal(args.max_deletes, args.allow_delete_all)
+    refusal = plan.refusal(args.max_deletes, args.allow_delete_all, ("--allow-delete-all", "--max-deletes"))
     if refusal:
-        print(f"manage {args.command}: {refusal}. If that is meant, give --allow-delete-all (or a higher "
-              "--max-deletes)", file=sys.stderr)
+        print(f"manage {args.command}: {refusal}", file=sys.stderr)
         return 1
     if args.command == "plan" or plan.is_empty:
         return 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from analytics_provider.access.apply import Step, apply_steps
+from analytics_provider.access.apply import NotApplied, Step, apply_steps
 from analytics_provider.access.plan import CHANGE, CREATE, REMOVE, Change, Plan
 from analytics_provider.api.operations import MAX_PAGE_SIZE
 from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
@@ -43,23 +43,23 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
     plan = Plan("deliveries", "resource", "key", scope=f"scope {scope!r}" if scope else "",
                 declared=len(declared), kept=0)
     for section, api in API.items():
-        owned: dict[str, Json] = {}
-        unscoped: dict[str, Json] = {}  # made before scopes: adopted when declared
+        owned: dict[str, list[Json]] = {}
+        unscoped: dict[str, list[Json]] = {}  # made before scopes: adopted when declared
         for resource in getattr(hook, f"list_{api}s")(limit=MAX_PAGE_SIZE):
             marker = marker_of(resource.get("title"))
-            if marker is None:
-                continue
-            if marker[0] == scope:
-                owned.setdefault(marker[1], resource)
-            elif marker[0] is None:
-                unscoped.setdefault(marker[1], resource)
+            if marker is not None and marker[0] in (scope, None):
+                (owned if marker[0] == scope else unscoped).setdefault(marker[1], []).append(resource)
         for item in (d for d in declared if d.section == section):
-            resource = owned.pop(item.key, None) or unscoped.pop(item.key, None)
+            found = owned.pop(item.key, None) or unscoped.pop(item.key, None) or []
             body = scoped(item, scope)
-            if resource is None:
+            if len(found) > 1:
+                plan.conflicts.append((f"{KINDS[section]} {item.key}", [f"{KINDS[section]} {r['id']}" for r in found]))
+                continue
+            if not found:
                 plan.changes.append(Change(CREATE, KINDS[section], item.key, "", item.where,
                                            write=(section, None, body)))
                 continue
+            resource = found[0]
             plan.kept = (plan.kept or 0) + 1
             changed = differences(body, resource)
             if changed:
@@ -67,16 +67,16 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
                                            "; ".join(f"{k} {v!r}" for k, v, _ in changed),
                                            "; ".join(f"{k} {w!r}" for k, _, w in changed),
                                            write=(section, resource["id"], body)))
-        for key, resource in sorted(owned.items()):
-            shown = f"{KINDS[section]} {resource['id']} ({key})"
-            if prune:
-                plan.changes.append(Change(REMOVE, f"{KINDS[section]} {resource['id']}", key, "in no file", "",
-                                           write=(section, resource["id"], None)))
-            else:
-                plan.left.append(shown)
+        for key, resources in sorted(owned.items()):
+            for resource in resources:
+                if prune:
+                    plan.changes.append(Change(REMOVE, f"{KINDS[section]} {resource['id']}", key, "in no file", "",
+                                               write=(section, resource["id"], None)))
+                else:
+                    plan.left.append(f"{KINDS[section]} {resource['id']} ({key})")
         if scope is not None:
             plan.left += [f"{KINDS[section]} {r['id']} ({key}, made without a scope)"
-                          for key, r in sorted(unscoped.items())]
+                          for key, resources in sorted(unscoped.items()) for r in resources]
     return plan
 
 
@@ -111,13 +111,16 @@ def _same(declared: Any, held: Any) -> bool:
 
 def apply_deliveries(hook: Any, plan: Plan, task_id: str, created: list[tuple[str, int]] | None = None) -> int:
     """Create, then update, then delete (prune), one request each; the number applied. The
-    resources created are added to ``created`` (``("data_schedules", 12)``)."""
+    resources created are added to ``created`` (``("data_schedules", 12)``). Before each create
+    the service is read again: a resource that another apply made meanwhile with the same scope
+    and key is not made twice (that change is reported as not applied)."""
 
     def send(chunk: Sequence[Change]) -> None:
         for change in chunk:
             section, ident, body = change.write
             api = API[section]
             if change.action == CREATE:
+                _not_made_meanwhile(hook, section, change)
                 answer = getattr(hook, f"create_{api}")(body)
                 if created is not None and isinstance(answer, dict) and answer.get("id") is not None:
                     created.append((f"{api}s", int(answer["id"])))
@@ -127,3 +130,11 @@ def apply_deliveries(hook: Any, plan: Plan, task_id: str, created: list[tuple[st
                 getattr(hook, f"delete_{api}")(ident)
 
     return apply_steps(task_id, plan, [Step(plan.of(action), 1, send) for action in (CREATE, CHANGE, REMOVE)])
+
+
+def _not_made_meanwhile(hook: Any, section: str, change: Change) -> None:
+    marker = marker_of(change.write[2]["title"])
+    for resource in getattr(hook, f"list_{API[section]}s")(limit=MAX_PAGE_SIZE):
+        if marker_of(resource.get("title")) == marker:
+            raise NotApplied(f"{KINDS[section]} {resource['id']} carrying its key was created meanwhile (another "
+                             "apply?): not created twice; the next run plans against it", rerun_helps=True)

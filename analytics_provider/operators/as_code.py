@@ -68,8 +68,7 @@ class AsCodeOperator(OpenLineageMixin, BaseOperator):
         self.log.info("Plan (%s)\n%s", mode, plan.table())
         refusal = plan.refusal(self.max_deletes, self.allow_delete_all)
         if refusal:
-            raise AnalyticsParameterError(f"{self.task_id}: {refusal}. If that is meant, set allow_delete_all=True "
-                                          "(or raise max_deletes)")
+            raise AnalyticsParameterError(f"{self.task_id}: {refusal}")
         result = {**plan.to_xcom(), "dry_run": self.is_dry_run, "applied": 0}
         self.lineage_result = result
         if self.is_dry_run or plan.is_empty:

@@ -235,6 +235,6 @@ def test_an_empty_query_result_with_delete_missing_resets_nobody_without_consent
     text = "".join(capfd.readouterr())
     assert ("sync_regions: user attributes: the input declares nothing of attributes region and the plan deletes 4: "
             "maya.chen@example.com (1): region, lucas.meyer@example.com (2): region") in text
-    assert "If that is meant, set allow_delete_all=True" in text
+    assert "If that is meant: allow_delete_all=True" in text
     dag_run = run(access_bag, delete_missing=True, allow_delete_all=True)
     assert results(dag_run)["sync_regions"]["applied"] == 4 and region_of(hook, 2) is None

@@ -103,7 +103,7 @@ def test_files_that_declare_nothing_do_not_prune_everything_without_consent(tmp_
     err = capsys.readouterr().err
     assert ("manage apply: deliveries: the input declares nothing of scope 'sales' and the plan deletes 2: "
             f"data schedule {made[1]}: monthly-sales, data schedule {made[0]}: weekly-sales; nothing was written. "
-            "If that is meant, give --allow-delete-all") in err
+            "If that is meant: --allow-delete-all") in err
     assert writes(analytics_emulator) == []
     assert manage.main(["apply", str(tmp_path), "--scope", "sales", "--prune", "--allow-delete-all"]) == 0
     assert writes(analytics_emulator) == ["delete_data_schedule"] * 2
@@ -123,3 +123,41 @@ def test_more_deletes_than_max_deletes_are_refused_naming_them(tmp_path, hook, a
     assert path.exists() and manage.main(["apply", str(tmp_path), "--scope", "sales", "--prune",
                                           "--max-deletes", "2"]) == 0
     assert writes(analytics_emulator) == ["delete_data_schedule"] * 2
+
+
+def test_two_resources_with_one_key_are_shown_and_the_apply_refuses(tmp_path, hook, analytics_emulator,
+                                                                   capsys) -> None:
+    write(tmp_path, "sales.yml", schedule("weekly-sales"))
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales"]) == 0
+    (first,) = [s for s in hook.list_data_schedules() if "[managed: sales/" in (s.get("title") or "")]
+    copy = {k: v for k, v in first.items() if k not in ("id", "owner_id")}
+    second = hook.create_data_schedule(copy)["id"]  # duplicated in the service's UI
+    write(tmp_path, "sales.yml", schedule("weekly-sales", recipients="bob@example.com"))  # ann removed
+    capsys.readouterr()
+    analytics_emulator.clear_requests()
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales", "--prune"]) == 1
+    out, err = capsys.readouterr()
+    assert f"weekly-sales is carried by data schedule {first['id']} and data schedule {second}" in out
+    assert (f"deliveries: 1 key(s) carried by more than one resource: data schedule weekly-sales: data schedule "
+            f"{first['id']} and data schedule {second}; delete all but one") in err
+    assert writes(analytics_emulator) == []
+
+
+def test_a_resource_created_by_another_apply_meanwhile_is_not_created_twice(tmp_path, hook, analytics_emulator) -> None:
+    from analytics_provider.access.apply import SyncApplyError
+    from analytics_provider.deliveries.check import check
+    from analytics_provider.deliveries.files import load
+    from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
+
+    write(tmp_path, "sales.yml", schedule("weekly-sales"), schedule("monthly-sales", "0 8 1 * *"))
+    declared, _ = check(load(tmp_path))
+    plan = plan_deliveries(hook, declared, scope="sales")
+    assert plan.counts()["create"] == 2
+    other = plan_deliveries(hook, declared[:1], scope="sales")  # an overlapping apply, a moment earlier
+    apply_deliveries(hook, other, "other")
+    with pytest.raises(SyncApplyError) as failed:
+        apply_deliveries(hook, plan, "apply")
+    assert "1 of 2 change(s) applied; 1 not applied:\ncreate weekly-sales for data schedule: data schedule" \
+        in str(failed.value) and "created meanwhile" in str(failed.value)
+    managed = sorted(s["title"] for s in hook.list_data_schedules() if "[managed: sales/" in (s.get("title") or ""))
+    assert managed == ["Monthly sales [managed: sales/monthly-sales]", "Weekly sales [managed: sales/weekly-sales]"]
