@@ -35,7 +35,7 @@ class SyncApplyError(AirflowException):
         self.not_applied = list(not_applied)
 
 
-class NotApplied(Exception):  # noqa: N818 (an outcome of a write, not a fault of the code)
+class NotApplied(Exception):
     """Raised by a step's ``send``: these ``changes`` (default: the whole chunk) were not sent,
     for ``reason``; ``rerun_helps`` says whether the next run can apply them as they are."""
 
