@@ -31,6 +31,9 @@ Json = dict[str, Any]
 Wanted = dict[int, set[str]]
 """Values per attribute id."""
 ALL_VALUES = "(all values)"
+MANAGED_ATTRIBUTES_NEEDED = ("delete_missing needs attributes=: the attributes this task manages (the attributes "
+                             "the rows give values for leave out one whose every value became empty, and its "
+                             "removals would never be applied)")
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class UserAttributeSync:
     :param attributes: the attributes (names or ids) this sync manages; default: those the rows
         name. Rows naming another are refused.
     :param delete_missing: reset to ``inherit`` the managed entries of users that the rows do
-        not give a value for (every user of the service is read then).
+        not give a value for (every user of the service is read then); needs ``attributes``.
     :param invite_role: invite the unknown users named by e-mail, with this role; their
         attributes are set by the next run, once they exist.
     """
@@ -72,6 +75,8 @@ class UserAttributeSync:
         self.invite_role = invite_role
         self.attributes = attributes
         self.delete_missing = delete_missing
+        if delete_missing and attributes is None:
+            raise AnalyticsParameterError(f"{task_id}: {MANAGED_ATTRIBUTES_NEEDED}")
         self._by_id: dict[int, Json] = {}
         self._by_name: dict[str, Json] = {}
         self.managed: set[int] = set()

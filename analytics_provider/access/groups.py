@@ -20,6 +20,9 @@ from analytics_provider.api.operations import MAX_PAGE_SIZE
 from analytics_provider.exceptions import AnalyticsParameterError
 
 Json = dict[str, Any]
+MANAGED_GROUPS_NEEDED = ("delete_missing needs groups= or group_ids=: the groups this task manages (the groups the "
+                         "rows name leave out one whose last member was removed from the rows, and that removal "
+                         "would never be applied)")
 GroupRef = Any
 """A group's id (int) or, for a group still to create, its name (str)."""
 
@@ -42,7 +45,9 @@ class GroupMemberSync:
 
     :param groups: the names of the groups this sync manages; default: those the rows name.
     :param group_ids: the ids of groups this sync manages (with ``groups``, or instead).
-    :param delete_missing: remove users from managed groups the rows do not put them in.
+    :param delete_missing: remove users from managed groups the rows do not put them in; needs
+        ``groups`` or ``group_ids`` (the groups the rows name would lose a group whose last member
+        the rows no longer name, and with it that member's revocation).
     :param create_missing_groups: create the groups rows name that the service does not have
         (otherwise such rows are refused).
     :param invite_role: invite the unknown users named by e-mail with this role, into their groups.
@@ -65,6 +70,8 @@ class GroupMemberSync:
         self.columns = columns or MemberColumns()
         self.groups = groups
         self.group_ids = group_ids
+        if delete_missing and groups is None and group_ids is None:
+            raise AnalyticsParameterError(f"{task_id}: {MANAGED_GROUPS_NEEDED}")
         self.delete_missing = delete_missing
         self.create_missing_groups = create_missing_groups
         self.invite_role = invite_role

@@ -110,7 +110,7 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
     user's groups), for the managed attributes only.
 
     :param attributes: the attributes this task manages (default: those the rows name); rows
-        naming another are refused.
+        naming another are refused. Needed by ``delete_missing``.
     :param user_column: the column naming the user (default ``user``).
     :param attribute_column: the column naming the attribute (default ``attribute``).
     :param value_column: the column holding a value (default ``value``); an empty value is no value.
@@ -135,6 +135,9 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
         super().__init__(**kwargs)
         self.attributes = attributes
         self.columns = AttributeColumns(user_column, attribute_column, value_column)
+        if self.delete_missing and attributes is None:
+            raise refused(self.task_id, "attributes", attributes, "the attributes this task manages, with "
+                          "delete_missing=True (those the rows name would leave out one whose values all became empty)")
 
     def make_sync(self) -> UserAttributeSync:
         attributes = [self.attributes] if isinstance(self.attributes, (str, int)) else self.attributes
@@ -150,6 +153,7 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
     from the managed groups the rows do not put them in.
 
     :param groups: the names of the groups this task manages (default: those the rows name).
+        ``delete_missing`` needs them (or ``group_ids``).
     :param group_ids: the ids of groups this task manages (with ``groups`` or instead).
     :param create_missing_groups: create the groups rows name that do not exist (off: refused).
     :param user_column: the column naming the user (default ``user``).
@@ -178,6 +182,9 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
         self.group_ids = group_ids
         self.create_missing_groups = create_missing_groups
         self.columns = MemberColumns(user_column, group_column, group_id_column)
+        if self.delete_missing and groups is None and group_ids is None:
+            raise refused(self.task_id, "groups", groups, "the groups this task manages (or group_ids), with "
+                          "delete_missing=True (those the rows name would leave out one whose last member left)")
         if not isinstance(create_missing_groups, bool):
             raise refused(self.task_id, "create_missing_groups", create_missing_groups, "True or False")
 

@@ -150,13 +150,14 @@ def test_delete_missing_off_keeps_entries_the_rows_lost_and_on_resets_them(
                   if e["input_type"] == "inherit") == [2, 3, 4]
     assert region_of(hook, 2) is None
     assert region_of(hook, 4) is None  # tom's group Sales has no region
-    # priya and tom out of Sales; maya stays; lucas stays in Finance: the rows no longer name it,
-    # so this task no longer manages it
+    # priya and tom out of Sales; maya stays; lucas out of Finance, its last member: the task manages
+    # the groups it names (groups=), not only those the rows still name
     assert sorted((c["subject"], c["target"]) for c in teams["changes"]) == [
-        ("priya.raman@example.com (3)", "Sales"), ("tom.okafor@example.com (4)", "Sales")]
+        ("lucas.meyer@example.com (2)", "Finance"), ("priya.raman@example.com (3)", "Sales"),
+        ("tom.okafor@example.com (4)", "Sales")]
     members = {u["id"]: u["group_ids"] for u in hook.list_users()}
     assert 1 in members[1] and 1 not in members[3] and 1 not in members[4]
-    assert any(g["name"] == "Finance" and g["id"] in members[2] for g in hook.list_groups())
+    assert not any(g["name"] == "Finance" and g["id"] in members[2] for g in hook.list_groups())
     # sofia's department and the Operations group were never managed here: untouched
     assert hook.compute_user_attribute_values("User", 5)["department"] == ["Marketing"]
     assert all(2 in members[u] for u in (5, 6, 7))

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from analytics_provider.access.attributes import UserAttributeSync
 from analytics_provider.access.groups import GroupMemberSync, MemberColumns
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks.analytics import AnalyticsHook
@@ -48,3 +49,30 @@ def test_a_group_id_is_said_by_a_column_of_its_own(hook) -> None:
     assert members(hook, 2) == [2, 5, 6, 7]
     with pytest.raises(AnalyticsParameterError, match=r"row 1: group id 99 is not a group of the service"):
         GroupMemberSync(hook, "sync", columns=MemberColumns(group_id="group_id")).plan([{"user": 2, "group_id": 99}])
+
+
+def test_delete_missing_needs_the_groups_named_so_that_a_last_member_is_revoked(hook) -> None:
+    pii = int(hook.create_group({"name": "PII access"})["id"])
+    sync(hook, [("maya.chen@example.com", "PII access"), ("tom.okafor@example.com", "Sales")])
+    assert members(hook, pii) == [1]
+    rows = [("tom.okafor@example.com", "Sales")]  # maya's access was revoked: the table no longer names the group
+    with pytest.raises(AnalyticsParameterError, match=r"^sync_teams: delete_missing needs groups= or group_ids="):
+        GroupMemberSync(hook, "sync_teams", delete_missing=True).plan(rows)
+    plan = sync(hook, rows, groups=["Sales", "PII access"], delete_missing=True)
+    assert ("remove", "maya.chen@example.com (1)", "PII access") in [(c.action, c.subject, c.target)
+                                                                     for c in plan.changes]
+    assert members(hook, pii) == []
+
+
+def test_delete_missing_needs_the_attributes_named_so_that_values_all_null_are_reset(hook) -> None:
+    attributes = UserAttributeSync(hook, "sync_regions")
+    attributes.apply(attributes.plan([(1, "region", "EU"), (2, "region", "US")]))
+    rows = [(1, "region", None), (2, "region", None)]  # every value became NULL
+    with pytest.raises(AnalyticsParameterError, match=r"^sync_regions: delete_missing needs attributes="):
+        UserAttributeSync(hook, "sync_regions", delete_missing=True).plan(rows)
+    reset = UserAttributeSync(hook, "sync_regions", attributes=["region"], delete_missing=True)
+    plan = reset.plan(rows)
+    assert sorted((c.action, c.subject) for c in plan.changes if c.subject.startswith(("maya", "lucas"))) == [
+        ("remove", "lucas.meyer@example.com (2)"), ("remove", "maya.chen@example.com (1)")]
+    reset.apply(plan)
+    assert hook.compute_user_attribute_values("User", 2).get("region") is None

@@ -33,6 +33,14 @@ def test_wrong_arguments_are_refused_at_parse_time(kwargs: dict[str, Any], messa
         assert str(refused.value).startswith(message)
 
 
+def test_delete_missing_needs_what_the_task_manages_named_at_parse_time() -> None:
+    with pytest.raises(AnalyticsParameterError, match=r"^sync: attributes must be the attributes this task manages"):
+        AnalyticsSyncUserAttributesOperator(task_id="sync", rows=[], delete_missing=True)
+    with pytest.raises(AnalyticsParameterError, match=r"^sync: groups must be the groups this task manages"):
+        AnalyticsSyncGroupMembersOperator(task_id="sync", rows=[], delete_missing=True)
+    AnalyticsSyncGroupMembersOperator(task_id="sync", rows=[], delete_missing=True, group_ids=[2])
+
+
 def test_rows_that_are_not_a_list_are_refused_before_any_request() -> None:
     task = AnalyticsSyncUserAttributesOperator(task_id="sync", rows={"user": 1})
     with pytest.raises(AnalyticsParameterError, match=r"^sync: rows must be a list of rows .*; got dict$"):
