@@ -103,9 +103,8 @@ def check(files: Iterable[DeliveryFile]) -> tuple[list[Declared], list[Diagnosti
     keys: dict[tuple[str, str], Declared] = {}
     for file in files:
         findings = _Findings(file)
-        if file.error is not None:
-            line, column, problem = file.error
-            found.append(Diagnostic(file.path, line, column, "DL100", f"not YAML: {problem}"))
+        found += [Diagnostic(file.path, line, column, code, message) for line, column, code, message in file.problems]
+        if file.data is None:
             continue
         for item in _objects(file, findings):
             if (item.section, item.key) in keys:

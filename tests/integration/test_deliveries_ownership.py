@@ -161,3 +161,17 @@ def test_a_resource_created_by_another_apply_meanwhile_is_not_created_twice(tmp_
         in str(failed.value) and "created meanwhile" in str(failed.value)
     managed = sorted(s["title"] for s in hook.list_data_schedules() if "[managed: sales/" in (s.get("title") or ""))
     assert managed == ["Monthly sales [managed: sales/monthly-sales]", "Weekly sales [managed: sales/weekly-sales]"]
+
+
+def test_a_section_given_twice_after_a_merge_is_a_finding_and_nothing_is_pruned(tmp_path, hook, analytics_emulator,
+                                                                                capsys) -> None:
+    path = write(tmp_path, "sales.yml", schedule("weekly-sales"), schedule("monthly-sales", "0 8 1 * *"))
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales"]) == 0
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "schedules:\n" + schedule("daily-sales", "0 6 * * *"), encoding="utf-8")  # a merge
+    capsys.readouterr()
+    analytics_emulator.clear_requests()
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales", "--prune"]) == 1
+    assert capsys.readouterr().out.startswith(
+        f"{path}:12:1: DL103 'schedules' is given twice in one mapping: at line 1 and here")
+    assert writes(analytics_emulator) == []
