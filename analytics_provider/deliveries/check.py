@@ -97,35 +97,36 @@ class _Findings:
 
 
 def check(files: Iterable[DeliveryFile]) -> tuple[list[Declared], list[Diagnostic]]:
-    """The objects the files declare, and what is wrong with them (sorted by file and line)."""
+    """The objects the files declare, and what is wrong with them (sorted by file and line). A
+    key declared twice is reported whether or not the objects have other findings."""
     declared: list[Declared] = []
     found: list[Diagnostic] = []
-    keys: dict[tuple[str, str], Declared] = {}
+    keys: dict[tuple[str, str], str] = {}  # where each key was first declared
     for file in files:
         findings = _Findings(file)
         found += [Diagnostic(file.path, line, column, code, message) for line, column, code, message in file.problems]
         if file.data is None:
             continue
-        for item in _objects(file, findings):
-            if (item.section, item.key) in keys:
-                first = keys[(item.section, item.key)]
-                findings.add((item.section, item.index, "key"), "DL112",
-                             f"key {item.key!r} is declared twice: at {first.where} and here")
+        for section, index, key, item in _objects(file, findings):
+            if (section, key) in keys:
+                findings.add((section, index, "key"), "DL112",
+                             f"key {key!r} is declared twice: at {keys[(section, key)]} and here")
                 continue
-            keys[(item.section, item.key)] = item
-            declared.append(item)
+            keys[(section, key)] = f"{file.path}:{file.position((section, index))[0]}"
+            if item is not None:
+                declared.append(item)
         found += findings.found
     return declared, sorted(found)
 
 
-def _objects(file: DeliveryFile, findings: _Findings) -> list[Declared]:
+def _objects(file: DeliveryFile, findings: _Findings) -> list[tuple[str, int, str, Declared | None]]:
+    """Each object that has a well-formed key: its section, place, key, and what it declares
+    (None when it has findings)."""
     data = file.data
-    if data is None:
-        return []
     if not isinstance(data, dict):
         findings.add((), "DL101", "a delivery file is a mapping with 'schedules' and/or 'alerts'")
         return []
-    objects = []
+    objects: list[tuple[str, int, str, Declared | None]] = []
     for section, items in data.items():
         if section not in FIELDS:
             findings.add((section,), "DL101", f"unknown section {section!r}; the sections: schedules, alerts")
@@ -141,10 +142,14 @@ def _objects(file: DeliveryFile, findings: _Findings) -> list[Declared]:
             before = len(findings.found)
             body = _body(section, item, where, findings)
             key = item.get("key")
-            if body is not None and len(findings.found) == before and isinstance(key, str):
+            if not isinstance(key, str) or not KEY_PATTERN.match(key):
+                continue
+            valid = None
+            if body is not None and len(findings.found) == before:
                 source_field = next(name for name in SOURCES[section] if name in item)
-                objects.append(Declared(section, key, body, file.path, file.position(where)[0],
-                                        file.position((*where, source_field))[0], index))
+                valid = Declared(section, key, body, file.path, file.position(where)[0],
+                                 file.position((*where, source_field))[0], index)
+            objects.append((section, index, key, valid))
     return objects
 
 

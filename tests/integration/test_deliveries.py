@@ -97,6 +97,7 @@ def test_check_names_each_finding_at_its_file_line_and_column(tmp_path, hook, ca
         f"{a}:12:59: DL132 'not-an-address' is not an e-mail address",
         f"{a}:13:5: DL111 unknown field 'treshold'; the fields of a data alert: key, title, widget, repeat, paused, "
         "filters, conditions, dest",
+        f"{b}:2:10: DL112 key 'revenue-watch' is declared twice: at {a}:9 and here",  # both have other findings
         f"{b}:4:13: DL120 repeat 'every day' is not a crontab expression: 2 field(s); five are needed (minute hour "
         "day month weekday)",
         f"{b}:5:11: DL131 a SlackDest needs slack_channels",
@@ -194,3 +195,15 @@ def test_manage_plans_and_applies_outside_airflow(tmp_path, hook, analytics_emul
     assert len(writes(analytics_emulator)) == 4
     assert manage.main(["apply"]) == 2  # usage
     assert manage.main(["check", str(tmp_path / "nowhere")]) == 2
+
+
+def test_a_key_declared_twice_is_reported_even_when_an_object_has_other_findings(tmp_path) -> None:
+    write(tmp_path, "a.yml", SALES.replace('"0 9 * * *"', '"0 25 * * *"'))  # the alert is wrong
+    write(tmp_path, "b.yml", SALES.replace('"0 8 * * 1"', '"every monday"'))  # so is the schedule here
+    _, found = check(load(tmp_path))
+    a, b = tmp_path / "a.yml", tmp_path / "b.yml"
+    assert [d.format() for d in found if d.code == "DL112"] == [
+        f"{b}:2:10: DL112 key 'weekly-sales' is declared twice: at {a}:2 and here",
+        f"{b}:11:10: DL112 key 'revenue-watch' is declared twice: at {a}:11 and here",
+    ]
+    assert sorted(d.code for d in found) == ["DL112", "DL112", "DL120", "DL120"]
