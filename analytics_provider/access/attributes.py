@@ -100,7 +100,7 @@ class UserAttributeSync:
             plan.kept = (plan.kept or 0) + held - sum(1 for c in changes if c.action == REMOVE)
         plan.unknown = unknown_users(desired)
         if self.invite_role:
-            plan.changes += invitations(invitable(desired), self.invite_role)
+            plan.changes += invitations(invitable(self.hook, desired, plan), self.invite_role)
         return plan
 
     def targets(self) -> list[tuple[str, int]]:

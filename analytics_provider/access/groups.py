@@ -113,7 +113,7 @@ class GroupMemberSync:
                                                write=(group, user["id"])))
         plan.unknown = unknown_users(desired)
         if self.invite_role:
-            emails = invitable(desired)
+            emails = invitable(self.hook, desired, plan)
             group_ids = {e: sorted(g for g in desired[("email", e)] if isinstance(g, int)) for e in emails}
             plan.changes += invitations(emails, self.invite_role, group_ids)
         return plan

@@ -239,3 +239,21 @@ def test_an_empty_query_result_with_delete_missing_resets_nobody_without_consent
     assert "If that is meant: allow_delete_all=True" in text
     dag_run = run(access_bag, delete_missing=True, allow_delete_all=True)
     assert results(dag_run)["sync_regions"]["applied"] == 4 and region_of(hook, 2) is None
+
+
+def test_an_address_that_cannot_be_invited_does_not_block_the_other_writes(
+    access_bag, analytics_emulator, analytics_connection, warehouse, hook, capfd
+) -> None:
+    fill(warehouse, [*REGION_ROWS, ("emma.laurent@example.com", "EU", None)])  # emma is a deleted user
+    analytics_emulator.fail_next_job("invite_users", "mail server unavailable")
+    dag_run = run(access_bag, invite_role="user")
+    assert dag_run.state == "failed"
+    # the entries of the users the service knows went ahead
+    assert region_of(hook, 1) == ["EU"] and region_of(hook, 2) == ["APAC", "US"] and region_of(hook, 3) == ["LATAM"]
+    invites = [r.json["emails"] for r in analytics_emulator.requests if r.operation == "invite_users"]
+    assert invites == [["nobody@example.org"]]  # emma is never invited: her address is a deleted user's
+    text = "".join(capfd.readouterr())
+    assert ("sync_regions: user attributes: 3 of 4 change(s) applied; 1 not applied:\ninvite user for "
+            "nobody@example.org: invitation job") in text
+    assert "mail server unavailable (a rerun may apply it)" in text
+    assert "emma.laurent@example.com (a deleted user: restore them first)" in text

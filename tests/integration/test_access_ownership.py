@@ -76,3 +76,11 @@ def test_delete_missing_needs_the_attributes_named_so_that_values_all_null_are_r
         ("remove", "lucas.meyer@example.com (2)"), ("remove", "maya.chen@example.com (1)")]
     reset.apply(plan)
     assert hook.compute_user_attribute_values("User", 2).get("region") is None
+
+
+def test_an_address_that_is_not_one_is_refused_before_any_write(hook, analytics_emulator) -> None:
+    rows = [("new hire@example.com", "region", "EU"), ("maya.chen@example.com", "region", "EU")]
+    with pytest.raises(AnalyticsParameterError) as refused:
+        UserAttributeSync(hook, "sync_regions", invite_role="user").plan(rows)
+    assert "row 1: user 'new hire@example.com' is neither an e-mail address nor a user id" in str(refused.value)
+    assert not [r for r in analytics_emulator.requests if r.operation in ("invite_users", "upsert_user_attribute_entries")]
