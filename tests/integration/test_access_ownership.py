@@ -83,4 +83,5 @@ def test_an_address_that_is_not_one_is_refused_before_any_write(hook, analytics_
     with pytest.raises(AnalyticsParameterError) as refused:
         UserAttributeSync(hook, "sync_regions", invite_role="user").plan(rows)
     assert "row 1: user 'new hire@example.com' is neither an e-mail address nor a user id" in str(refused.value)
-    assert not [r for r in analytics_emulator.requests if r.operation in ("invite_users", "upsert_user_attribute_entries")]
+    written = ("invite_users", "upsert_user_attribute_entries")
+    assert not [r for r in analytics_emulator.requests if r.operation in written]
