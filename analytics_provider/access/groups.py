@@ -77,7 +77,7 @@ class GroupMemberSync:
         self.invite_role = invite_role
         self._by_id: dict[int, str] = {}
         self._by_name: dict[str, int] = {}
-        self._to_create: dict[str, None] = {}  # ordered
+        self._to_create: dict[str, str] = {}  # ordered; a name as compared (:func:`same_name`), as first written
         self.managed: set[GroupRef] = set()
         self._created: dict[str, int] = {}
 
@@ -86,7 +86,7 @@ class GroupMemberSync:
     def plan(self, rows: Iterable[Any], source: str = "the rows") -> Plan:
         for group in self.hook.list_groups(limit=MAX_PAGE_SIZE):
             self._by_id[int(group["id"])] = str(group["name"])
-            self._by_name.setdefault(str(group["name"]), int(group["id"]))
+            self._by_name.setdefault(same_name(group["name"]), int(group["id"]))
         managed = None
         if self.groups is not None or self.group_ids is not None:
             managed = {self._group(g, None) for g in self.groups or ()}
@@ -98,7 +98,7 @@ class GroupMemberSync:
         plan = Plan("group members", "user", "group", kept=0,
                     scope="groups " + ", ".join(sorted(self._name(g) for g in managed)),
                     declared=sum(len(wanted) for wanted in desired.values()))
-        plan.changes += [Change(CREATE, "", name, "", "created", write=name) for name in self._to_create]
+        plan.changes += [Change(CREATE, "", name, "", "created", write=name) for name in self._to_create.values()]
         for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
             plan.users_read += 1
             held = {g for g in user.get("group_ids") or [] if g in managed}
@@ -136,13 +136,12 @@ class GroupMemberSync:
                 return int(text)
             problem = (f"group id {text} is not a group of the service" if text.isdigit()
                        else f"group id {named!r} is not an id (a whole number)")
-        elif text in self._by_name:
-            return self._by_name[text]
+        elif same_name(text) in self._by_name:
+            return self._by_name[same_name(text)]
         elif text and self.create_missing_groups:
-            self._to_create[text] = None
-            return text
+            return self._to_create.setdefault(same_name(text), text)
         else:
-            known = ", ".join(sorted(self._by_name)) or "none"
+            known = ", ".join(sorted(self._by_id.values())) or "none"
             problem = (f"group {text!r} is not a group of the service (create_missing_groups=True creates it; "
                        f"its groups: {known})")
         if errors is None:
@@ -201,6 +200,12 @@ class GroupMemberSync:
             invite_step(self.hook, plan),
             Step(memberships, 1, member),
         ])
+
+
+def same_name(name: Any) -> str:
+    """A group's name as the service compares names: without case, without surrounding spaces
+    (it refuses a group "sales" when "Sales" exists)."""
+    return str(name).strip().lower()
 
 
 def _merge(a: set[GroupRef], b: set[GroupRef]) -> set[GroupRef]:

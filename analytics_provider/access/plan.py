@@ -14,6 +14,8 @@ LOGGED_ROWS = 200
 """Changes a plan's table shows in the log; the rest are counted."""
 XCOM_ROWS = 1000
 """Changes a plan's XCom lists; the rest are counted (the counts are always whole)."""
+XCOM_UNKNOWN_USERS = 100
+"""Unknown users a plan's XCom lists; the rest are counted."""
 REFUSAL_ROWS = 20
 """Removals a refusal names; the rest are counted."""
 
@@ -141,13 +143,15 @@ class Plan:
         return "\n".join(lines)
 
     def to_xcom(self, limit: int = XCOM_ROWS) -> dict[str, Any]:
-        """JSON for XCom: counts, the first ``limit`` changes, the unknown and invited users."""
+        """JSON for XCom: counts, the first ``limit`` changes, the first 100 unknown users (the
+        rest counted), what is left and what conflicts."""
         return {
             "what": self.what,
             "counts": self.counts(),
             "changes": [c.row() for c in self.changes[:limit]],
             "changes_left_out": max(0, len(self.changes) - limit),
-            "unknown_users": list(self.unknown),
+            "unknown_users": list(self.unknown[:XCOM_UNKNOWN_USERS]),
+            "unknown_users_left_out": max(0, len(self.unknown) - XCOM_UNKNOWN_USERS),
             "left": list(self.left[:limit]),
             "conflicts": [{"key": key, "resources": held} for key, held in self.conflicts[:limit]],
             "users_read": self.users_read,

@@ -85,15 +85,30 @@ def targets(plan: Plan) -> list[tuple[str, int]]:
     return [(f"{API[c.write[0]]}s", int(c.write[1])) for c in plan.changes if c.write[1] is not None]
 
 
+class _Reset:
+    def __repr__(self) -> str:
+        return "(not in the file: reset)"
+
+
+RESET = _Reset()
+"""The declared side of a field the service holds and the file no longer gives: the update
+(which sends the whole object) removes it."""
+
+
 def differences(declared: Any, held: Any, where: str = "") -> list[tuple[str, Any, Any]]:
     """``(field, held, declared)`` for each field the declaration gives that the service holds
-    otherwise; fields it does not give are not compared (the service's defaults)."""
+    otherwise, and for each field inside it that the service holds (not empty) and the file no
+    longer gives (declared :data:`RESET`). At the top, fields the file does not give are the
+    service's own (its id, owner, dates) and not compared."""
     if isinstance(declared, dict):
         if not isinstance(held, dict):
             return [(where or "(all)", held, declared)]
         found = []
         for name, value in declared.items():
             found += differences(value, held.get(name), f"{where}.{name}" if where else str(name))
+        if where:
+            found += [(f"{where}.{name}", value, RESET) for name, value in held.items()
+                      if name not in declared and value not in (None, "", [], {})]
         return found
     if isinstance(declared, list) and isinstance(held, list) and len(declared) == len(held):
         return [d for index, (a, b) in enumerate(zip(declared, held, strict=True))

@@ -22,7 +22,7 @@ def hook(analytics_emulator, analytics_connection) -> AnalyticsHook:
 
 
 def members(hook: AnalyticsHook, group_id: int) -> list[int]:
-    return sorted(u["id"] for u in hook.list_users() if group_id in (u.get("group_ids") or []))
+    return sorted(u["id"] for u in hook.list_users(exclude_deleted=True) if group_id in (u.get("group_ids") or []))
 
 
 def sync(hook: AnalyticsHook, rows: list[Any], **kwargs: Any) -> Any:
@@ -85,3 +85,24 @@ def test_an_address_that_is_not_one_is_refused_before_any_write(hook, analytics_
     assert "row 1: user 'new hire@example.com' is neither an e-mail address nor a user id" in str(refused.value)
     written = ("invite_users", "upsert_user_attribute_entries")
     assert not [r for r in analytics_emulator.requests if r.operation in written]
+
+
+def test_group_names_are_compared_as_the_service_compares_them(hook) -> None:
+    from analytics_provider.exceptions import RecordError
+
+    with pytest.raises(RecordError, match="has already been taken"):  # the service: "sales" is Sales
+        hook.create_group({"name": " sales "})
+    plan = sync(hook, [("lucas.meyer@example.com", "sales"), ("priya.raman@example.com", "SALES ")],
+                groups=["Sales"], create_missing_groups=True)
+    assert [(c.action, c.subject, c.target) for c in plan.changes] == [
+        ("add", "lucas.meyer@example.com (2)", "Sales"), ("add", "priya.raman@example.com (3)", "Sales")]
+    assert members(hook, 1) == [1, 2, 3, 4]
+
+
+def test_the_result_lists_a_bounded_number_of_unknown_users(hook) -> None:
+    from analytics_provider.access.plan import XCOM_UNKNOWN_USERS
+
+    rows = [(f"newcomer.{i}@example.org", "region", "EU") for i in range(3000)]
+    xcom = UserAttributeSync(hook, "sync_regions").plan(rows).to_xcom()
+    assert len(xcom["unknown_users"]) == XCOM_UNKNOWN_USERS and xcom["unknown_users_left_out"] == 3000 - 100
+    assert len(str(xcom)) < 10_000

@@ -175,3 +175,23 @@ def test_a_section_given_twice_after_a_merge_is_a_finding_and_nothing_is_pruned(
     assert capsys.readouterr().out.startswith(
         f"{path}:12:1: DL103 'schedules' is given twice in one mapping: at line 1 and here")
     assert writes(analytics_emulator) == []
+
+
+def test_a_field_removed_from_a_file_is_reset_and_the_plan_shows_it(tmp_path, hook, analytics_emulator,
+                                                                    capsys) -> None:
+    with_options = schedule("weekly-sales").replace(
+        "recipients: [ann@example.com]}", "recipients: [ann@example.com], options: {include_header: true}}")
+    write(tmp_path, "sales.yml", with_options)
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales"]) == 0
+    (made,) = [s for s in hook.list_data_schedules() if "[managed: sales/" in (s.get("title") or "")]
+    assert made["dest"]["options"] == {"include_header": True}
+    write(tmp_path, "sales.yml", schedule("weekly-sales", "0 9 * * 1"))  # options removed, repeat changed
+    capsys.readouterr()
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales"]) == 0
+    out = capsys.readouterr().out
+    assert ("schedule.repeat '0 8 * * 1'; dest.options {'include_header': True}" in out
+            and "schedule.repeat '0 9 * * 1'; dest.options (not in the file: reset)" in out)
+    assert "options" not in hook.get_data_schedule(made["id"])["dest"]
+    analytics_emulator.clear_requests()
+    assert manage.main(["apply", str(tmp_path), "--scope", "sales"]) == 0
+    assert writes(analytics_emulator) == []
