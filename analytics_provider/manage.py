@@ -3,9 +3,12 @@
 ``check`` reads the files (a file, or a folder's ``*.yml``/``*.yaml``) and prints each finding as
 ``file:line:column: CODE message``; with ``--conn-id`` it also asks the service whether the
 dashboards, reports and widgets named exist. ``plan`` checks, then prints what ``apply`` would
-write; ``apply`` writes it. The service is reached through an Airflow connection (``--conn-id``,
-default ``analytics_default``: ``AIRFLOW_CONN_ANALYTICS_DEFAULT`` in the environment does).
-Exit status: 0 done (or nothing found), 1 findings or a failed write, 2 a usage error.
+write; ``apply`` writes it. ``--scope NAME`` names the files' resources (``[managed: NAME/key]``):
+only those are changed, and ``--prune`` (which needs it) deletes only those; ``--max-deletes`` and
+``--allow-delete-all`` consent to deletes. The service is reached through an Airflow connection
+(``--conn-id``, default ``analytics_default``: ``AIRFLOW_CONN_ANALYTICS_DEFAULT`` in the
+environment does). Exit status: 0 done (or nothing found), 1 findings, a refused plan or a failed
+write, 2 a usage error.
 """
 
 from __future__ import annotations
