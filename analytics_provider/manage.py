@@ -3,9 +3,12 @@
 ``check`` reads the files (a file, or a folder's ``*.yml``/``*.yaml``) and prints each finding as
 ``file:line:column: CODE message``; with ``--conn-id`` it also asks the service whether the
 dashboards, reports and widgets named exist. ``plan`` checks, then prints what ``apply`` would
-write; ``apply`` writes it. The service is reached through an Airflow connection (``--conn-id``,
-default ``analytics_default``: ``AIRFLOW_CONN_ANALYTICS_DEFAULT`` in the environment does).
-Exit status: 0 done (or nothing found), 1 findings or a failed write, 2 a usage error.
+write; ``apply`` writes it. ``--scope NAME`` names the files' resources (``[managed: NAME/key]``):
+only those are changed, and ``--prune`` (which needs it) deletes only those; ``--max-deletes`` and
+``--allow-delete-all`` consent to deletes. The service is reached through an Airflow connection
+(``--conn-id``, default ``analytics_default``: ``AIRFLOW_CONN_ANALYTICS_DEFAULT`` in the
+environment does). Exit status: 0 done (or nothing found), 1 findings, a refused plan or a failed
+write, 2 a usage error.
 """
 
 from __future__ import annotations
@@ -32,7 +35,14 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--conn-id", default=default,
                              help=f"the analytics connection (default {default or 'none: the files only'})")
         if name != "check":
-            command.add_argument("--prune", action="store_true", help="delete the resources no file declares any more")
+            command.add_argument("--scope", help="the name these files' resources carry ([managed: <scope>/<key>]); "
+                                                 "needed by --prune")
+            command.add_argument("--prune", action="store_true",
+                                 help="delete the resources of the scope that no file declares any more")
+            command.add_argument("--max-deletes", type=int, metavar="N",
+                                 help="refuse a plan that deletes more than N resources")
+            command.add_argument("--allow-delete-all", action="store_true",
+                                 help="allow a plan that deletes everything in scope, or files that declare nothing")
     return parser
 
 
@@ -43,6 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if not Path(args.path).exists():
         print(f"{args.path}: no such file or folder", file=sys.stderr)
+        return 2
+    problem = _usage_problem(args)
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     declared, found = check(load(args.path))
     hook = None
@@ -62,12 +76,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _plan_and_apply(args, hook, declared)
 
 
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    from analytics_provider.deliveries.check import scope_problem
+
+    if args.command == "check":
+        return None
+    problem = scope_problem(args.scope)
+    if problem:
+        return f"--scope must be {problem}; got {args.scope!r}"
+    if args.max_deletes is not None and args.max_deletes < 0:
+        return f"--max-deletes must be 0 or more; got {args.max_deletes}"
+    if args.prune and args.scope is None:
+        return ("--prune needs --scope: the name these files' resources carry ([managed: <scope>/<key>]), so that "
+                "it deletes only what these files made (resources made without a scope are adopted, never pruned)")
+    return None
+
+
 def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared]) -> int:
     from analytics_provider.access.apply import SyncApplyError
     from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
 
-    plan = plan_deliveries(hook, declared, prune=args.prune)
+    plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune)
     print(plan.table())
+    refusal = plan.refusal(args.max_deletes, args.allow_delete_all, ("--allow-delete-all", "--max-deletes"))
+    if refusal:
+        print(f"manage {args.command}: {refusal}", file=sys.stderr)
+        return 1
     if args.command == "plan" or plan.is_empty:
         return 0
     try:

@@ -3,7 +3,8 @@
 The warehouse keeps who may see what (``analytics_user_access``: one row per user and region,
 with the user's team). After each load this DAG makes the service hold the same: the plan is
 logged as a table and returned as XCom, then applied; a second run with the same table writes
-nothing. Removing what the table no longer holds is opt-in (``delete_missing``); set
+nothing. Removing what the table no longer holds is opt-in (``delete_missing``, with the attributes
+or groups the task manages named: ``attributes=``, ``groups=``); set
 ``dry_run=True`` to see the plan without writing.
 
 Connections: ``analytics_default`` (the service, or the emulator) and ``analytics_warehouse``, any

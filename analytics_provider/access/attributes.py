@@ -31,6 +31,9 @@ Json = dict[str, Any]
 Wanted = dict[int, set[str]]
 """Values per attribute id."""
 ALL_VALUES = "(all values)"
+MANAGED_ATTRIBUTES_NEEDED = ("delete_missing needs attributes=: the attributes this task manages (the attributes "
+                             "the rows give values for leave out one whose every value became empty, and its "
+                             "removals would never be applied)")
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class UserAttributeSync:
     :param attributes: the attributes (names or ids) this sync manages; default: those the rows
         name. Rows naming another are refused.
     :param delete_missing: reset to ``inherit`` the managed entries of users that the rows do
-        not give a value for (every user of the service is read then).
+        not give a value for (every user of the service is read then); needs ``attributes``.
     :param invite_role: invite the unknown users named by e-mail, with this role; their
         attributes are set by the next run, once they exist.
     """
@@ -72,6 +75,8 @@ class UserAttributeSync:
         self.invite_role = invite_role
         self.attributes = attributes
         self.delete_missing = delete_missing
+        if delete_missing and attributes is None:
+            raise AnalyticsParameterError(f"{task_id}: {MANAGED_ATTRIBUTES_NEEDED}")
         self._by_id: dict[int, Json] = {}
         self._by_name: dict[str, Json] = {}
         self.managed: set[int] = set()
@@ -85,13 +90,17 @@ class UserAttributeSync:
         if managed is None:
             managed = {attr for wanted in desired.values() for attr in wanted}
         self.managed = managed
-        plan = Plan("user attributes", "user", "attribute")
+        plan = Plan("user attributes", "user", "attribute", kept=0,
+                    scope="attributes " + ", ".join(sorted(self._by_id[a]["name"] for a in managed)),
+                    declared=sum(len(wanted) for wanted in desired.values()))
         for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
             plan.users_read += 1
-            plan.changes.extend(self._user_changes(user, want or {}, managed))
+            changes, held = self._user_changes(user, want or {}, managed)
+            plan.changes.extend(changes)
+            plan.kept = (plan.kept or 0) + held - sum(1 for c in changes if c.action == REMOVE)
         plan.unknown = unknown_users(desired)
         if self.invite_role:
-            plan.changes += invitations(invitable(desired), self.invite_role)
+            plan.changes += invitations(invitable(self.hook, desired, plan), self.invite_role)
         return plan
 
     def targets(self) -> list[tuple[str, int]]:
@@ -146,16 +155,18 @@ class UserAttributeSync:
         errors.check()
         return desired
 
-    def _user_changes(self, user: Json, want: Wanted, managed: set[int]) -> list[Change]:
-        """The user's changes: the values they have (one request) decide which attributes need a
-        write; where one of those has values, the user's own entries are read (one more request)
-        to tell a change of their own from values of their groups."""
+    def _user_changes(self, user: Json, want: Wanted, managed: set[int]) -> tuple[list[Change], int]:
+        """The user's changes, and how many managed attributes the user has values for: the
+        values they have (one request) decide which attributes need a write; where one of those
+        has values, the user's own entries are read (one more request) to tell a change of their
+        own from values of their groups."""
         values = self.hook.compute_user_attribute_values("User", user["id"]) or {}
         effective = {a: set(values.get(self._by_id[a]["name"]) or []) for a in managed}
         in_question = [a for a in sorted(managed) if (effective[a] != want[a] if want.get(a) else
                                                        self.delete_missing and bool(effective[a]))]
+        has_values = sum(1 for a in managed if effective[a])
         if not in_question:
-            return []
+            return [], has_values
         own: dict[int, str] = {}
         if any(effective[a] for a in in_question):  # without values there is no own entry to tell apart
             own = {
@@ -171,7 +182,7 @@ class UserAttributeSync:
                 changes.append(self._change(ADD if kind is None else CHANGE, user, attr_id, held, wanted))
             elif kind is not None:  # inherited values are the groups': nothing of the user's to remove
                 changes.append(self._change(REMOVE, user, attr_id, held, None))
-        return changes
+        return changes, has_values
 
     def _change(self, action: str, user: Json, attr_id: int, held: set[str] | None, wanted: set[str] | None) -> Change:
         before = "" if action == ADD else ALL_VALUES if held is None else shown_values(held)

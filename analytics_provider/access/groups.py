@@ -1,4 +1,5 @@
-"""Sync group membership from rows: each row names a user and a group (by name or id).
+"""Sync group membership from rows: each row names a user and a group, by its name (a name of
+digits, "2024", is a name), or by its id in a column of its own (``group_id_column``).
 
 What the service holds is read from the users' list (each user's ``group_ids``): one request
 per 100 users. Writes are one request per membership (``POST /groups/{id}/add_user/{user_id}``
@@ -19,26 +20,34 @@ from analytics_provider.api.operations import MAX_PAGE_SIZE
 from analytics_provider.exceptions import AnalyticsParameterError
 
 Json = dict[str, Any]
+MANAGED_GROUPS_NEEDED = ("delete_missing needs groups= or group_ids=: the groups this task manages (the groups the "
+                         "rows name leave out one whose last member was removed from the rows, and that removal "
+                         "would never be applied)")
 GroupRef = Any
 """A group's id (int) or, for a group still to create, its name (str)."""
 
 
 @dataclass(frozen=True)
 class MemberColumns:
-    """Which columns of a row hold the user and the group (name or id)."""
+    """Which columns of a row hold the user and the group: its name (``group``), or its id
+    (``group_id``, when given: then ``group`` is not read)."""
 
     user: str = "user"
     group: str = "group"
+    group_id: str | None = None
 
     def names(self) -> tuple[str, str]:
-        return (self.user, self.group)
+        return (self.user, self.group_id or self.group)
 
 
 class GroupMemberSync:
     """Plan and apply the group memberships rows describe.
 
-    :param groups: the groups (names or ids) this sync manages; default: those the rows name.
-    :param delete_missing: remove users from managed groups the rows do not put them in.
+    :param groups: the names of the groups this sync manages; default: those the rows name.
+    :param group_ids: the ids of groups this sync manages (with ``groups``, or instead).
+    :param delete_missing: remove users from managed groups the rows do not put them in; needs
+        ``groups`` or ``group_ids`` (the groups the rows name would lose a group whose last member
+        the rows no longer name, and with it that member's revocation).
     :param create_missing_groups: create the groups rows name that the service does not have
         (otherwise such rows are refused).
     :param invite_role: invite the unknown users named by e-mail with this role, into their groups.
@@ -51,6 +60,7 @@ class GroupMemberSync:
         *,
         columns: MemberColumns | None = None,
         groups: Sequence[Any] | None = None,
+        group_ids: Sequence[Any] | None = None,
         delete_missing: bool = False,
         create_missing_groups: bool = False,
         invite_role: str | None = None,
@@ -59,12 +69,15 @@ class GroupMemberSync:
         self.task_id = task_id
         self.columns = columns or MemberColumns()
         self.groups = groups
+        self.group_ids = group_ids
+        if delete_missing and groups is None and group_ids is None:
+            raise AnalyticsParameterError(f"{task_id}: {MANAGED_GROUPS_NEEDED}")
         self.delete_missing = delete_missing
         self.create_missing_groups = create_missing_groups
         self.invite_role = invite_role
         self._by_id: dict[int, str] = {}
         self._by_name: dict[str, int] = {}
-        self._to_create: dict[str, None] = {}  # ordered
+        self._to_create: dict[str, str] = {}  # ordered; a name as compared (:func:`same_name`), as first written
         self.managed: set[GroupRef] = set()
         self._created: dict[str, int] = {}
 
@@ -73,18 +86,24 @@ class GroupMemberSync:
     def plan(self, rows: Iterable[Any], source: str = "the rows") -> Plan:
         for group in self.hook.list_groups(limit=MAX_PAGE_SIZE):
             self._by_id[int(group["id"])] = str(group["name"])
-            self._by_name.setdefault(str(group["name"]), int(group["id"]))
-        managed = None if self.groups is None else {self._group(g, None) for g in self.groups}
+            self._by_name.setdefault(same_name(group["name"]), int(group["id"]))
+        managed = None
+        if self.groups is not None or self.group_ids is not None:
+            managed = {self._group(g, None) for g in self.groups or ()}
+            managed |= {self._group(g, None, by_id=True) for g in self.group_ids or ()}
         desired = self._desired(rows, source, managed)
         if managed is None:
             managed = {g for wanted in desired.values() for g in wanted}
         self.managed = managed
-        plan = Plan("group members", "user", "group")
-        plan.changes += [Change(CREATE, "", name, "", "created", write=name) for name in self._to_create]
+        plan = Plan("group members", "user", "group", kept=0,
+                    scope="groups " + ", ".join(sorted(self._name(g) for g in managed)),
+                    declared=sum(len(wanted) for wanted in desired.values()))
+        plan.changes += [Change(CREATE, "", name, "", "created", write=name) for name in self._to_create.values()]
         for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
             plan.users_read += 1
             held = {g for g in user.get("group_ids") or [] if g in managed}
             wanted = want or set()
+            plan.kept = (plan.kept or 0) + len(held & wanted)
             for group in sorted(wanted - held, key=self._name):
                 plan.changes.append(Change(ADD, shown(user), self._name(group), "", "member",
                                            write=(group, user["id"])))
@@ -94,7 +113,7 @@ class GroupMemberSync:
                                                write=(group, user["id"])))
         plan.unknown = unknown_users(desired)
         if self.invite_role:
-            emails = invitable(desired)
+            emails = invitable(self.hook, desired, plan)
             group_ids = {e: sorted(g for g in desired[("email", e)] if isinstance(g, int)) for e in emails}
             plan.changes += invitations(emails, self.invite_role, group_ids)
         return plan
@@ -108,21 +127,22 @@ class GroupMemberSync:
     def _name(self, group: GroupRef) -> str:
         return group if isinstance(group, str) else self._by_id[group]
 
-    def _group(self, named: Any, errors: tuple[RowErrors, int] | None) -> GroupRef:
-        """The id of the group ``named``, or its name when it is to be created; unknown ones refused."""
-        text = str(named).strip() if named is not None else ""
-        if isinstance(named, int) or text.isdigit():
-            if int(text) in self._by_id:
+    def _group(self, named: Any, errors: tuple[RowErrors, int] | None, *, by_id: bool = False) -> GroupRef:
+        """The id of the group ``named`` (a name; an id when ``by_id``), or its name when it is to
+        be created; unknown ones refused."""
+        text = str(named).strip() if named is not None and not isinstance(named, bool) else ""
+        if by_id:
+            if text.isdigit() and int(text) in self._by_id:
                 return int(text)
-            problem = f"group id {text} is not a group of the service"
-        elif text in self._by_name:
-            return self._by_name[text]
+            problem = (f"group id {text} is not a group of the service" if text.isdigit()
+                       else f"group id {named!r} is not an id (a whole number)")
+        elif same_name(text) in self._by_name:
+            return self._by_name[same_name(text)]
         elif text and self.create_missing_groups:
-            self._to_create[text] = None
-            return text
+            return self._to_create.setdefault(same_name(text), text)
         else:
-            known = ", ".join(sorted(self._by_name)) or "none"
-            problem = (f"group {named!r} is not a group of the service (create_missing_groups=True creates it; "
+            known = ", ".join(sorted(self._by_id.values())) or "none"
+            problem = (f"group {text!r} is not a group of the service (create_missing_groups=True creates it; "
                        f"its groups: {known})")
         if errors is None:
             raise AnalyticsParameterError(f"{self.task_id}: groups: {problem}")
@@ -141,7 +161,7 @@ class GroupMemberSync:
             if key is None:
                 errors.add(index, f"{self.columns.user} {user!r} is neither an e-mail address nor a user id")
                 continue
-            found = self._group(group, (errors, index))
+            found = self._group(group, (errors, index), by_id=self.columns.group_id is not None)
             if found is None:
                 continue
             if managed is not None and found not in managed:
@@ -180,6 +200,12 @@ class GroupMemberSync:
             invite_step(self.hook, plan),
             Step(memberships, 1, member),
         ])
+
+
+def same_name(name: Any) -> str:
+    """A group's name as the service compares names: without case, without surrounding spaces
+    (it refuses a group "sales" when "Sales" exists)."""
+    return str(name).strip().lower()
 
 
 def _merge(a: set[GroupRef], b: set[GroupRef]) -> set[GroupRef]:

@@ -14,6 +14,10 @@ LOGGED_ROWS = 200
 """Changes a plan's table shows in the log; the rest are counted."""
 XCOM_ROWS = 1000
 """Changes a plan's XCom lists; the rest are counted (the counts are always whole)."""
+XCOM_UNKNOWN_USERS = 100
+"""Unknown users a plan's XCom lists; the rest are counted."""
+REFUSAL_ROWS = 20
+"""Removals a refusal names; the rest are counted."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,15 @@ class Plan:
     left: list[str] = field(default_factory=list)
     """What the service holds that the input no longer names, kept (``delete_missing`` or
     ``prune`` off): shown, never written."""
+    scope: str = ""
+    """What the plan may remove, for messages: ``scope 'sales'``, ``attributes region``."""
+    declared: int | None = None
+    """How many things of the scope the input declares (rows' values, files' objects)."""
+    kept: int | None = None
+    """How many things of the scope the service holds that the plan keeps (changed or not)."""
+    conflicts: list[tuple[str, list[str]]] = field(default_factory=list)
+    """Keys the service has more than one resource for (a key, the resources): shown; the apply
+    refuses until one is left."""
 
     def of(self, action: str) -> list[Change]:
         return [c for c in self.changes if c.action == action]
@@ -66,6 +79,37 @@ class Plan:
     def is_empty(self) -> bool:
         return not self.changes
 
+    def refusal(self, max_deletes: int | None, allow_delete_all: bool,
+                flags: tuple[str, str] = ("allow_delete_all=True", "max_deletes")) -> str | None:
+        """Why the plan must not be applied, naming what it would remove; None when it may.
+        Refused: keys carried by several resources; more removals than ``max_deletes``; unless
+        ``allow_delete_all``, removals when the input declares nothing of the scope, or when
+        nothing of it is kept. ``flags``: how the caller spells the two settings."""
+        if self.conflicts:
+            named = "; ".join(f"{key}: {' and '.join(held)}" for key, held in self.conflicts[:REFUSAL_ROWS])
+            return (f"{self.what}: {len(self.conflicts)} key(s) carried by more than one resource: {named}; delete "
+                    "all but one in the service (or take the marker out of their titles), then run again; nothing "
+                    "was written")
+        removals = self.of(REMOVE)
+        count = len(removals)
+        scope = f" of {self.scope}" if self.scope else ""
+        if not removals:
+            return None
+        if max_deletes is not None and count > max_deletes:
+            reason = f"the plan deletes {count}, more than max_deletes ({max_deletes})"
+        elif allow_delete_all:
+            return None
+        elif self.declared == 0:
+            reason = f"the input declares nothing{scope} and the plan deletes {count}"
+        elif self.kept == 0:
+            reason = f"the plan deletes everything{scope} ({count}, none kept)"
+        else:
+            return None
+        named = ", ".join(f"{c.subject}: {c.target}" for c in removals[:REFUSAL_ROWS])
+        more = f" and {count - REFUSAL_ROWS} more" if count > REFUSAL_ROWS else ""
+        return (f"{self.what}: {reason}: {named}{more}; nothing was written. If that is meant: {flags[0]} (or a "
+                f"higher {flags[1]})")
+
     def summary(self) -> str:
         counts = self.counts()
         parts = [f"{n} to {action}" for action, n in counts.items() if n]
@@ -74,6 +118,8 @@ class Plan:
             text += f"; {len(self.unknown)} user(s) the service does not know"
         if self.left:
             text += f"; {len(self.left)} left as they are"
+        if self.conflicts:
+            text += f"; {len(self.conflicts)} key(s) carried by more than one resource"
         return text
 
     def table(self, limit: int = LOGGED_ROWS) -> str:
@@ -89,20 +135,25 @@ class Plan:
             shown = ", ".join(self.unknown[:limit])
             more = f" and {len(self.unknown) - limit} more" if len(self.unknown) > limit else ""
             lines.append(f"Not known to the service: {shown}{more}")
+        for key, held in self.conflicts[:limit]:
+            lines.append(f"Conflict: {key} is carried by {' and '.join(held)}: the apply refuses until one is left")
         if self.left:
             lines.append(f"Left as they are (no longer in the input): {', '.join(self.left[:limit])}"
                          + (f" and {len(self.left) - limit} more" if len(self.left) > limit else ""))
         return "\n".join(lines)
 
     def to_xcom(self, limit: int = XCOM_ROWS) -> dict[str, Any]:
-        """JSON for XCom: counts, the first ``limit`` changes, the unknown and invited users."""
+        """JSON for XCom: counts, the first ``limit`` changes, the first 100 unknown users (the
+        rest counted), what is left and what conflicts."""
         return {
             "what": self.what,
             "counts": self.counts(),
             "changes": [c.row() for c in self.changes[:limit]],
             "changes_left_out": max(0, len(self.changes) - limit),
-            "unknown_users": list(self.unknown),
+            "unknown_users": list(self.unknown[:XCOM_UNKNOWN_USERS]),
+            "unknown_users_left_out": max(0, len(self.unknown) - XCOM_UNKNOWN_USERS),
             "left": list(self.left[:limit]),
+            "conflicts": [{"key": key, "resources": held} for key, held in self.conflicts[:limit]],
             "users_read": self.users_read,
         }
 

@@ -1,6 +1,7 @@
 """The rows a sync follows: read from a SQL query (streamed) or given; each names a user.
 
-A user is named by e-mail (compared without case) or by id (an int, or a string of digits).
+A user is named by e-mail (compared without case; its syntax checked before any write) or by id
+(an int, or a string of digits).
 Rows are mappings (a column's name to its value) or sequences (values in the order of the
 columns the sync names). Rows that cannot be understood are all reported at once, before any
 request writes anything.
@@ -8,6 +9,7 @@ request writes anything.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from typing import Any
@@ -18,6 +20,8 @@ UserKey = tuple[str, Any]
 """``("email", "ann@example.com")`` or ``("id", 12)``."""
 FETCH_SIZE = 5000
 """Rows fetched from the cursor at a time: a query's result is never held whole."""
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+"""An e-mail address as the service accepts one (no space, one @, a dot in the domain)."""
 MAX_ROW_ERRORS = 20
 """Row errors listed in one refusal (the rest are counted)."""
 
@@ -55,7 +59,7 @@ def user_key(value: Any) -> UserKey | None:
     text = str(value).strip()
     if text.isdigit():
         return ("id", int(text))
-    if "@" in text and not text.startswith("@") and not text.endswith("@"):
+    if EMAIL.match(text):
         return ("email", text.lower())
     return None
 

@@ -41,9 +41,16 @@ def unknown_users(left: MutableMapping[UserKey, Any]) -> list[str]:
     return sorted(shown_user(key) for key in left)
 
 
-def invitable(left: MutableMapping[UserKey, Any]) -> list[str]:
-    """The unknown users that can be invited: those named by e-mail."""
-    return sorted(key[1] for key in left if key[0] == "email")
+def invitable(hook: Any, left: MutableMapping[UserKey, Any], plan: Plan) -> list[str]:
+    """The unknown users that can be invited: those named by e-mail whose address the service
+    does not hold (one request each); a deleted user's is shown as such in ``plan.unknown``."""
+    emails = []
+    for email in sorted(key[1] for key in left if key[0] == "email"):
+        if hook.is_email_used(email):
+            plan.unknown = [f"{u} (a deleted user: restore them first)" if u == email else u for u in plan.unknown]
+        else:
+            emails.append(email)
+    return emails
 
 
 INVITES_PER_JOB = 100
@@ -61,7 +68,8 @@ def invitations(emails: list[str], role: str, group_ids: dict[str, list[int]] | 
 
 
 def invite_step(hook: Any, plan: Plan, timeout: float = 600.0) -> Step:
-    """The plan's invitations: one job per role and groups (at most 100 e-mails each), waited for."""
+    """The plan's invitations: one job per role and groups (at most 100 e-mails each), waited for.
+    A failed invitation does not stop the other writes (none needs it): it is reported at the end."""
 
     def send(chunk: Sequence[Change]) -> None:
         batches: dict[tuple[str, tuple[int, ...]], list[str]] = {}
@@ -76,4 +84,4 @@ def invite_step(hook: Any, plan: Plan, timeout: float = 600.0) -> Step:
                                         job_id=int(job["id"]), status=state.status,
                                         last_error_log=state.last_error_log)
 
-    return Step(plan.of(INVITE), INVITES_PER_JOB, send)
+    return Step(plan.of(INVITE), INVITES_PER_JOB, send, independent=True)

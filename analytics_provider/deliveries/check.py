@@ -13,13 +13,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from analytics_provider.access.rows import EMAIL
 from analytics_provider.aml.diagnostics import Diagnostic
 from analytics_provider.api.deliveries import ALERT_DESTS, SCHEDULE_DESTS
 from analytics_provider.deliveries.files import KEY, DeliveryFile, Where
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-MARKER = re.compile(r"\s*\[managed: ([^\]]+)\]$")
+SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+MARKER = re.compile(r"\s*\[managed: (?:([^\]/]+)/)?([^\]/]+)\]$")
 SOURCES = {"schedules": {"dashboard": "Dashboard", "query_report": "QueryReport"},
            "alerts": {"widget": "DashboardWidget"}}
 FIELDS = {
@@ -39,6 +40,7 @@ class Declared:
     section: str
     key: str
     body: dict[str, Any]
+    """Its title carries the key without a scope; :func:`scoped` gives the body sent."""
     path: str
     line: int
     source_line: int
@@ -54,16 +56,34 @@ class Declared:
         return f"{self.path}:{self.line}"
 
 
-def managed_title(title: str | None, key: str) -> str:
-    """The title the service keeps: the file's title with the key after it (``Weekly sales
-    [managed: weekly-sales]``); it marks the resource as one the files manage."""
-    return f"{title} [managed: {key}]" if title else f"[managed: {key}]"
+def managed_title(title: str | None, key: str, scope: str | None = None) -> str:
+    """The title the service keeps: the file's title with the scope and key after it (``Weekly
+    sales [managed: sales/weekly-sales]``; without a scope ``[managed: weekly-sales]``, as made
+    before scopes); it marks the resource as one the files of that scope manage."""
+    marker = f"[managed: {scope}/{key}]" if scope else f"[managed: {key}]"
+    return f"{title} {marker}" if title else marker
 
 
-def key_of(title: Any) -> str | None:
-    """The key a title carries, or None for a resource the files do not manage."""
+def marker_of(title: Any) -> tuple[str | None, str] | None:
+    """The scope (None: made without one) and key a title carries, or None for a resource the
+    files do not manage."""
     found = MARKER.search(title) if isinstance(title, str) else None
-    return found.group(1) if found else None
+    return (found.group(1), found.group(2)) if found else None
+
+
+def scoped(item: Declared, scope: str | None) -> dict[str, Any]:
+    """The body sent for ``item`` by the files of ``scope``: its title carries the scope."""
+    title = item.body["title"]
+    found = MARKER.search(title)
+    plain = title[: found.start()] if found else title
+    return {**item.body, "title": managed_title(plain or None, item.key, scope)}
+
+
+def scope_problem(scope: Any) -> str | None:
+    """What is wrong with a scope's name, or None (None itself: no scope)."""
+    if scope is None or (isinstance(scope, str) and SCOPE_PATTERN.match(scope)):
+        return None
+    return "letters, digits, '_', '.', '-' (up to 40), starting with a letter or digit"
 
 
 class _Findings:
@@ -77,36 +97,36 @@ class _Findings:
 
 
 def check(files: Iterable[DeliveryFile]) -> tuple[list[Declared], list[Diagnostic]]:
-    """The objects the files declare, and what is wrong with them (sorted by file and line)."""
+    """The objects the files declare, and what is wrong with them (sorted by file and line). A
+    key declared twice is reported whether or not the objects have other findings."""
     declared: list[Declared] = []
     found: list[Diagnostic] = []
-    keys: dict[tuple[str, str], Declared] = {}
+    keys: dict[tuple[str, str], str] = {}  # where each key was first declared
     for file in files:
         findings = _Findings(file)
-        if file.error is not None:
-            line, column, problem = file.error
-            found.append(Diagnostic(file.path, line, column, "DL100", f"not YAML: {problem}"))
+        found += [Diagnostic(file.path, line, column, code, message) for line, column, code, message in file.problems]
+        if file.data is None:
             continue
-        for item in _objects(file, findings):
-            if (item.section, item.key) in keys:
-                first = keys[(item.section, item.key)]
-                findings.add((item.section, item.index, "key"), "DL112",
-                             f"key {item.key!r} is declared twice: at {first.where} and here")
+        for section, index, key, item in _objects(file, findings):
+            if (section, key) in keys:
+                findings.add((section, index, "key"), "DL112",
+                             f"key {key!r} is declared twice: at {keys[(section, key)]} and here")
                 continue
-            keys[(item.section, item.key)] = item
-            declared.append(item)
+            keys[(section, key)] = f"{file.path}:{file.position((section, index))[0]}"
+            if item is not None:
+                declared.append(item)
         found += findings.found
     return declared, sorted(found)
 
 
-def _objects(file: DeliveryFile, findings: _Findings) -> list[Declared]:
+def _objects(file: DeliveryFile, findings: _Findings) -> list[tuple[str, int, str, Declared | None]]:
+    """Each object that has a well-formed key: its section, place, key, and what it declares
+    (None when it has findings)."""
     data = file.data
-    if data is None:
-        return []
     if not isinstance(data, dict):
         findings.add((), "DL101", "a delivery file is a mapping with 'schedules' and/or 'alerts'")
         return []
-    objects = []
+    objects: list[tuple[str, int, str, Declared | None]] = []
     for section, items in data.items():
         if section not in FIELDS:
             findings.add((section,), "DL101", f"unknown section {section!r}; the sections: schedules, alerts")
@@ -122,10 +142,14 @@ def _objects(file: DeliveryFile, findings: _Findings) -> list[Declared]:
             before = len(findings.found)
             body = _body(section, item, where, findings)
             key = item.get("key")
-            if body is not None and len(findings.found) == before and isinstance(key, str):
+            if not isinstance(key, str) or not KEY_PATTERN.match(key):
+                continue
+            valid = None
+            if body is not None and len(findings.found) == before:
                 source_field = next(name for name in SOURCES[section] if name in item)
-                objects.append(Declared(section, key, body, file.path, file.position(where)[0],
-                                        file.position((*where, source_field))[0], index))
+                valid = Declared(section, key, body, file.path, file.position(where)[0],
+                                 file.position((*where, source_field))[0], index)
+            objects.append((section, index, key, valid))
     return objects
 
 

@@ -1,11 +1,13 @@
 """Planning and applying delivery files: declared objects matched with the service's resources by key.
 
-A resource is the files' when its title carries a key (``... [managed: weekly-sales]``,
-:func:`~analytics_provider.deliveries.check.managed_title`); every other schedule and alert is
-never read further, changed or deleted. A declared object without its resource is created; one
-whose resource differs in a field the file gives is updated (fields the file leaves out are the
-service's: its defaults never count as a change); a resource whose key no file declares any more
-is deleted only with ``prune``.
+A resource is the files' when its title carries their scope and a key (``... [managed:
+sales/weekly-sales]``, :func:`~analytics_provider.deliveries.check.managed_title`); every other
+schedule and alert (made by hand, by another tool, or by the files of another scope) is never
+changed or deleted. A declared object without its resource is created; one whose resource differs
+in a field the file gives is updated (fields the file leaves out are the service's: its defaults
+never count as a change); a resource of the scope whose key no file declares any more is deleted
+only with ``prune``. A resource made before scopes (``[managed: weekly-sales]``) is adopted by the
+first scope that declares its key (its title is updated); it is never pruned by a scope.
 """
 
 from __future__ import annotations
@@ -13,43 +15,68 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from analytics_provider.access.apply import Step, apply_steps
+from analytics_provider.access.apply import NotApplied, Step, apply_steps
 from analytics_provider.access.plan import CHANGE, CREATE, REMOVE, Change, Plan
 from analytics_provider.api.operations import MAX_PAGE_SIZE
-from analytics_provider.deliveries.check import KINDS, Declared, key_of
+from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
+from analytics_provider.exceptions import AnalyticsParameterError
 
 Json = dict[str, Any]
 API = {"schedules": "data_schedule", "alerts": "data_alert"}
 """Each section's name in the hook's methods (``list_data_schedules``, ``create_data_alert``...)."""
 
 
-def plan_deliveries(hook: Any, declared: Sequence[Declared], *, prune: bool = False) -> Plan:
-    plan = Plan("deliveries", "resource", "key")
+def check_scope(scope: Any, prune: bool, where: str) -> None:
+    """Refuse a malformed scope, and ``prune`` without one (it would reach every file's resources)."""
+    problem = scope_problem(scope)
+    if problem:
+        raise AnalyticsParameterError(f"{where}: scope must be {problem}; got {scope!r}")
+    if prune and scope is None:
+        raise AnalyticsParameterError(
+            f"{where}: prune needs a scope (the name the files' resources carry: [managed: <scope>/<key>]), so "
+            "that it deletes only what these files made; resources made without one are adopted, never pruned")
+
+
+def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | None = None,
+                    prune: bool = False) -> Plan:
+    check_scope(scope, prune, "plan")
+    plan = Plan("deliveries", "resource", "key", scope=f"scope {scope!r}" if scope else "",
+                declared=len(declared), kept=0)
     for section, api in API.items():
-        managed: dict[str, Json] = {}
+        owned: dict[str, list[Json]] = {}
+        unscoped: dict[str, list[Json]] = {}  # made before scopes: adopted when declared
         for resource in getattr(hook, f"list_{api}s")(limit=MAX_PAGE_SIZE):
-            key = key_of(resource.get("title"))
-            if key is not None:
-                managed.setdefault(key, resource)
+            marker = marker_of(resource.get("title"))
+            if marker is not None and marker[0] in (scope, None):
+                (owned if marker[0] == scope else unscoped).setdefault(marker[1], []).append(resource)
         for item in (d for d in declared if d.section == section):
-            resource = managed.pop(item.key, None)
-            if resource is None:
-                plan.changes.append(Change(CREATE, KINDS[section], item.key, "", item.where,
-                                           write=(section, None, item.body)))
+            found = owned.pop(item.key, None) or unscoped.pop(item.key, None) or []
+            body = scoped(item, scope)
+            if len(found) > 1:
+                plan.conflicts.append((f"{KINDS[section]} {item.key}", [f"{KINDS[section]} {r['id']}" for r in found]))
                 continue
-            changed = differences(item.body, resource)
+            if not found:
+                plan.changes.append(Change(CREATE, KINDS[section], item.key, "", item.where,
+                                           write=(section, None, body)))
+                continue
+            resource = found[0]
+            plan.kept = (plan.kept or 0) + 1
+            changed = differences(body, resource)
             if changed:
                 plan.changes.append(Change(CHANGE, f"{KINDS[section]} {resource['id']}", item.key,
                                            "; ".join(f"{k} {v!r}" for k, v, _ in changed),
                                            "; ".join(f"{k} {w!r}" for k, _, w in changed),
-                                           write=(section, resource["id"], item.body)))
-        for key, resource in sorted(managed.items()):
-            shown = f"{KINDS[section]} {resource['id']} ({key})"
-            if prune:
-                plan.changes.append(Change(REMOVE, f"{KINDS[section]} {resource['id']}", key, "in no file", "",
-                                           write=(section, resource["id"], None)))
-            else:
-                plan.left.append(shown)
+                                           write=(section, resource["id"], body)))
+        for key, resources in sorted(owned.items()):
+            for resource in resources:
+                if prune:
+                    plan.changes.append(Change(REMOVE, f"{KINDS[section]} {resource['id']}", key, "in no file", "",
+                                               write=(section, resource["id"], None)))
+                else:
+                    plan.left.append(f"{KINDS[section]} {resource['id']} ({key})")
+        if scope is not None:
+            plan.left += [f"{KINDS[section]} {r['id']} ({key}, made without a scope)"
+                          for key, resources in sorted(unscoped.items()) for r in resources]
     return plan
 
 
@@ -58,15 +85,30 @@ def targets(plan: Plan) -> list[tuple[str, int]]:
     return [(f"{API[c.write[0]]}s", int(c.write[1])) for c in plan.changes if c.write[1] is not None]
 
 
+class _Reset:
+    def __repr__(self) -> str:
+        return "(not in the file: reset)"
+
+
+RESET = _Reset()
+"""The declared side of a field the service holds and the file no longer gives: the update
+(which sends the whole object) removes it."""
+
+
 def differences(declared: Any, held: Any, where: str = "") -> list[tuple[str, Any, Any]]:
     """``(field, held, declared)`` for each field the declaration gives that the service holds
-    otherwise; fields it does not give are not compared (the service's defaults)."""
+    otherwise, and for each field inside it that the service holds (not empty) and the file no
+    longer gives (declared :data:`RESET`). At the top, fields the file does not give are the
+    service's own (its id, owner, dates) and not compared."""
     if isinstance(declared, dict):
         if not isinstance(held, dict):
             return [(where or "(all)", held, declared)]
         found = []
         for name, value in declared.items():
             found += differences(value, held.get(name), f"{where}.{name}" if where else str(name))
+        if where:
+            found += [(f"{where}.{name}", value, RESET) for name, value in held.items()
+                      if name not in declared and value not in (None, "", [], {})]
         return found
     if isinstance(declared, list) and isinstance(held, list) and len(declared) == len(held):
         return [d for index, (a, b) in enumerate(zip(declared, held, strict=True))
@@ -84,13 +126,16 @@ def _same(declared: Any, held: Any) -> bool:
 
 def apply_deliveries(hook: Any, plan: Plan, task_id: str, created: list[tuple[str, int]] | None = None) -> int:
     """Create, then update, then delete (prune), one request each; the number applied. The
-    resources created are added to ``created`` (``("data_schedules", 12)``)."""
+    resources created are added to ``created`` (``("data_schedules", 12)``). Before each create
+    the service is read again: a resource that another apply made meanwhile with the same scope
+    and key is not made twice (that change is reported as not applied)."""
 
     def send(chunk: Sequence[Change]) -> None:
         for change in chunk:
             section, ident, body = change.write
             api = API[section]
             if change.action == CREATE:
+                _not_made_meanwhile(hook, section, change)
                 answer = getattr(hook, f"create_{api}")(body)
                 if created is not None and isinstance(answer, dict) and answer.get("id") is not None:
                     created.append((f"{api}s", int(answer["id"])))
@@ -100,3 +145,11 @@ def apply_deliveries(hook: Any, plan: Plan, task_id: str, created: list[tuple[st
                 getattr(hook, f"delete_{api}")(ident)
 
     return apply_steps(task_id, plan, [Step(plan.of(action), 1, send) for action in (CREATE, CHANGE, REMOVE)])
+
+
+def _not_made_meanwhile(hook: Any, section: str, change: Change) -> None:
+    marker = marker_of(change.write[2]["title"])
+    for resource in getattr(hook, f"list_{API[section]}s")(limit=MAX_PAGE_SIZE):
+        if marker_of(resource.get("title")) == marker:
+            raise NotApplied(f"{KINDS[section]} {resource['id']} carrying its key was created meanwhile (another "
+                             "apply?): not created twice; the next run plans against it", rerun_helps=True)

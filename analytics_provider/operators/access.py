@@ -110,7 +110,7 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
     user's groups), for the managed attributes only.
 
     :param attributes: the attributes this task manages (default: those the rows name); rows
-        naming another are refused.
+        naming another are refused. Needed by ``delete_missing``.
     :param user_column: the column naming the user (default ``user``).
     :param attribute_column: the column naming the attribute (default ``attribute``).
     :param value_column: the column holding a value (default ``value``); an empty value is no value.
@@ -135,6 +135,9 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
         super().__init__(**kwargs)
         self.attributes = attributes
         self.columns = AttributeColumns(user_column, attribute_column, value_column)
+        if self.delete_missing and attributes is None:
+            raise refused(self.task_id, "attributes", attributes, "the attributes this task manages, with "
+                          "delete_missing=True (those the rows name would leave out one whose values all became empty)")
 
     def make_sync(self) -> UserAttributeSync:
         attributes = [self.attributes] if isinstance(self.attributes, (str, int)) else self.attributes
@@ -145,39 +148,50 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
 class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
     """Make the service's group membership follow rows: ``(user, group)``.
 
-    A user is an e-mail or an id; a group a name or an id. ``delete_missing`` removes users from
-    the managed groups the rows do not put them in.
+    A user is an e-mail or an id; a group is named (a name of digits, ``"2024"``, is a name), or
+    given by its id in a column of its own (``group_id_column``). ``delete_missing`` removes users
+    from the managed groups the rows do not put them in.
 
-    :param groups: the groups this task manages (default: those the rows name).
+    :param groups: the names of the groups this task manages (default: those the rows name).
+        ``delete_missing`` needs them (or ``group_ids``).
+    :param group_ids: the ids of groups this task manages (with ``groups`` or instead).
     :param create_missing_groups: create the groups rows name that do not exist (off: refused).
     :param user_column: the column naming the user (default ``user``).
     :param group_column: the column naming the group (default ``group``).
+    :param group_id_column: a column holding the group's id instead (then ``group_column`` is not read).
 
     Requests: one per 100 users (their groups come with them), one per membership written.
     """
 
-    template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "groups")
+    template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "groups", "group_ids")
     describe_lineage = staticmethod(describe_access_sync)
 
     def __init__(
         self,
         *,
         groups: Sequence[Any] | None = None,
+        group_ids: Sequence[Any] | None = None,
         create_missing_groups: bool = False,
         user_column: str = "user",
         group_column: str = "group",
+        group_id_column: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.groups = groups
+        self.group_ids = group_ids
         self.create_missing_groups = create_missing_groups
-        self.columns = MemberColumns(user_column, group_column)
+        self.columns = MemberColumns(user_column, group_column, group_id_column)
+        if self.delete_missing and groups is None and group_ids is None:
+            raise refused(self.task_id, "groups", groups, "the groups this task manages (or group_ids), with "
+                          "delete_missing=True (those the rows name would leave out one whose last member left)")
         if not isinstance(create_missing_groups, bool):
             raise refused(self.task_id, "create_missing_groups", create_missing_groups, "True or False")
 
     def make_sync(self) -> GroupMemberSync:
         groups = [self.groups] if isinstance(self.groups, (str, int)) else self.groups
-        return GroupMemberSync(self.hook, self.task_id, columns=self.columns, groups=groups,
+        group_ids = [self.group_ids] if isinstance(self.group_ids, (str, int)) else self.group_ids
+        return GroupMemberSync(self.hook, self.task_id, columns=self.columns, groups=groups, group_ids=group_ids,
                                delete_missing=self.delete_missing,
                                create_missing_groups=self.create_missing_groups, invite_role=self.invite_role)
 

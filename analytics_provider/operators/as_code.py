@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseOperator
 
-from analytics_provider.exceptions import refused
+from analytics_provider.exceptions import AnalyticsParameterError, refused
 from analytics_provider.lineage import OpenLineageMixin
 
 if TYPE_CHECKING:
@@ -22,16 +22,33 @@ class AsCodeOperator(OpenLineageMixin, BaseOperator):
 
     ``dry_run`` is kept as ``is_dry_run``: ``dry_run()`` is a method of Airflow's ``BaseOperator``.
     ``lineage_targets`` are the service's objects written (``("groups", 7)``), for the lineage.
+
+    :param max_deletes: refuse a plan that removes more than this many (default: no bound).
+    :param allow_delete_all: allow a plan that removes everything of its scope, or removes while
+        the input declares nothing (an empty query result, files emptied): refused otherwise.
     """
 
     template_fields: Sequence[str] = ("analytics_conn_id",)
 
-    def __init__(self, *, analytics_conn_id: str = "analytics_default", dry_run: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        analytics_conn_id: str = "analytics_default",
+        dry_run: bool = False,
+        max_deletes: int | None = None,
+        allow_delete_all: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.analytics_conn_id = analytics_conn_id
         self.is_dry_run = dry_run
+        self.max_deletes = max_deletes
+        self.allow_delete_all = allow_delete_all
         self.lineage_targets: list[tuple[str, int]] = []
-        self.check_flags(dry_run=dry_run)
+        self.check_flags(dry_run=dry_run, allow_delete_all=allow_delete_all)
+        if max_deletes is not None and (isinstance(max_deletes, bool) or not isinstance(max_deletes, int)
+                                        or max_deletes < 0):
+            raise refused(self.task_id, "max_deletes", max_deletes, "a number of removals (0 or more) or None")
 
     def check_flags(self, **flags: Any) -> None:
         for name, flag in flags.items():
@@ -45,9 +62,13 @@ class AsCodeOperator(OpenLineageMixin, BaseOperator):
         return AnalyticsHook(self.analytics_conn_id)
 
     def log_and_apply(self, plan: Plan, apply: Callable[[], int]) -> dict[str, Any]:
-        """Log the plan, then (unless a dry run, or nothing to do) apply it; the task's result."""
+        """Log the plan, then (unless a dry run, or nothing to do) apply it; the task's result. A
+        destructive plan without consent is refused, dry run or not (:meth:`Plan.refusal`)."""
         mode = "dry run: nothing is written" if self.is_dry_run else "applying it now"
         self.log.info("Plan (%s)\n%s", mode, plan.table())
+        refusal = plan.refusal(self.max_deletes, self.allow_delete_all)
+        if refusal:
+            raise AnalyticsParameterError(f"{self.task_id}: {refusal}")
         result = {**plan.to_xcom(), "dry_run": self.is_dry_run, "applied": 0}
         self.lineage_result = result
         if self.is_dry_run or plan.is_empty:

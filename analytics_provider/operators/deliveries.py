@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from analytics_provider.deliveries.check import Declared, check, check_references
+from analytics_provider.deliveries.check import Declared, check, check_references, scope_problem
 from analytics_provider.deliveries.files import load
 from analytics_provider.exceptions import AnalyticsParameterError, refused
 from analytics_provider.lineage import describe_deliveries
@@ -22,8 +22,13 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
 
     :param path: a delivery file, or a folder of them (``*.yml``, ``*.yaml``), relative to the
         DAG file's folder unless absolute (templated).
-    :param prune: delete the resources whose key no file declares any more (off: they are
-        reported and left as they are). Resources the files never managed are never touched.
+    :param scope: the name these files' resources carry in their titles (``[managed:
+        sales/weekly-sales]``); resources of other scopes are never touched. Needed by ``prune``.
+        Resources made without a scope (before scopes) are adopted by the first scope declaring
+        their key, and never pruned.
+    :param prune: delete the resources of the scope whose key no file declares any more (off:
+        they are reported and left as they are). Resources the files never managed are never
+        touched.
     :param dry_run: plan and log, write nothing.
     :param analytics_conn_id: the ``analytics`` connection (templated).
 
@@ -41,13 +46,19 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
         self,
         *,
         path: str,
+        scope: str | None = None,
         prune: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.path = path
+        self.scope = scope
         self.prune = prune
         self.check_flags(prune=prune)
+        problem = scope_problem(scope) or (prune and scope is None and
+                                           "a name with prune=True (the name these files' resources carry)")
+        if problem:
+            raise refused(self.task_id, "scope", scope, problem)
         if not isinstance(path, str) or not path:
             raise refused(self.task_id, "path", path, "a delivery file or a folder of them")
         if not is_templated(path):
@@ -74,7 +85,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
 
         declared = self.declared()
         _refuse(self.task_id, check_references(declared, self.hook))
-        plan = plan_deliveries(self.hook, declared, prune=self.prune)
+        plan = plan_deliveries(self.hook, declared, scope=self.scope, prune=self.prune)
         self.lineage_targets = targets(plan)
         created: list[tuple[str, int]] = []
 

@@ -150,13 +150,14 @@ def test_delete_missing_off_keeps_entries_the_rows_lost_and_on_resets_them(
                   if e["input_type"] == "inherit") == [2, 3, 4]
     assert region_of(hook, 2) is None
     assert region_of(hook, 4) is None  # tom's group Sales has no region
-    # priya and tom out of Sales; maya stays; lucas stays in Finance: the rows no longer name it,
-    # so this task no longer manages it
+    # priya and tom out of Sales; maya stays; lucas out of Finance, its last member: the task manages
+    # the groups it names (groups=), not only those the rows still name
     assert sorted((c["subject"], c["target"]) for c in teams["changes"]) == [
-        ("priya.raman@example.com (3)", "Sales"), ("tom.okafor@example.com (4)", "Sales")]
+        ("lucas.meyer@example.com (2)", "Finance"), ("priya.raman@example.com (3)", "Sales"),
+        ("tom.okafor@example.com (4)", "Sales")]
     members = {u["id"]: u["group_ids"] for u in hook.list_users()}
     assert 1 in members[1] and 1 not in members[3] and 1 not in members[4]
-    assert any(g["name"] == "Finance" and g["id"] in members[2] for g in hook.list_groups())
+    assert not any(g["name"] == "Finance" and g["id"] in members[2] for g in hook.list_groups())
     # sofia's department and the Operations group were never managed here: untouched
     assert hook.compute_user_attribute_values("User", 5)["department"] == ["Marketing"]
     assert all(2 in members[u] for u in (5, 6, 7))
@@ -220,3 +221,39 @@ def test_the_example_syncs_the_warehouse_table_once(example_dag_bag, analytics_e
     analytics_emulator.clear_requests()
     second = dag_test(dag)
     assert second.state == "success" and writes(analytics_emulator) == []
+
+
+def test_an_empty_query_result_with_delete_missing_resets_nobody_without_consent(
+    access_bag, analytics_emulator, analytics_connection, warehouse, hook, capfd
+) -> None:
+    assert run(access_bag).state == "success"
+    fill(warehouse, [])  # the load failed and left the table empty
+    analytics_emulator.clear_requests()
+    dag_run = run(access_bag, delete_missing=True)
+    assert dag_run.state == "failed"
+    assert writes(analytics_emulator) == []
+    assert region_of(hook, 1) == ["EU"] and region_of(hook, 2) == ["APAC", "US"]
+    text = "".join(capfd.readouterr())
+    assert ("sync_regions: user attributes: the input declares nothing of attributes region and the plan deletes 4: "
+            "maya.chen@example.com (1): region, lucas.meyer@example.com (2): region") in text
+    assert "If that is meant: allow_delete_all=True" in text
+    dag_run = run(access_bag, delete_missing=True, allow_delete_all=True)
+    assert results(dag_run)["sync_regions"]["applied"] == 4 and region_of(hook, 2) is None
+
+
+def test_an_address_that_cannot_be_invited_does_not_block_the_other_writes(
+    access_bag, analytics_emulator, analytics_connection, warehouse, hook, capfd
+) -> None:
+    fill(warehouse, [*REGION_ROWS, ("emma.laurent@example.com", "EU", None)])  # emma is a deleted user
+    analytics_emulator.fail_next_job("invite_users", "mail server unavailable")
+    dag_run = run(access_bag, invite_role="user")
+    assert dag_run.state == "failed"
+    # the entries of the users the service knows went ahead
+    assert region_of(hook, 1) == ["EU"] and region_of(hook, 2) == ["APAC", "US"] and region_of(hook, 3) == ["LATAM"]
+    invites = [r.json["emails"] for r in analytics_emulator.requests if r.operation == "invite_users"]
+    assert invites == [["nobody@example.org"]]  # emma is never invited: her address is a deleted user's
+    text = "".join(capfd.readouterr())
+    assert ("sync_regions: user attributes: 3 of 4 change(s) applied; 1 not applied:\ninvite user for "
+            "nobody@example.org: invitation job") in text
+    assert "mail server unavailable (a rerun may apply it)" in text
+    assert "emma.laurent@example.com (a deleted user: restore them first)" in text

@@ -96,7 +96,7 @@ def test_groups_unknown_by_name_are_refused_unless_created(hook, analytics_emula
         GroupMemberSync(hook, "sync_teams").plan(rows)
     assert "row 1: group 'Finance' is not a group of the service (create_missing_groups=True creates it; " \
            "its groups: Operations, Sales)" in str(refused.value)
-    assert "row 2: group id 99 is not a group of the service" in str(refused.value)
+    assert "row 2: group '99' is not a group of the service" in str(refused.value)  # a name: ids have a column
     plan = GroupMemberSync(hook, "sync_teams", create_missing_groups=True).plan(rows[::2])
     assert [(c.action, c.subject, c.target) for c in plan.changes] == [
         ("create", "", "Finance"), ("add", "maya.chen@example.com (1)", "Finance"),

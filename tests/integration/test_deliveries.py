@@ -58,7 +58,7 @@ def writes(emulator: Any) -> list[Any]:
 def sync(hook: AnalyticsHook, folder: Path, prune: bool = False) -> Any:
     declared, found = check(load(folder))
     assert found == []
-    plan = plan_deliveries(hook, declared, prune=prune)
+    plan = plan_deliveries(hook, declared, scope="sales", prune=prune)
     apply_deliveries(hook, plan, "apply")
     return plan
 
@@ -97,6 +97,7 @@ def test_check_names_each_finding_at_its_file_line_and_column(tmp_path, hook, ca
         f"{a}:12:59: DL132 'not-an-address' is not an e-mail address",
         f"{a}:13:5: DL111 unknown field 'treshold'; the fields of a data alert: key, title, widget, repeat, paused, "
         "filters, conditions, dest",
+        f"{b}:2:10: DL112 key 'revenue-watch' is declared twice: at {a}:9 and here",  # both have other findings
         f"{b}:4:13: DL120 repeat 'every day' is not a crontab expression: 2 field(s); five are needed (minute hour "
         "day month weekday)",
         f"{b}:5:11: DL131 a SlackDest needs slack_channels",
@@ -131,7 +132,7 @@ def test_apply_creates_then_updates_what_changed_and_a_second_run_writes_nothing
     assert [r.operation for r in created] == ["create_data_schedule", "create_data_alert"]
     sent = created[0].json["data_schedule"]
     assert sent["dest"]["title"] == "Weekly sales {{$today}}"  # the service's placeholder, as written
-    assert sent["title"] == "Weekly sales [managed: weekly-sales]"
+    assert sent["title"] == "Weekly sales [managed: sales/weekly-sales]"
     (schedule,) = [s for s in hook.list_data_schedules() if s["id"] not in before]
     assert schedule["dest"]["title"] == "Weekly sales {{$today}}" and schedule["schedule"]["repeat"] == "0 8 * * 1"
 
@@ -186,8 +187,23 @@ def test_manage_plans_and_applies_outside_airflow(tmp_path, hook, analytics_emul
     assert writes(analytics_emulator) == []
     assert manage.main(["apply", str(tmp_path)]) == 0
     assert capsys.readouterr().out.endswith("applied 2 change(s)\n")
-    assert manage.main(["apply", str(tmp_path), "--prune"]) == 0
+    assert manage.main(["apply", str(tmp_path), "--prune", "--scope", "sales"]) == 0
+    out = capsys.readouterr().out  # adopted into the scope: their titles take it
+    assert "title '[managed: revenue-watch]'  " in out and out.endswith("applied 2 change(s)\n")
+    assert manage.main(["apply", str(tmp_path), "--prune", "--scope", "sales"]) == 0
     assert capsys.readouterr().out.endswith("deliveries: nothing to change\n")
-    assert len(writes(analytics_emulator)) == 2
+    assert len(writes(analytics_emulator)) == 4
     assert manage.main(["apply"]) == 2  # usage
     assert manage.main(["check", str(tmp_path / "nowhere")]) == 2
+
+
+def test_a_key_declared_twice_is_reported_even_when_an_object_has_other_findings(tmp_path) -> None:
+    write(tmp_path, "a.yml", SALES.replace('"0 9 * * *"', '"0 25 * * *"'))  # the alert is wrong
+    write(tmp_path, "b.yml", SALES.replace('"0 8 * * 1"', '"every monday"'))  # so is the schedule here
+    _, found = check(load(tmp_path))
+    a, b = tmp_path / "a.yml", tmp_path / "b.yml"
+    assert [d.format() for d in found if d.code == "DL112"] == [
+        f"{b}:2:10: DL112 key 'weekly-sales' is declared twice: at {a}:2 and here",
+        f"{b}:11:10: DL112 key 'revenue-watch' is declared twice: at {a}:11 and here",
+    ]
+    assert sorted(d.code for d in found) == ["DL112", "DL112", "DL120", "DL120"]

@@ -21,14 +21,24 @@ from analytics_provider.operators import AnalyticsSyncGroupMembersOperator, Anal
         ({"rows": [], "invite_role": "viewer"},
          "sync: invite_role must be one of user, explorer, analyst, admin, growth_admin, it_admin or None; "
          "got 'viewer'"),
+        ({"rows": [], "max_deletes": -1}, "sync: max_deletes must be a number of removals (0 or more) or None; got -1"),
+        ({"rows": [], "allow_delete_all": "yes"}, "sync: allow_delete_all must be True or False; got 'yes'"),
     ],
-    ids=["neither", "both", "no-connection", "dry-run", "delete-missing", "role"],
+    ids=["neither", "both", "no-connection", "dry-run", "delete-missing", "role", "max-deletes", "allow-delete-all"],
 )
 def test_wrong_arguments_are_refused_at_parse_time(kwargs: dict[str, Any], message: str) -> None:
     for operator in (AnalyticsSyncUserAttributesOperator, AnalyticsSyncGroupMembersOperator):
         with pytest.raises(AnalyticsParameterError) as refused:
             operator(task_id="sync", **kwargs)
         assert str(refused.value).startswith(message)
+
+
+def test_delete_missing_needs_what_the_task_manages_named_at_parse_time() -> None:
+    with pytest.raises(AnalyticsParameterError, match=r"^sync: attributes must be the attributes this task manages"):
+        AnalyticsSyncUserAttributesOperator(task_id="sync", rows=[], delete_missing=True)
+    with pytest.raises(AnalyticsParameterError, match=r"^sync: groups must be the groups this task manages"):
+        AnalyticsSyncGroupMembersOperator(task_id="sync", rows=[], delete_missing=True)
+    AnalyticsSyncGroupMembersOperator(task_id="sync", rows=[], delete_missing=True, group_ids=[2])
 
 
 def test_rows_that_are_not_a_list_are_refused_before_any_request() -> None:

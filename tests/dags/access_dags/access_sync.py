@@ -23,6 +23,7 @@ with DAG("access_sync", schedule=None, catchup=False, tags=["test"]):
         sql="SELECT email, team FROM user_access WHERE team IS NOT NULL",
         user_column="email",
         group_column="team",
+        groups=["Sales", "Finance"],
         create_missing_groups=True,
     )
     regions >> teams
