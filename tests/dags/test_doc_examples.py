@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import AIRFLOW_VERSION, EXAMPLE_DAGS, _dag_bag_class, _sync_bag_to_db, dag_test, set_waits
+from .conftest import AIRFLOW_VERSION, EXAMPLE_DAGS, dag_bag_of, dag_test, set_waits
 from .test_example_dags import run_day
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -44,10 +44,7 @@ def run_without_logical_date(dag_file: str, dag_id: str, tmp_path: Path) -> Any:
     folder = tmp_path / "dags"
     folder.mkdir()
     (folder / f"{dag_id}.py").write_text(dag_file, encoding="utf-8")
-    bag = _dag_bag_class()(dag_folder=str(folder))
-    assert bag.import_errors == {}
-    _sync_bag_to_db(bag)
-    dag = bag.get_dag(dag_id)
+    dag = dag_bag_of(folder).get_dag(dag_id)
     set_waits(dag, deferrable=None)
     dag_run = dag_test(dag)
     assert dag_run.logical_date is None or AIRFLOW_VERSION < (3, 0)  # 2.11 gives every run one
