@@ -1,9 +1,10 @@
-"""The README's way to test one's own DAGs against the emulator works in a user's project with a
-fresh ``AIRFLOW_HOME``: pytest in a new process, outside this repository, nothing migrated first."""
+"""The README's test of one's own DAG against the emulator works, as written, in a user's project
+with a fresh ``AIRFLOW_HOME``: pytest in a new process, outside this repository, nothing migrated first."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,12 +24,14 @@ with DAG("my_dag", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="U
     )
 '''
 
-# the README's snippet, filled in
-USER_TEST = '''
-def test_my_dag(analytics_dag_bag, analytics_connection):
-    dag_run = analytics_dag_bag.get_dag("my_dag").test()
-    assert dag_run.state == "success"
-'''
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_dag_test() -> str:
+    """The README's test of one's own DAG, as written."""
+    blocks = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), re.M | re.S)
+    (code,) = [block for block in blocks if "def test_my_dag(" in block]
+    return code
 
 
 def test_a_users_dag_test_runs_on_a_fresh_airflow_home(tmp_path: Path) -> None:
@@ -36,7 +39,7 @@ def test_a_users_dag_test_runs_on_a_fresh_airflow_home(tmp_path: Path) -> None:
     (project / "dags").mkdir(parents=True)
     (project / "tests").mkdir()
     (project / "dags" / "my_dag.py").write_text(USER_DAG, encoding="utf-8")
-    (project / "tests" / "test_my_dag.py").write_text(USER_TEST, encoding="utf-8")
+    (project / "tests" / "test_my_dag.py").write_text(readme_dag_test(), encoding="utf-8")
     env = {name: value for name, value in os.environ.items() if not name.startswith("AIRFLOW")}  # this suite's
     env |= {"AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(project / "dags"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
