@@ -41,8 +41,7 @@ def test_a_users_dag_test_runs_on_a_fresh_airflow_home(tmp_path: Path) -> None:
     (project / "dags" / "my_dag.py").write_text(USER_DAG, encoding="utf-8")
     (project / "tests" / "test_my_dag.py").write_text(readme_dag_test(), encoding="utf-8")
     env = {name: value for name, value in os.environ.items() if not name.startswith("AIRFLOW")}  # this suite's
-    env |= {"AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(project / "dags"),
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+    env |= {"AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(project / "dags")}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "tests"],
         capture_output=True, text=True, cwd=project, env=env, timeout=600,
