@@ -6,6 +6,12 @@ AIRFLOW_VERSION ?= 3.3.2
 CONSTRAINTS := constraints/airflow-$(AIRFLOW_VERSION).txt
 
 .PHONY: demo test test-matrix lint docs bench dist wheel-smoke constraints check clean e2e
+.PHONY: help
+.DEFAULT_GOAL := help
+
+help:  ## this list (also `make` alone): each target and what it does, from its `##` comment
+	@awk -v airflow=$(AIRFLOW_VERSION) 'BEGIN { FS = ":[^#]*## " } /^[a-z][a-z0-9-]*:.*## / \
+		{ gsub(/\$$\(AIRFLOW_VERSION\)/, airflow, $$2); printf "  make %-12s %s\n", $$1, $$2 }' $(firstword $(MAKEFILE_LIST))
 
 # Airflow and the provider (editable, with the dev, bench and openlineage extras), held to the constraints file; one line
 # per step with its time (pip's own output: $(VENV)/install.log).
@@ -23,11 +29,11 @@ MATRIX_JOBS ?= 2
 test-matrix:  ## the suite on every supported Airflow and Python, one venv each (.matrix/): scripts/test_matrix.py
 	$(PYTHON) scripts/test_matrix.py --jobs $(MATRIX_JOBS)
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed  ## ruff on the code, tests, examples and scripts; mypy on the package
 	$(VENV)/bin/ruff check analytics_provider tests example_dags benchmarks scripts
 	$(VENV)/bin/mypy analytics_provider
 
-docs: $(VENV)/.installed
+docs: $(VENV)/.installed  ## the Sphinx site into docs/_build/html, warnings as errors
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
 bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, shared quota, access sync at scale
@@ -52,7 +58,7 @@ e2e:  ## the example DAGs and failures on the production stack (minutes; not in 
 	$(PYTHON) scripts/envs.py $(E2E_VENV) --airflow $(AIRFLOW_VERSION) --extras dev --airflow-extras celery,postgres
 	$(E2E_VENV)/bin/python scripts/e2e.py
 
-check: test lint docs
+check: test lint docs  ## make test, make lint and make docs
 
-clean:
+clean:  ## remove what the commands write here but the venvs (.demo, docs/_build, caches, dist, build)
 	rm -rf .demo docs/_build .pytest_cache .mypy_cache .ruff_cache dist build

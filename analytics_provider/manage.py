@@ -24,7 +24,11 @@ from analytics_provider.deliveries.files import load
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m analytics_provider.manage", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m analytics_provider.manage",
+        description="Check, plan and apply delivery files from CI, outside Airflow.",  # plain text: not __doc__'s rST
+        epilog="Exit status: 0 done (or nothing found), 1 findings or a failed write, 2 a usage error.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     for name, text in (("check", "check the files (and with --conn-id, what they name on the service)"),
                        ("plan", "check, then show what apply would write"),

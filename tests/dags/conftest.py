@@ -115,34 +115,12 @@ def example_dag_bag(airflow_db: None) -> Any:
 
 def dag_bag_of(folder: Path) -> Any:
     """The DAGs of a folder or file, parsed (none may fail) and stored as the dag processor would."""
-    bag = _dag_bag_class()(dag_folder=str(folder))
+    from analytics_provider.testing.airflow_db import parsed_dags, store_dags
+
+    bag = parsed_dags(folder)
     assert bag.import_errors == {}
-    _sync_bag_to_db(bag)
+    store_dags(bag)
     return bag
-
-
-def _dag_bag_class() -> Any:
-    try:
-        from airflow.dag_processing.dagbag import DagBag  # Airflow 3.2+
-    except ImportError:
-        from airflow.models.dagbag import DagBag
-    return DagBag
-
-
-def _sync_bag_to_db(bag: Any) -> None:
-    """Store the DAGs as the dag processor would (``dag.test()`` reads them back from the DB)."""
-    try:
-        from airflow.dag_processing.dagbag import sync_bag_to_db  # Airflow 3.2+
-    except ImportError:
-        try:
-            from airflow.models.dagbag import sync_bag_to_db  # Airflow 3.1
-        except ImportError:
-            if AIRFLOW_VERSION < (3, 0):
-                bag.sync_to_db()
-            else:  # Airflow 3.0
-                bag.sync_to_db("dags-folder", None)
-            return
-    sync_bag_to_db(bag, "dags-folder", None)
 
 
 def dag_test(dag: Any, conf: dict[str, Any] | None = None, logical_date: Any = None) -> Any:

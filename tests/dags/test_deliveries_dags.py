@@ -7,7 +7,9 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .conftest import _dag_bag_class, dag_test
+from analytics_provider.testing.airflow_db import parsed_dags
+
+from .conftest import dag_test
 
 WRITES = ("create_data_schedule", "update_data_schedule", "delete_data_schedule", "create_data_alert",
           "update_data_alert", "delete_data_alert")
@@ -54,7 +56,7 @@ def test_a_dag_whose_delivery_files_are_wrong_does_not_import(tmp_path: Path, ai
         with DAG("deliveries_dag", schedule=None):
             AnalyticsApplyDeliveriesOperator(task_id="apply", path="deliveries")
         """))
-    bag = _dag_bag_class()(dag_folder=str(tmp_path))
+    bag = parsed_dags(tmp_path)
     (error,) = bag.import_errors.values()
     where = tmp_path / "deliveries" / "sales.yml"
     assert (f"apply: 1 finding(s) in the delivery files (nothing was written):\n{where}:4:13: DL120 repeat "

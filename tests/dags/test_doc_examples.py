@@ -2,7 +2,8 @@
 
 Each ``.. code-block:: python`` of the pages below is taken from the ``.rst`` file and run: the
 operator examples as tasks of one DAG run through Airflow with no logical date (as a manual
-trigger makes it), the quick start's DAG as it stands, the hook examples as plain calls. Only
+trigger makes it), the quick start's DAG as it stands, the hook examples as plain calls; the
+README's operator likewise. Only
 what cannot exist here is replaced, visibly: the ``s3://reports/`` bucket becomes a local folder,
 ``/opt/airflow/checkouts/analytics`` the example AML project, ``/data/exports/`` a temp folder.
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import AIRFLOW_VERSION, EXAMPLE_DAGS, _dag_bag_class, _sync_bag_to_db, dag_test, set_waits
+from .conftest import AIRFLOW_VERSION, EXAMPLE_DAGS, dag_bag_of, dag_test, set_waits
 from .test_example_dags import run_day
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -44,10 +45,7 @@ def run_without_logical_date(dag_file: str, dag_id: str, tmp_path: Path) -> Any:
     folder = tmp_path / "dags"
     folder.mkdir()
     (folder / f"{dag_id}.py").write_text(dag_file, encoding="utf-8")
-    bag = _dag_bag_class()(dag_folder=str(folder))
-    assert bag.import_errors == {}
-    _sync_bag_to_db(bag)
-    dag = bag.get_dag(dag_id)
+    dag = dag_bag_of(folder).get_dag(dag_id)
     set_waits(dag, deferrable=None)
     dag_run = dag_test(dag)
     assert dag_run.logical_date is None or AIRFLOW_VERSION < (3, 0)  # 2.11 gives every run one
@@ -116,6 +114,21 @@ def test_quickstart_dag_runs(example_dag_bag, analytics_emulator, analytics_conn
     assert export.parent.name == run_day(dag_run)
 
 
+def test_readme_example_runs(example_dag_bag, analytics_emulator, analytics_connection, tmp_path) -> None:
+    """The README's operator, in a DAG run by hand: its destination's date renders on every Airflow."""
+    text = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    (code,) = [b for b in re.findall(r"^```python\n(.*?)^```", text, re.M | re.S) if "Operator(" in b]
+    dag_file = (
+        "import pendulum\nfrom airflow.providers.common.compat.sdk import DAG\n\n"
+        'with DAG("readme_example", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC")):\n'
+        + indented(localised(code, tmp_path))
+    )
+    dag_run = run_without_logical_date(dag_file, "readme_example", tmp_path)
+    assert dag_run.state == "success", states(dag_run)
+    (export,) = (tmp_path / "reports").rglob("revenue.xlsx")
+    assert export.parent.name == run_day(dag_run)
+
+
 def test_hook_examples_run(analytics_emulator, analytics_connection, tmp_path) -> None:
     from analytics_provider.hooks.analytics import AnalyticsHook
 
@@ -147,5 +160,9 @@ def test_trigger_example_is_what_the_trigger_serialises() -> None:
 
 @pytest.mark.parametrize("page", ["emulator", "custom_charts", "errors_and_retries"])
 def test_pages_kept_by_others_still_parse(page: str) -> None:
-    for code in examples(page):
+    """Every Python block of the page is found (none, or one the pattern misses, fails) and compiles."""
+    codes = examples(page)
+    directives = (DOCS / f"{page}.rst").read_text(encoding="utf-8").count(".. code-block:: python")
+    assert codes and len(codes) == directives, f"docs/{page}.rst: {len(codes)} of {directives} Python blocks found"
+    for code in codes:
         compile(code, f"docs/{page}.rst", "exec")

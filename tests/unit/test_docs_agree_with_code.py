@@ -51,3 +51,23 @@ def test_the_supported_versions_are_the_matrixs() -> None:
     for version in envs.SUPPORTED:
         assert (REPO / "constraints" / f"airflow-{version}.txt").is_file()
     assert f"Airflow {envs.NEWEST}" in README  # make test's version
+
+
+
+def test_the_readme_and_the_docs_name_the_vendor_of_the_api_document() -> None:
+    from vendor_facts import vendor_document
+
+    vendor = vendor_document()["info"]["title"].removesuffix(" API")  # the document's "Holistics API"
+    first_paragraphs = README.split("\n\n")[1], DOCS["index.rst"].split("\n\n")[1]
+    assert all(f"the public API v2 of {vendor}, the analytics service" in text for text in first_paragraphs)
+
+
+def test_the_pythons_the_docs_name_are_the_readmes_table() -> None:
+    released = [(airflow, int(low), int(high)) for airflow, low, high
+                in re.findall(r"^\| (\d\.\d+)\.\d+ \| 3\.(\d+) to 3\.(\d+) \|", README, re.M)]
+    lowest, highest = min(low for _, low, _ in released), max(high for _, _, high in released)
+    capped = {airflow: high for airflow, _, high in released if high < highest}  # {"2.11": 12, "3.0": 12}
+    assert len(set(capped.values())) == 1, capped  # the docs name one cap
+    stated = f"Python 3.{lowest} to 3.{highest} (3.{max(capped.values())} at most on\nAirflow {' and '.join(capped)};"
+    assert stated in DOCS["index.rst"]
+    assert f"(Python 3.{lowest} to 3.{highest}, `make`)" in README
