@@ -11,6 +11,7 @@ from airflow.providers.common.compat.sdk import BaseOperator, conf
 from analytics_provider.api.follow import (
     DEFAULT_MAX_OUTAGE,
     UNREACHABLE,
+    UNREADABLE,
     JobWatch,
     WaitResult,
     drive,
@@ -177,7 +178,7 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
             return watch.status or UNREACHABLE  # pending, followed, or unreachable: wait on it again
         if result.status == "error":
             self.log.warning("Job %s kept by an earlier try cannot be read: %s", job_id, result.message)
-            return "unreadable"
+            return UNREADABLE
         return result.job_status
 
     def is_job_active(self, status: str) -> bool:

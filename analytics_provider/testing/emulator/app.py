@@ -220,6 +220,14 @@ class AnalyticsEmulator:
         with self.world.lock:
             self.world.jobs.fail_next(operation_name, last_error_log)
 
+    def script_next_job(self, operation_name: str, script: list[tuple[str, float]]) -> None:
+        """The next job started by ``operation_name`` passes through ``script``: ``[(status,
+        seconds), ...]``, ending in ``success``, ``failure`` or ``cancelled`` (its seconds ignored),
+        for example ``[("queued", 0.1), ("flow_pending", 0.3), ("running", 0.1), ("success", 0)]``."""
+        check_operation(operation_name)
+        with self.world.lock:
+            self.world.jobs.script_next(operation_name, script)
+
     def set_publish_diagnostics(self, diagnostics: list[dict[str, Any]]) -> None:
         """From now on AML publish and validate jobs fail with these syntax-error diagnostics."""
         if not isinstance(diagnostics, list) or not all(isinstance(d, dict) for d in diagnostics):
@@ -258,14 +266,16 @@ class AnalyticsEmulator:
         their labels and options. Returns their ids."""
         return self.world.add_dashboards(list(titles), int(like))
 
-    def add_jobs(self, count: int, seconds: float | None = None) -> list[int]:
+    def add_jobs(self, count: int, seconds: float | None = None,
+                 script: list[tuple[str, float]] | None = None) -> list[int]:
         """``count`` jobs of the admin's key that run ``seconds`` (the job duration unless given)
-        from now, made at once without a request each; returns their ids."""
+        from now, or pass through ``script`` (as :meth:`script_next_job`), made at once without a
+        request each; returns their ids."""
         if count < 0:
             raise ValueError("count must not be negative")
         with self.world.lock:
             duration = self.world.job_duration if seconds is None else float(seconds)
-            return self.world.jobs.add_many(int(count), KEYED_USERS[0], duration)
+            return self.world.jobs.add_many(int(count), KEYED_USERS[0], duration, script or ())
 
     def request_counts(self) -> dict[str, dict[str, int]]:
         """Requests received per operation (control endpoints excepted) and per answer status
