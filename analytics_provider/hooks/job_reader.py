@@ -5,11 +5,15 @@ One :class:`JobReader` per event loop and connection (kept by
 ``GATHER`` seconds pass without a new read, at most ``GATHER_MAX`` after its first); when it is
 sent, its reads go out in requests of at most 100 ids (``MAX_SENDING`` at a time, each taking
 its turn of the ``GET /jobs`` quota), and each wait gets its job, or the failure of its request
-as an outage, or reads its job alone when the answer left it out. Waits that ask at the same time
-(they started together, or their previous reads were answered together) keep being read together.
+as an outage, or reads its job alone when the answer left it out or contradicted itself on it.
+Waits that ask at the same time (they started together, or their previous reads were answered
+together) keep being read together.
 
-Where the service refuses List Jobs (see
-:data:`~analytics_provider.api.job_batch.REFUSING_STATUSES`), the connection reads each job
+Where List Jobs fails for now (5xx, 429, no answer, an answer that is not a list of jobs, or one
+that contradicts itself), the waits of that request read their jobs alone at once, and so do all
+the reader's waits until List Jobs is tried again (after the ``Retry-After``, or a back-off:
+:class:`~analytics_provider.api.job_batch.BatchBackoff`). Where the service refuses List Jobs
+(see :data:`~analytics_provider.api.job_batch.REFUSING_STATUSES`), the connection reads each job
 alone in this process from then on, and says so once in the log.
 """
 
@@ -21,8 +25,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from analytics_provider.api.follow import ONE_LOOK, Read
-from analytics_provider.api.job_batch import DueReads, refuses_batches, sort_answer
-from analytics_provider.exceptions import AnalyticsDeadlineExceeded
+from analytics_provider.api.job_batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
+from analytics_provider.exceptions import AnalyticsDeadlineExceeded, UnexpectedResponseError
 
 if TYPE_CHECKING:
     from analytics_provider.hooks.async_client import AsyncAnalyticsClient
@@ -95,6 +99,7 @@ class JobReader:
         self._tasks: set[asyncio.Task[None]] = set()
         self._waiting: set[_Ask] = set()
         self._sweep: asyncio.TimerHandle | None = None
+        self.backoff = BatchBackoff()  # on the loop's clock
 
     @property
     def refused(self) -> str | None:
@@ -103,9 +108,9 @@ class JobReader:
 
     async def read(self, client: AsyncAnalyticsClient, read: Read) -> Any:
         """The job of one wait's read (raises what its read failed with), over by ``read.deadline``."""
-        if self.conn_id in _REFUSED:
-            return await client.read_job_alone(read)
         loop = asyncio.get_running_loop()
+        if self.conn_id in _REFUSED or self.backoff.active(loop.time()):
+            return await client.read_job_alone(read)
         ask = _Ask(loop.create_future(), read)
         self._last_ask = loop.time()
         if self._gathering is None:
@@ -178,23 +183,43 @@ class JobReader:
         try:
             jobs = await self.client.call("list_jobs", query={"ids": list(chunk)}, retry_policy=ONE_LOOK,
                                           deadline=None if math.isinf(deadline) else deadline)
-            found, missing = sort_answer(chunk, jobs)
+            answer = sort_answer(chunk, jobs)
         except Exception as exc:
             if refuses_batches(exc):
                 self._refuse(exc)
-                answer: Any = READ_ALONE
+                failed: Any = READ_ALONE
+            elif degrades_batches(exc):
+                self._back_off(exc)
+                failed = READ_ALONE
             else:
-                answer = exc
+                failed = exc
             for asks in chunk.values():
                 for ask in asks:
-                    _deliver(ask, answer)
+                    _deliver(ask, failed)
             return
-        for job_id, job in found.items():
+        if answer.contradicted:
+            self._back_off(UnexpectedResponseError(
+                f"List Jobs answered {len(answer.contradicted)} job(s) twice with different statuses (job "
+                f"{answer.contradicted[0]} first)", method="GET", path="/jobs"))
+        else:
+            self.backoff.succeeded()
+        for job_id, job in answer.found.items():
             for ask in chunk[job_id]:
                 _deliver(ask, job)
-        for job_id in missing:
+        for job_id in (*answer.missing, *answer.contradicted):
             for ask in chunk[job_id]:
                 _deliver(ask, READ_ALONE)
+
+    def _back_off(self, exc: BaseException) -> None:
+        """List Jobs answered nothing usable: read alone until it is tried again."""
+        now = asyncio.get_running_loop().time()
+        if self.backoff.active(now):  # another request of the same round failed too: one back-off
+            return
+        wait = self.backoff.failed(now, getattr(exc, "retry_after", None))
+        log.warning(
+            "List Jobs (GET /jobs) on connection %r failed (%s): its waits read each job alone (GET /jobs/{id}) "
+            "for %.0f s, then List Jobs is tried again", self.conn_id, exc, wait,
+        )
 
     def _refuse(self, exc: BaseException) -> None:
         if self.conn_id not in _REFUSED:

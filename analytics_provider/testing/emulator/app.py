@@ -206,12 +206,14 @@ class AnalyticsEmulator:
         times: int = 1,
         body: Any = None,
         after: int = 0,
+        rewrite: str | None = None,
     ) -> None:
         """The next ``times`` answers of an operation (or ``download_file``) fail as described
         (after ``after`` answers as usual: the third upsert of a sync, say).
         Faults of ``get_job`` reach ``list_jobs`` (a trigger's batched reads) too, unless it has
-        its own."""
-        fault = Fault(status=status, retry_after=retry_after, delay=delay, drop=drop, truncate=truncate, body=body)
+        its own. ``rewrite`` makes a 200 unusable (see :data:`~analytics_provider.testing.emulator.faults.REWRITES`)."""
+        fault = Fault(status=status, retry_after=retry_after, delay=delay, drop=drop, truncate=truncate, body=body,
+                      rewrite=rewrite)
         self.faults.add(operation_name, fault, times, after)
 
     def fail_next_job(self, operation_name: str, last_error_log: str = "Job failed") -> None:
