@@ -216,11 +216,13 @@ class AnalyticsEmulator:
                       rewrite=rewrite)
         self.faults.add(operation_name, fault, times, after)
 
-    def fail_next_job(self, operation_name: str, last_error_log: str = "Job failed") -> None:
-        """The next job started by ``operation_name`` ends in ``failure`` with this ``last_error_log``."""
+    def fail_next_job(self, operation_name: str, last_error_log: str = "Job failed",
+                      error_lines: list[str] | None = None) -> None:
+        """The next job started by ``operation_name`` ends in ``failure`` with this ``last_error_log``
+        (its last ERROR log line, after ``error_lines``)."""
         check_operation(operation_name)
         with self.world.lock:
-            self.world.jobs.fail_next(operation_name, last_error_log)
+            self.world.jobs.fail_next(operation_name, last_error_log, error_lines or ())
 
     def script_next_job(self, operation_name: str, script: list[tuple[str, float]]) -> None:
         """The next job started by ``operation_name`` passes through ``script``: ``[(status,

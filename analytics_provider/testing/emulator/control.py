@@ -38,7 +38,8 @@ class ControlService:
                 {**j.to_json(time.time()), "operation": j.operation, "params": j.params} for j in self.emulator.jobs
             ],
             ("POST", "fail_next_job"): lambda body: self.emulator.fail_next_job(
-                body["operation"], last_error_log=body.get("last_error_log", "Job failed")
+                body["operation"], last_error_log=body.get("last_error_log", "Job failed"),
+                error_lines=body.get("error_lines"),
             ),
             ("POST", "script_next_job"): lambda body: self.emulator.script_next_job(body["operation"], body["script"]),
             ("POST", "set_rate_limit"): lambda body: self.emulator.set_rate_limit(**body),

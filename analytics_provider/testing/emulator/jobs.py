@@ -72,6 +72,7 @@ class Job:
     source: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     script: Script = ()
+    error_lines: list[str] = field(default_factory=list)  # ERROR lines a failure logs before its last error
 
     def __post_init__(self) -> None:
         if self.script:
@@ -141,8 +142,9 @@ class Job:
         }
 
     def _data_source_stats(self) -> list[dict[str, str]]:
-        """What the job cost each data source it queried (the seed's one warehouse, by rows)."""
-        return [{"id": "1", "cost": str(max(1, round(self.duration * 1000))), "cost_unit": "rows"}]
+        """What the job's queries cost in the data source: one execution, bytes scanned (as BigQuery reports)."""
+        return [{"id": f"emu-job-{self.id}-q1", "cost": str(max(1, round(self.duration * 1_000_000))),
+                 "cost_unit": "B"}]
 
     def async_result(self, now: float) -> dict[str, Any]:
         job: dict[str, Any] = {"id": self.id, "status": self.status_at(now)}
@@ -165,7 +167,7 @@ class Job:
         if self.script and self.script[-1][0] == "cancelled":
             lines.append((self.created + d, "INFO", "Job cancelled"))
         elif self.fails:
-            errors = [self.last_error_log or "", *_diagnostic_lines(self.failure_data)]
+            errors = [*self.error_lines, self.last_error_log or "", *_diagnostic_lines(self.failure_data)]
             lines += [(self.created + d, "ERROR", text) for text in errors]
         else:
             lines.append((self.created + d, "INFO", "Job finished successfully"))
@@ -213,11 +215,11 @@ class JobBook:
         self._clock = clock
         self._ids = itertools.count(1)
         self.jobs: dict[int, Job] = {}
-        self._fail_next: dict[str, deque[str]] = {}
+        self._fail_next: dict[str, deque[tuple[str, list[str]]]] = {}
         self._script_next: dict[str, deque[Script]] = {}
 
-    def fail_next(self, operation: str, last_error_log: str) -> None:
-        self._fail_next.setdefault(operation, deque()).append(last_error_log)
+    def fail_next(self, operation: str, last_error_log: str, error_lines: Iterable[str] = ()) -> None:
+        self._fail_next.setdefault(operation, deque()).append((last_error_log, [str(e) for e in error_lines]))
 
     def script_next(self, operation: str, script: Iterable[Any]) -> None:
         """The next job of ``operation`` passes through ``script`` (see :func:`check_script`)."""
@@ -249,7 +251,7 @@ class JobBook:
         if pending is not None:
             job.existing_job_id, job.duration = pending.id, 0.0
         elif queued := self._fail_next.get(operation):
-            job.last_error_log = queued.popleft()
+            job.last_error_log, job.error_lines = queued.popleft()
         elif failure is not None:
             job.last_error_log, job.error_class, job.failure_data = failure
         self.jobs[job.id] = job
