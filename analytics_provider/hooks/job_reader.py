@@ -108,11 +108,14 @@ class JobReader:
 
     async def read(self, client: AsyncAnalyticsClient, read: Read) -> Any:
         """The job of one wait's read (raises what its read failed with), over by ``read.deadline``."""
+        if self.conn_id in _REFUSED:
+            return await client.read_job_alone(read)
         loop = asyncio.get_running_loop()
-        if self.conn_id in _REFUSED or self.backoff.active(loop.time()):
+        now = loop.time()
+        if self.backoff.active(now):
             return await client.read_job_alone(read)
         ask = _Ask(loop.create_future(), read)
-        self._last_ask = loop.time()
+        self._last_ask = now
         if self._gathering is None:
             self._gathering, self._gathering_since = [], self._last_ask
             loop.call_later(self.GATHER, self._close_gathering)
