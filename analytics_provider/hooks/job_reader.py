@@ -12,8 +12,9 @@ together) keep being read together.
 Where List Jobs fails for now (5xx, 429, no answer, an answer that is not a list of jobs, or one
 that contradicts itself), the waits of that request read their jobs alone at once, and so do all
 the reader's waits until List Jobs is tried again (after the ``Retry-After``, or a back-off:
-:class:`~analytics_provider.api.job_batch.BatchBackoff`). Where the service refuses List Jobs
-(see :data:`~analytics_provider.api.job_batch.REFUSING_STATUSES`), the connection reads each job
+:class:`~analytics_provider.api.job_batch.BatchBackoff`), at most ``ALONE_AT_ONCE`` at a time.
+Where the service refuses List Jobs (see
+:data:`~analytics_provider.api.job_batch.REFUSING_STATUSES`), the connection reads each job
 alone in this process from then on, and says so once in the log.
 """
 
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from analytics_provider.api.follow import ONE_LOOK, Read
 from analytics_provider.api.job_batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
-from analytics_provider.exceptions import AnalyticsDeadlineExceeded, UnexpectedResponseError
+from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsTransportError, UnexpectedResponseError
 
 if TYPE_CHECKING:
     from analytics_provider.hooks.async_client import AsyncAnalyticsClient
@@ -35,6 +36,8 @@ log = logging.getLogger(__name__)
 
 READ_ALONE = object()
 """What a waiter gets when its job must be read with ``GET /jobs/{id}``."""
+READ_ALONE_FOR_NOW = object()
+"""What a waiter gets when List Jobs failed for now: read alone, unless too many reads already do."""
 
 _REFUSED: dict[str, str] = {}
 """Connections whose List Jobs the service refused in this process, and why."""
@@ -87,6 +90,10 @@ class JobReader:
     SWEEP = 1.0
     """Seconds between two looks for reads whose deadline comes before the next look (each gets a
     timer then: most reads are answered long before their deadline, and need none)."""
+    ALONE_AT_ONCE = 100
+    """Reads going alone at once, at most, because List Jobs failed: the reads beyond take its
+    failure as an outage of their own wait (thousands of waits would otherwise queue for the
+    ``GET /jobs/{id}`` quota, and stay there after List Jobs answers again)."""
 
     def __init__(self, client: AsyncAnalyticsClient) -> None:
         self.client = client
@@ -100,6 +107,8 @@ class JobReader:
         self._waiting: set[_Ask] = set()
         self._sweep: asyncio.TimerHandle | None = None
         self.backoff = BatchBackoff()  # on the loop's clock
+        self._alone = 0  # reads going alone because List Jobs failed
+        self._batch_failure = ""  # how List Jobs failed last
 
     @property
     def refused(self) -> str | None:
@@ -113,7 +122,7 @@ class JobReader:
         loop = asyncio.get_running_loop()
         now = loop.time()
         if self.backoff.active(now):
-            return await client.read_job_alone(read)
+            return await self._read_alone_for_now(client, read)
         ask = _Ask(loop.create_future(), read)
         self._last_ask = now
         if self._gathering is None:
@@ -131,7 +140,21 @@ class JobReader:
             self._waiting.discard(ask)
         if answer is READ_ALONE:
             return await client.read_job_alone(read)
+        if answer is READ_ALONE_FOR_NOW:
+            return await self._read_alone_for_now(client, read)
         return answer
+
+    async def _read_alone_for_now(self, client: AsyncAnalyticsClient, read: Read) -> Any:
+        """A read alone while List Jobs is backed off, or its failure once ``ALONE_AT_ONCE`` reads go alone."""
+        if self._alone >= self.ALONE_AT_ONCE:
+            raise AnalyticsTransportError(
+                f"List Jobs failed ({self._batch_failure}) and {self.ALONE_AT_ONCE} reads already go alone",
+                method="GET", path="/jobs")
+        self._alone += 1
+        try:
+            return await client.read_job_alone(read)
+        finally:
+            self._alone -= 1
 
     def _sweep_expiring(self) -> None:
         """Give a timer to each read whose deadline comes before the next sweep; again in
@@ -193,7 +216,7 @@ class JobReader:
                 failed: Any = READ_ALONE
             elif degrades_batches(exc):
                 self._back_off(exc)
-                failed = READ_ALONE
+                failed = READ_ALONE_FOR_NOW
             else:
                 failed = exc
             for asks in chunk.values():
@@ -209,13 +232,15 @@ class JobReader:
         for job_id, job in answer.found.items():
             for ask in chunk[job_id]:
                 _deliver(ask, job)
-        for job_id in (*answer.missing, *answer.contradicted):
-            for ask in chunk[job_id]:
-                _deliver(ask, READ_ALONE)
+        for job_ids, alone in ((answer.missing, READ_ALONE), (answer.contradicted, READ_ALONE_FOR_NOW)):
+            for job_id in job_ids:
+                for ask in chunk[job_id]:
+                    _deliver(ask, alone)
 
     def _back_off(self, exc: BaseException) -> None:
         """List Jobs answered nothing usable: read alone until it is tried again."""
         now = asyncio.get_running_loop().time()
+        self._batch_failure = str(exc)
         if self.backoff.active(now):  # another request of the same round failed too: one back-off
             return
         wait = self.backoff.failed(now, getattr(exc, "retry_after", None))

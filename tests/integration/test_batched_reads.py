@@ -177,6 +177,35 @@ async def test_every_wait_ends_right_whatever_list_jobs_answers(analytics_emulat
         assert len(batched) >= max(Counter(alone).values(), default=1)
 
 
+async def test_at_most_so_many_reads_go_alone_at_once_the_others_wait_it_out(
+    analytics_emulator, analytics_connection, monkeypatch, caplog
+):
+    from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+    from analytics_provider.hooks.job_reader import JobReader
+
+    monkeypatch.setattr(JobReader, "ALONE_AT_ONCE", 5)
+    in_flight, most = 0, 0
+    read_alone = AsyncAnalyticsClient.read_job_alone
+
+    async def counted(self, read):
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        try:
+            return await read_alone(self, read)
+        finally:
+            in_flight -= 1
+
+    monkeypatch.setattr(AsyncAnalyticsClient, "read_job_alone", counted)
+    ids = analytics_emulator.add_jobs(30, seconds=2.5)
+    analytics_emulator.inject("list_jobs", status=500, times=10_000)
+    with caplog.at_level(logging.WARNING, logger="analytics_provider"):
+        events = await asyncio.gather(*(event_of(trigger(j)) for j in ids))
+    assert [e["status"] for e in events] == ["success"] * 30
+    assert most == 5 and set(singles(analytics_emulator)) == set(ids)
+    assert "and 5 reads already go alone" in caplog.text  # the others waited it out as an outage
+
+
 async def test_list_jobs_is_used_again_once_it_answers(analytics_emulator, analytics_connection, caplog):
     ids = analytics_emulator.add_jobs(30, seconds=2.5)
     analytics_emulator.inject("list_jobs", status=503, times=1)
