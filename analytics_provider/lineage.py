@@ -27,9 +27,10 @@ log = logging.getLogger(__name__)
 SERVICE_SCHEME = "analytics"
 PRODUCTION_PROJECT = "aml_projects/production"
 PUBLISH_FACET = "analyticsPublish"
-FACET_SCHEMA_URL = (
-    "https://airflow-provider-analytics.readthedocs.io/en/stable/_static/lineage/AnalyticsPublishRunFacet.json"
-)
+FACETS_URL = "https://airflow-provider-analytics.readthedocs.io/en/stable/_static/lineage/"
+FACET_SCHEMA_URL = f"{FACETS_URL}AnalyticsPublishRunFacet.json"
+STATS_FACET = "analyticsDataSourceStats"
+STATS_FACET_SCHEMA_URL = f"{FACETS_URL}AnalyticsDataSourceStatsRunFacet.json"
 START, COMPLETE, FAIL = "start", "complete", "fail"
 OBJECT_KINDS = {"Dataset": "data_sets", "DataSet": "data_sets", "Dashboard": "dashboards"}
 SCHEDULE_SOURCE_KINDS = {"Dashboard": "dashboards", "QueryReport": "query_reports"}
@@ -103,13 +104,18 @@ class LineageRun:
         return cls(namespace=self.namespace, name=f"{kind}/{object_id}", facets=facets or None)
 
     def job_facets(self) -> dict[str, Any]:
-        """The run facet naming the service's job (``externalQuery``), once there is one."""
+        """The run facet naming the service's job (``externalQuery``), once there is one; and what
+        it cost (``analyticsDataSourceStats``) when the task read it."""
         if self.job_id is None:
             return {}
         from openlineage.client.facet_v2 import external_query_run
 
         facet = external_query_run.ExternalQueryRunFacet(externalQueryId=str(self.job_id), source=self.namespace)
-        return {"externalQuery": facet}
+        facets: dict[str, Any] = {"externalQuery": facet}
+        stats = self.result.get("data_source_stats")
+        if isinstance(stats, list):
+            facets[STATS_FACET] = _stats_facet_type()(jobId=self.job_id, stats=[dict(s) for s in stats])
+        return facets
 
 
 def file_dataset(location: Any, *, output: bool, size: int | None = None, rows: int | None = None) -> Any:
@@ -313,6 +319,25 @@ def _publish_facet_type() -> type:
             return FACET_SCHEMA_URL
 
     return AnalyticsPublishRunFacet
+
+
+@functools.cache
+def _stats_facet_type() -> type:
+    import attr
+    from openlineage.client.generated.base import RunFacet
+
+    @attr.define
+    class AnalyticsDataSourceStatsRunFacet(RunFacet):
+        """What a job's queries cost in the data source: ``[{"id", "cost", "cost_unit"}]`` as the service reports."""
+
+        jobId: int  # OpenLineage facets are camelCase
+        stats: list[dict[str, Any]] = attr.field(factory=list)
+
+        @staticmethod
+        def _get_schema() -> str:
+            return STATS_FACET_SCHEMA_URL
+
+    return AnalyticsDataSourceStatsRunFacet
 
 
 def _describer(cls: type) -> Callable[[LineageRun], Description] | None:

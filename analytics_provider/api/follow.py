@@ -6,12 +6,13 @@ answer (the Job, or the exception it raised) and returns a :class:`WaitResult`. 
 (:func:`drive` and :func:`adrive`) only do the I/O. :class:`JobWatch` holds what a wait has
 learnt (the job it now follows, the outage it is in), so a sensor can carry it across pokes.
 
-Rules: a pending job is read again after ``poll_interval``; ``already_existed`` is followed to
-``existing_job_id``, at most ``MAX_FOLLOWS`` times and never back to a job already seen; a
-transient failure (no answer, timeout, 5xx, 429, an answer that is not a Job) is tried again
-with backoff (``Retry-After`` honoured) until failures in a row have lasted ``max_outage``
-seconds; anything else ends the wait. Every iteration sleeps at least the interval, and no
-sleep or read goes past the deadline.
+Rules: a pending job (:data:`~analytics_provider.api.jobs.JOB_STATUS_MEANINGS`) is read again
+after ``poll_interval``; ``already_existed`` is followed to ``existing_job_id``, at most
+``MAX_FOLLOWS`` times and never back to a job already seen; a transient failure (no answer,
+timeout, 5xx, 429, an answer that is not a Job) is tried again with backoff (``Retry-After``
+honoured) until failures in a row have lasted ``max_outage`` seconds; a status the API document
+does not list counts as such a failure (logged once per wait); anything else ends the wait.
+Every iteration sleeps at least the interval, and no sleep or read goes past the deadline.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from analytics_provider.api.jobs import JobOutcome, JobState, read_job
-from analytics_provider.api.operations import PENDING_JOB_STATUSES
+from analytics_provider.api.jobs import FINAL_JOB_STATUSES, JobOutcome, JobState, read_job
 from analytics_provider.api.retry import RetryPolicy, is_transient
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsJobError, AnalyticsJobTimeout
 
@@ -42,6 +42,8 @@ WaitStatus = Literal["success", "failed", "timeout", "error"]
 EVENT_STATUSES: tuple[WaitStatus, ...] = ("success", "failed", "timeout", "error")
 UNREACHABLE = "unreachable"
 """The status reported for a job that could not be read (yet): treated as still pending."""
+UNREADABLE = "unreadable"
+"""The status of a job kept by an earlier try that cannot be waited on at all (it is submitted anew)."""
 
 ONE_LOOK = RetryPolicy(max_attempts=1)
 """The retry policy of each read: the wait itself outlasts failures (with ``max_outage``)."""
@@ -155,6 +157,7 @@ class JobWatch:
         self.outage_since: float | None = None
         self.failures = 0
         self.last_failure: BaseException | None = None
+        self.unknown_statuses: set[str] = set()  # the undocumented statuses this wait has logged
         self._spread = spread_first_wait
         self._rng = rng or random.Random()
 
@@ -164,13 +167,15 @@ class JobWatch:
         """The ``timeout`` result once the deadline has come."""
         if self.clock() < self.deadline - EPSILON:
             return None
-        if self.outage_since is not None:
+        if self.outage_since is not None and self.status == UNREACHABLE:
             message = (
                 f"job {self.job_id} did not finish before the deadline (it could not be read: "
                 f"{self.failures} failed looks in a row; last: {self.last_failure})"
             )
         else:
             message = f"job {self.job_id} did not finish before the deadline (still {self.status or 'pending'})"
+            if self.outage_since is not None:  # an undocumented status
+                message = f"{message[:-1]}: {self.last_failure})"
         return WaitResult("timeout", self.job_id, self.status, message, error=self.last_failure)
 
     def on_answer(self, answer: Any) -> WaitResult | Sleep:
@@ -179,8 +184,10 @@ class JobWatch:
             return self._on_failure(answer, str(answer))
         if not isinstance(answer, Mapping) or not answer.get("status"):
             return self._on_failure(None, f"unusable answer for job {self.job_id}: {answer!r:.200}")
-        self.outage_since, self.failures, self.last_failure = None, 0, None
         state = read_job(answer, self.job_id)
+        if state.outcome is JobOutcome.UNKNOWN:
+            return self._on_unknown_status(state.status)
+        self.outage_since, self.failures, self.last_failure = None, 0, None
         self.status = state.status
         if state.outcome is JobOutcome.SUCCESS:
             return WaitResult("success", self.job_id, state.status, f"job {self.job_id} succeeded")
@@ -211,7 +218,20 @@ class JobWatch:
         self.job_id = existing
         return Sleep(self._until_deadline(self.poll_interval), pending=True)
 
-    def _on_failure(self, exc: BaseException | None, text: str) -> WaitResult | Sleep:
+    def _on_unknown_status(self, status: str) -> WaitResult | Sleep:
+        """A status the document does not list: neither success nor failure; waited out as an outage."""
+        if status not in self.unknown_statuses:
+            self.unknown_statuses.add(status)
+            log.warning(
+                "Job %s reports status %r, which the API document does not list: looking again as during an "
+                "outage (the wait ends after max_outage=%g s of it, or at the deadline)",
+                self.job_id, status, self.max_outage,
+            )
+        return self._on_failure(None, f"job {self.job_id} reported status {status!r}, which the API document "
+                                      f"does not list", status=status)
+
+    def _on_failure(self, exc: BaseException | None, text: str, status: str = UNREACHABLE) -> WaitResult | Sleep:
+        """An outage goes on: a failed read (``exc``, or an unusable answer), or an undocumented ``status``."""
         now = self.clock()
         if exc is not None and (now >= self.deadline - EPSILON or isinstance(exc, AnalyticsDeadlineExceeded)):
             # the deadline ended the read, or the read could not end before it (a quota spent past it)
@@ -224,19 +244,18 @@ class JobWatch:
             return WaitResult("error", self.job_id, self.status, f"could not read job {self.job_id}: {text}", error=exc)
         self.last_failure = exc or ValueError(text)
         self.failures += 1
-        self.status = UNREACHABLE
+        self.status = status
         if self.outage_since is None:
             self.outage_since = now
         lasted = now - self.outage_since
         if lasted >= self.max_outage:
-            return WaitResult(
-                "error",
-                self.job_id,
-                UNREACHABLE,
-                f"job {self.job_id} could not be read for {lasted:.0f} s ({self.failures} failed looks in a row, "
-                f"max_outage={self.max_outage:g} s); last: {text}",
-                error=self.last_failure,
-            )
+            if status == UNREACHABLE:
+                message = (f"job {self.job_id} could not be read for {lasted:.0f} s ({self.failures} failed looks "
+                           f"in a row, max_outage={self.max_outage:g} s); last: {text}")
+            else:
+                message = (f"{text}; it could not be waited on for {lasted:.0f} s ({self.failures} looks in a "
+                           f"row, max_outage={self.max_outage:g} s)")
+            return WaitResult("error", self.job_id, status, message, error=self.last_failure)
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             wait = max(float(retry_after), self.poll_interval)
@@ -245,10 +264,11 @@ class JobWatch:
             wait = max(self.poll_interval, self._rng.uniform(ceiling / 2, ceiling))
         outage_left = self.outage_since + self.max_outage - now  # the last look comes as the outage ends
         wait = self._until_deadline(min(wait, max(outage_left, self.poll_interval)))
-        log.warning(
-            "Could not read job %s (%s); looking again in %.1f s (failing for %.0f s of max_outage %g s)",
-            self.job_id, text, wait, lasted, self.max_outage,
-        )
+        if status == UNREACHABLE:
+            log.warning(
+                "Could not read job %s (%s); looking again in %.1f s (failing for %.0f s of max_outage %g s)",
+                self.job_id, text, wait, lasted, self.max_outage,
+            )
         return Sleep(wait, pending=False)
 
     def _until_deadline(self, wait: float) -> float:
@@ -318,8 +338,9 @@ async def adrive(
 
 
 def is_pending_status(status: str) -> bool:
-    """Whether a job status (or :data:`UNREACHABLE`) means the job may still be running."""
-    return status in PENDING_JOB_STATUSES or status in ("already_existed", UNREACHABLE)
+    """Whether a job status (or :data:`UNREACHABLE`, or a status the document does not list) means
+    the job may still be running: all but the final statuses."""
+    return status not in FINAL_JOB_STATUSES and status != UNREADABLE
 
 
 def final_state(result: WaitResult) -> JobState:

@@ -5,17 +5,21 @@ reads can share List Jobs (``GET /jobs?ids[]=``, at most 100 ids). :class:`DueRe
 reads asked for, oldest first, and hands out the ids of the next request (the oldest first, so
 that under a quota every wait's turn comes alike); :func:`sort_answer` gives each id asked its
 job, or says the answer left it out (a job that does not exist, or that the key may not see: it
-is then read alone, so that ``GET /jobs/{id}`` says which). :func:`refuses_batches` tells an
-answer that means "this service does not do List Jobs for you" from an outage.
+is then read alone, so that ``GET /jobs/{id}`` says which) or contradicted itself on it.
+:func:`refuses_batches` tells an answer that means "this service does not do List Jobs for you"
+from one that means "not now" (:func:`degrades_batches`); :class:`BatchBackoff` says when List
+Jobs is tried again after that.
 """
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from analytics_provider.api.operations import MAX_JOB_IDS
+from analytics_provider.api.retry import is_transient
 from analytics_provider.exceptions import AnalyticsApiError, UnexpectedResponseError
 
 W = TypeVar("W")
@@ -56,33 +60,86 @@ class DueReads(Generic[W]):
         return chunk
 
 
-def sort_answer(asked: Iterable[int], jobs: Any) -> tuple[dict[int, Mapping[str, Any]], list[int]]:
-    """Each asked id's job from a List Jobs answer, and the ids it left out.
+class SortedAnswer(NamedTuple):
+    """A List Jobs answer sorted by the ids asked."""
 
-    Raises :class:`UnexpectedResponseError` (an outage, for the waits of this request only) for
-    an answer that is not a list of jobs with ids.
+    found: dict[int, Mapping[str, Any]]
+    """Each asked id answered once (or alike each time) and its job."""
+    missing: list[int]
+    """The asked ids the answer left out."""
+    contradicted: list[int]
+    """The asked ids answered more than once with different statuses."""
+
+
+def sort_answer(asked: Iterable[int], jobs: Any) -> SortedAnswer:
+    """Each asked id's job from a List Jobs answer, the ids it left out and those it contradicted
+    itself on; records of ids not asked for are ignored.
+
+    Raises :class:`UnexpectedResponseError` for an answer that is not a list of jobs with ids.
     """
     if not isinstance(jobs, list):
         raise UnexpectedResponseError(f"List Jobs answered {type(jobs).__name__}, not a list of jobs",
                                       method="GET", path="/jobs")
     by_id: dict[int, Mapping[str, Any]] = {}
+    contradicted: set[int] = set()
     for job in jobs:
         job_id = job.get("id") if isinstance(job, Mapping) else None
         if isinstance(job_id, bool) or not isinstance(job_id, (int, str)) or not str(job_id).isdigit():
             raise UnexpectedResponseError(f"List Jobs answered an item that is not a job with an id: {job!r:.200}",
                                           method="GET", path="/jobs")
-        by_id[int(job_id)] = job
-    found: dict[int, Mapping[str, Any]] = {}
-    missing: list[int] = []
+        assert isinstance(job, Mapping)
+        seen = by_id.setdefault(int(job_id), job)
+        if seen.get("status") != job.get("status"):
+            contradicted.add(int(job_id))
+    answer = SortedAnswer({}, [], [])
     for job_id in asked:
-        job = by_id.get(job_id)
-        if job is None:
-            missing.append(job_id)
+        if job_id in contradicted:
+            answer.contradicted.append(job_id)
+        elif (job := by_id.get(job_id)) is None:
+            answer.missing.append(job_id)
         else:
-            found[job_id] = job
-    return found, missing
+            answer.found[job_id] = job
+    return answer
 
 
 def refuses_batches(exc: BaseException) -> bool:
     """Whether a List Jobs failure means this service will not answer it (read alone instead)."""
     return isinstance(exc, AnalyticsApiError) and exc.status in REFUSING_STATUSES
+
+
+def degrades_batches(exc: BaseException) -> bool:
+    """Whether a List Jobs failure means "not now" (5xx, 429, no answer, an unusable one): the
+    waits read their jobs alone meanwhile (``GET /jobs/{id}`` has a quota of its own)."""
+    return is_transient(exc)
+
+
+class BatchBackoff:
+    """When List Jobs is tried again after it failed or answered something unusable.
+
+    After the ``n``-th such answer in a row, reads go alone for ``FIRST * 2 ** (n - 1)`` seconds
+    (at most ``LONGEST``), or for the ``Retry-After`` if that is longer; an answer that is sorted
+    without a contradiction resets it.
+    """
+
+    FIRST = 1.0
+    LONGEST = 60.0
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self.until = -math.inf  # on the reader's clock
+
+    def active(self, now: float) -> bool:
+        """Whether reads go alone at ``now``."""
+        return now < self.until
+
+    def failed(self, now: float, retry_after: float | None = None) -> float:
+        """Record one more unusable answer at ``now``; returns the seconds until List Jobs is tried again."""
+        self.failures += 1
+        wait = min(self.LONGEST, self.FIRST * 2 ** (self.failures - 1))
+        if retry_after is not None:
+            wait = max(wait, float(retry_after))
+        self.until = now + wait
+        return wait
+
+    def succeeded(self) -> None:
+        self.failures = 0

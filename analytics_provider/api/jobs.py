@@ -5,9 +5,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
-
-from analytics_provider.api.operations import PENDING_JOB_STATUSES
 
 
 class JobOutcome(enum.Enum):
@@ -15,6 +14,31 @@ class JobOutcome(enum.Enum):
     SUCCESS = "success"
     FAILED = "failed"
     FOLLOW = "follow"  # already_existed: the service points at the job that does the work
+    UNKNOWN = "unknown"  # a status the API document does not list: neither success nor failure
+
+
+JOB_STATUS_MEANINGS: Mapping[str, JobOutcome] = MappingProxyType({
+    "created": JobOutcome.PENDING,
+    "queued": JobOutcome.PENDING,
+    "running": JobOutcome.PENDING,
+    "flow_pending": JobOutcome.PENDING,  # waiting on the flow it is part of: it runs later
+    "cancelling": JobOutcome.PENDING,  # a cancel under way: it ends ``cancelled``
+    "success": JobOutcome.SUCCESS,
+    "failure": JobOutcome.FAILED,
+    "cancelled": JobOutcome.FAILED,
+    "already_existed": JobOutcome.FOLLOW,
+})
+"""Every status of the vendor's ``JobStatus`` enum and what it means to a wait (a test holds the
+two together)."""
+
+PENDING_JOB_STATUSES = frozenset(s for s, m in JOB_STATUS_MEANINGS.items() if m is JobOutcome.PENDING)
+FINAL_JOB_STATUSES = frozenset(s for s, m in JOB_STATUS_MEANINGS.items() if m in (JobOutcome.SUCCESS,
+                                                                                  JobOutcome.FAILED))
+
+
+def meaning_of(status: str) -> JobOutcome:
+    """What ``status`` means (:attr:`JobOutcome.UNKNOWN` for a status the document does not list)."""
+    return JOB_STATUS_MEANINGS.get(status, JobOutcome.UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -27,21 +51,15 @@ class JobState:
 
 
 def read_job(job: Mapping[str, Any], job_id: int) -> JobState:
-    """Classify a Job: pending (created, queued, running), success, a job to follow, or failed.
+    """Classify a Job by :data:`JOB_STATUS_MEANINGS`.
 
-    Any other status is final and a failure; ``already_existed`` without an ``existing_job_id``
-    cannot be followed and counts as failed too.
+    ``already_existed`` without an ``existing_job_id`` cannot be followed and counts as failed.
     """
     status = str(job.get("status") or "")
-    if status in PENDING_JOB_STATUSES:
-        outcome = JobOutcome.PENDING
-    elif status == "success":
-        outcome = JobOutcome.SUCCESS
-    elif status == "already_existed" and job.get("existing_job_id") is not None:
-        outcome = JobOutcome.FOLLOW
-    else:
-        outcome = JobOutcome.FAILED
+    outcome = meaning_of(status)
     existing = job.get("existing_job_id")
+    if outcome is JobOutcome.FOLLOW and existing is None:
+        outcome = JobOutcome.FAILED
     return JobState(
         outcome,
         status,

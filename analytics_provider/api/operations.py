@@ -39,8 +39,6 @@ MANIFEST_FIELD = "files"
 
 MAX_JOB_IDS = 100
 """The most job ids one List Jobs request takes (the vendor's limit)."""
-PENDING_JOB_STATUSES = frozenset({"created", "queued", "running"})
-"""A job in any other status is final; only ``success`` is success."""
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,14 @@ One :class:`JobReader` per event loop and connection (kept by
 ``GATHER`` seconds pass without a new read, at most ``GATHER_MAX`` after its first); when it is
 sent, its reads go out in requests of at most 100 ids (``MAX_SENDING`` at a time, each taking
 its turn of the ``GET /jobs`` quota), and each wait gets its job, or the failure of its request
-as an outage, or reads its job alone when the answer left it out. Waits that ask at the same time
-(they started together, or their previous reads were answered together) keep being read together.
+as an outage, or reads its job alone when the answer left it out or contradicted itself on it.
+Waits that ask at the same time (they started together, or their previous reads were answered
+together) keep being read together.
 
+Where List Jobs fails for now (5xx, 429, no answer, an answer that is not a list of jobs, or one
+that contradicts itself), the waits of that request read their jobs alone at once, and so do all
+the reader's waits until List Jobs is tried again (after the ``Retry-After``, or a back-off:
+:class:`~analytics_provider.api.job_batch.BatchBackoff`), at most ``ALONE_AT_ONCE`` at a time.
 Where the service refuses List Jobs (see
 :data:`~analytics_provider.api.job_batch.REFUSING_STATUSES`), the connection reads each job
 alone in this process from then on, and says so once in the log.
@@ -21,8 +26,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from analytics_provider.api.follow import ONE_LOOK, Read
-from analytics_provider.api.job_batch import DueReads, refuses_batches, sort_answer
-from analytics_provider.exceptions import AnalyticsDeadlineExceeded
+from analytics_provider.api.job_batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
+from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsTransportError, UnexpectedResponseError
 
 if TYPE_CHECKING:
     from analytics_provider.hooks.async_client import AsyncAnalyticsClient
@@ -31,6 +36,8 @@ log = logging.getLogger(__name__)
 
 READ_ALONE = object()
 """What a waiter gets when its job must be read with ``GET /jobs/{id}``."""
+READ_ALONE_FOR_NOW = object()
+"""What a waiter gets when List Jobs failed for now: read alone, unless too many reads already do."""
 
 _REFUSED: dict[str, str] = {}
 """Connections whose List Jobs the service refused in this process, and why."""
@@ -83,6 +90,10 @@ class JobReader:
     SWEEP = 1.0
     """Seconds between two looks for reads whose deadline comes before the next look (each gets a
     timer then: most reads are answered long before their deadline, and need none)."""
+    ALONE_AT_ONCE = 100
+    """Reads going alone at once, at most, because List Jobs failed: the reads beyond take its
+    failure as an outage of their own wait (thousands of waits would otherwise queue for the
+    ``GET /jobs/{id}`` quota, and stay there after List Jobs answers again)."""
 
     def __init__(self, client: AsyncAnalyticsClient) -> None:
         self.client = client
@@ -95,6 +106,9 @@ class JobReader:
         self._tasks: set[asyncio.Task[None]] = set()
         self._waiting: set[_Ask] = set()
         self._sweep: asyncio.TimerHandle | None = None
+        self.backoff = BatchBackoff()  # on the loop's clock
+        self._alone = 0  # reads going alone because List Jobs failed
+        self._batch_failure = ""  # how List Jobs failed last
 
     @property
     def refused(self) -> str | None:
@@ -106,8 +120,11 @@ class JobReader:
         if self.conn_id in _REFUSED:
             return await client.read_job_alone(read)
         loop = asyncio.get_running_loop()
+        now = loop.time()
+        if self.backoff.active(now):
+            return await self._read_alone_for_now(client, read)
         ask = _Ask(loop.create_future(), read)
-        self._last_ask = loop.time()
+        self._last_ask = now
         if self._gathering is None:
             self._gathering, self._gathering_since = [], self._last_ask
             loop.call_later(self.GATHER, self._close_gathering)
@@ -123,7 +140,21 @@ class JobReader:
             self._waiting.discard(ask)
         if answer is READ_ALONE:
             return await client.read_job_alone(read)
+        if answer is READ_ALONE_FOR_NOW:
+            return await self._read_alone_for_now(client, read)
         return answer
+
+    async def _read_alone_for_now(self, client: AsyncAnalyticsClient, read: Read) -> Any:
+        """A read alone while List Jobs is backed off, or its failure once ``ALONE_AT_ONCE`` reads go alone."""
+        if self._alone >= self.ALONE_AT_ONCE:
+            raise AnalyticsTransportError(
+                f"List Jobs failed ({self._batch_failure}) and {self.ALONE_AT_ONCE} reads already go alone",
+                method="GET", path="/jobs")
+        self._alone += 1
+        try:
+            return await client.read_job_alone(read)
+        finally:
+            self._alone -= 1
 
     def _sweep_expiring(self) -> None:
         """Give a timer to each read whose deadline comes before the next sweep; again in
@@ -178,23 +209,45 @@ class JobReader:
         try:
             jobs = await self.client.call("list_jobs", query={"ids": list(chunk)}, retry_policy=ONE_LOOK,
                                           deadline=None if math.isinf(deadline) else deadline)
-            found, missing = sort_answer(chunk, jobs)
+            answer = sort_answer(chunk, jobs)
         except Exception as exc:
             if refuses_batches(exc):
                 self._refuse(exc)
-                answer: Any = READ_ALONE
+                failed: Any = READ_ALONE
+            elif degrades_batches(exc):
+                self._back_off(exc)
+                failed = READ_ALONE_FOR_NOW
             else:
-                answer = exc
+                failed = exc
             for asks in chunk.values():
                 for ask in asks:
-                    _deliver(ask, answer)
+                    _deliver(ask, failed)
             return
-        for job_id, job in found.items():
+        if answer.contradicted:
+            self._back_off(UnexpectedResponseError(
+                f"List Jobs answered {len(answer.contradicted)} job(s) twice with different statuses (job "
+                f"{answer.contradicted[0]} first)", method="GET", path="/jobs"))
+        else:
+            self.backoff.succeeded()
+        for job_id, job in answer.found.items():
             for ask in chunk[job_id]:
                 _deliver(ask, job)
-        for job_id in missing:
-            for ask in chunk[job_id]:
-                _deliver(ask, READ_ALONE)
+        for job_ids, alone in ((answer.missing, READ_ALONE), (answer.contradicted, READ_ALONE_FOR_NOW)):
+            for job_id in job_ids:
+                for ask in chunk[job_id]:
+                    _deliver(ask, alone)
+
+    def _back_off(self, exc: BaseException) -> None:
+        """List Jobs answered nothing usable: read alone until it is tried again."""
+        now = asyncio.get_running_loop().time()
+        self._batch_failure = str(exc)
+        if self.backoff.active(now):  # another request of the same round failed too: one back-off
+            return
+        wait = self.backoff.failed(now, getattr(exc, "retry_after", None))
+        log.warning(
+            "List Jobs (GET /jobs) on connection %r failed (%s): its waits read each job alone (GET /jobs/{id}) "
+            "for %.0f s, then List Jobs is tried again", self.conn_id, exc, wait,
+        )
 
     def _refuse(self, exc: BaseException) -> None:
         if self.conn_id not in _REFUSED:

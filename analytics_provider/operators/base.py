@@ -11,6 +11,7 @@ from airflow.providers.common.compat.sdk import BaseOperator, conf
 from analytics_provider.api.follow import (
     DEFAULT_MAX_OUTAGE,
     UNREACHABLE,
+    UNREADABLE,
     JobWatch,
     WaitResult,
     drive,
@@ -19,7 +20,7 @@ from analytics_provider.api.follow import (
 )
 from analytics_provider.exceptions import AnalyticsJobError, naming_the_task, refused
 from analytics_provider.fresh_retry import FreshRetryMixin
-from analytics_provider.job_tasks import check_max_outage, describe_job_failure
+from analytics_provider.job_tasks import check_max_outage, data_source_stats, describe_cost, describe_job_failure
 from analytics_provider.lineage import OpenLineageMixin
 from analytics_provider.operators.resumable import ResumableJobMixin
 
@@ -48,6 +49,10 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         store before any wait, and a later try of the task picks that job up instead of submitting
         another: a pending job is waited on again, a succeeded one goes straight to its result, a
         failed or cancelled one is submitted anew. Before 3.3 every try submits.
+    :param include_data_source_stats: once the job succeeded, read what its queries cost in the
+        data source (``data_source_stats``: ``[{"id", "cost", "cost_unit"}]``, None where the data
+        source reports none) into the task's result, one line of the task log and, with
+        OpenLineage, the run facet ``analyticsDataSourceStats``.
 
     The job id (of the job that does the work: ``already_existed`` is resolved) is pushed to XCom
     under ``job_id`` before any wait.
@@ -67,9 +72,12 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         max_outage: float = DEFAULT_MAX_OUTAGE,
         max_failures: int | None = None,
+        include_data_source_stats: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if not isinstance(include_data_source_stats, bool):
+            raise refused(self.task_id, "include_data_source_stats", include_data_source_stats, "True or False")
         for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise refused(self.task_id, name, value, "a positive number of seconds")
@@ -80,6 +88,7 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         self.timeout = timeout
         self.deferrable = deferrable
         self.max_outage = max_outage
+        self.include_data_source_stats = include_data_source_stats
         self._results: dict[int, Any] = {}
         self._submitted_status = ""
         self.resolved: dict[str, Any] = {}
@@ -177,7 +186,7 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
             return watch.status or UNREACHABLE  # pending, followed, or unreachable: wait on it again
         if result.status == "error":
             self.log.warning("Job %s kept by an earlier try cannot be read: %s", job_id, result.message)
-            return "unreadable"
+            return UNREADABLE
         return result.job_status
 
     def is_job_active(self, status: str) -> bool:
@@ -232,7 +241,21 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         return self._succeeded(context, job_id)
 
     def _succeeded(self, context: Context, job_id: int) -> Any:
-        """The task's result for a job that succeeded; kept for the lineage facets too."""
+        """The task's result for a job that succeeded (with what it cost, when asked); kept for the
+        lineage facets too."""
         self.lineage_job_id = job_id
-        self.lineage_result = self.on_success(context, job_id)
-        return self.lineage_result
+        result = self.on_success(context, job_id)
+        if self.include_data_source_stats and isinstance(result, dict):
+            result = {**result, "data_source_stats": self._data_source_stats(job_id)}
+        self.lineage_result = result
+        return result
+
+    def _data_source_stats(self, job_id: int) -> list[dict[str, Any]] | None:
+        """What the job cost in its data source, logged in one line (None: not reported, or not readable)."""
+        try:
+            stats = data_source_stats(self.hook.get_job(job_id, include_data_source_stats=True))
+        except Exception as exc:  # the job's work is done and delivered: its cost is not worth a retry
+            self.log.warning("Job %s succeeded, but its data_source_stats could not be read: %s", job_id, exc)
+            return None
+        self.log.info("%s", describe_cost(job_id, stats))
+        return stats

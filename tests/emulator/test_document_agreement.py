@@ -44,12 +44,15 @@ def test_an_export_jobs_result_is_a_result_object(api: Api) -> None:
     assert result["result"]["data"]["output"] == "xlsx" and result["result"]["data"]["file_name"].endswith(".xlsx")
 
 
-def test_a_system_attribute_update_is_an_invalid_operation(api: Api, emu: AnalyticsEmulator) -> None:
-    assert "InvalidOperationError" in VENDOR["components"]["responses"]
+def test_a_system_attribute_update_is_a_record_error_as_the_document_declares(api: Api, emu: AnalyticsEmulator) -> None:
+    declared = VENDOR["paths"]["/user_attributes/{id}"]["put"]["responses"]["422"]
+    assert declared == {"$ref": "#/components/responses/RecordError"}
     system = next(a for a in api.get("/user_attributes").json()["user_attributes"] if a["is_system_attribute"])
     body = {"user_attribute": {"name": system["name"], "attribute_type": "string", "label": "E-mail"}}
     answer = api.put(f"/user_attributes/{system['id']}", json=body)
-    assert answer.status_code == 422 and error_of(answer)["type"] == "InvalidOperationError"
+    error = error_of(answer)
+    assert answer.status_code == 422 and error["type"] == "RecordError", error
+    assert error["record"] == {"base": [f"System attribute {system['name']} cannot be changed"]}
     own = next(a for a in api.get("/user_attributes").json()["user_attributes"] if not a["is_system_attribute"])
     bad = {"user_attribute": {"name": own["name"], "attribute_type": "colour", "label": own["label"]}}
     field_error = api.put(f"/user_attributes/{own['id']}", json=bad)  # a field error stays a RecordError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 import requests
@@ -109,10 +110,34 @@ def test_truncate_applies_to_api_answers_too(api: Api, emu) -> None:
         api.get("/dashboards").json()
 
 
+def test_list_jobs_answers_can_be_made_unusable_while_single_reads_stay_healthy(api: Api, emu) -> None:
+    ids = emu.add_jobs(3, seconds=60)
+    query = "&".join(f"ids[]={i}" for i in ids)
+
+    def listed(rewrite: str) -> Any:
+        emu.inject("list_jobs", rewrite=rewrite)
+        answer = api.get(f"/jobs?{query}")
+        assert answer.status_code == 200
+        return answer.json()["jobs"]
+
+    assert [j["id"] for j in listed("leave_out")] == [ids[0], ids[2]]
+    assert [j["id"] for j in listed("add_unasked")] == [*ids, *(i + 1_000_000 for i in ids)]
+    assert {j["id"] for j in listed("none_asked")}.isdisjoint(ids)
+    assert sorted(listed("jobs_object")) == sorted(str(i) for i in ids)
+    assert [(j["id"], j["status"]) for j in listed("contradict")][:2] == [(ids[0], "success"), (ids[0], "failure")]
+    emu.inject("list_jobs", rewrite="truncated_json")
+    with pytest.raises(ValueError):
+        api.get(f"/jobs?{query}").json()
+    emu.inject("list_jobs", status=500, times=2)
+    assert [api.get(f"/jobs/{ids[0]}").status_code, api.get(f"/jobs?{query}").status_code] == [200, 500]
+    assert [api.get(f"/jobs?{query}").status_code, api.get(f"/jobs?{query}").status_code] == [500, 200]
+
+
 def test_bad_injections_are_refused(emu) -> None:
     with pytest.raises(ValueError, match="unknown operation"):
         emu.inject("get_dashbaord", status=500)
-    for kwargs in ({}, {"status": 500, "drop": True}, {"status": 200}, {"delay": -1}, {"status": 500, "times": 0}):
+    for kwargs in ({}, {"status": 500, "drop": True}, {"status": 200}, {"delay": -1}, {"status": 500, "times": 0},
+                   {"rewrite": "leave_out"}, {"rewrite": "nonsense"}, {"rewrite": "truncated_json", "status": 500}):
         with pytest.raises(ValueError):
             emu.inject("get_dashboard", **kwargs)
     with pytest.raises(ValueError):

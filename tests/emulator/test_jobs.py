@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from analytics_provider.testing.emulator.jobs import JobBook
+import pytest
+
+from analytics_provider.testing.emulator.jobs import JobBook, iso
 
 from .conftest import Api, error_of
 
@@ -25,6 +27,42 @@ def test_statuses_follow_the_clock() -> None:
     assert doc["start_time"] is None and doc["end_time"] is None and doc["cancellable"] is True
     doc = job.to_json(1000.0 + 7)
     assert doc["start_time"] and doc["end_time"] and doc["cancellable"] is False and doc["last_error_log"] is None
+
+
+def test_a_scripted_job_passes_through_flow_pending_and_cancelling() -> None:
+    now = [1000.0]
+    book = JobBook(clock=lambda: now[0])
+    book.script_next("execute_data_schedule", [("queued", 1), ("flow_pending", 2), ("running", 1), ("success", 0)])
+    job = book.submit("execute_data_schedule", 1, {"id": 1}, duration=60.0)
+    seen = [job.status_at(1000.0 + moment) for moment in (0, 1, 2.9, 3, 3.9, 4, 99)]
+    assert seen == ["queued", "flow_pending", "flow_pending", "running", "running", "success", "success"]
+    assert job.to_json(1002)["start_time"] is None and job.to_json(1003.5)["start_time"] == iso(1003)
+    assert job.to_json(1005)["end_time"] == iso(1004)
+    assert [line["message"] for line in job.logs(1002)] == ["Job queued", "Job flow_pending"]
+    assert book.submit("execute_data_schedule", 1, {"id": 2}, duration=6.0).status_at(1007) == "success"  # once
+
+    book.script_next("preload_dashboard", [("running", 1), ("cancelling", 1), ("cancelled", 0)])
+    job = book.submit("preload_dashboard", 1, {"id": 1}, duration=60.0)
+    assert [job.status_at(1000.0 + m) for m in (0.5, 1.5, 2.5)] == ["running", "cancelling", "cancelled"]
+    assert job.to_json(1001.5)["cancellable"] is False and job.to_json(1003)["end_time"]
+    assert job.result(1003) == {"status": "cancelled", "error": None, "result": None}
+    assert job.logs(1003)[-1]["message"] == "Job cancelled"
+
+
+@pytest.mark.parametrize("script", [[], [("running", 1)], [("success", 1), ("success", 0)], [("queued", -1),
+                                                                                               ("success", 0)]])
+def test_a_script_must_end_in_a_final_status_and_only_there(script: Any) -> None:
+    with pytest.raises(ValueError, match="script"):
+        JobBook().script_next("preload_dashboard", script)
+
+
+def test_scripted_jobs_over_http(api: Api, emu) -> None:
+    emu.script_next_job("bust_data_source_cache", [("flow_pending", 0.2), ("running", 0.05), ("success", 0)])
+    job_id = api.post("/data_sources/1/bust_exploration_cache").json()["job"]["id"]
+    assert api.get(f"/jobs/{job_id}").json()["job"]["status"] == "flow_pending"
+    assert api.wait_job(job_id)["status"] == "success"
+    (added,) = emu.add_jobs(1, script=[("cancelling", 0.05), ("cancelled", 0)])
+    assert api.wait_job(added)["status"] == "cancelled"
 
 
 def test_a_job_is_seen_pending_then_successful(api: Api) -> None:

@@ -96,7 +96,7 @@ def test_jobs_with_their_source_and_data_source_stats_only_when_asked(hook: Anal
     plain = hook.get_job(job_id)
     assert plain["source"] is None and plain["data_source_stats"] is None
     full = hook.get_job(job_id, include_source=True, include_data_source_stats=True)
-    assert full["source"] and full["data_source_stats"][0]["id"] == "1"
+    assert full["source"] and full["data_source_stats"][0]["id"] == f"emu-job-{job_id}-q1"
     (listed,) = hook.list_jobs([job_id], include_source=True)
     assert listed["source"] == full["source"] and listed["data_source_stats"] is None
 

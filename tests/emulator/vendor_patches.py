@@ -108,12 +108,6 @@ def _export_result(spec: Spec, _: str) -> None:
     result["discriminator"]["mapping"]["DashboardWidget.export"] = "#/components/schemas/ExportResult"
 
 
-def _system_attribute_update(spec: Spec, _: str) -> None:
-    put = _op(spec, "/user_attributes/{id}", "put")  # field errors stay RecordError
-    put["responses"]["422"] = {"description": "", "content": {"application/json": {"schema": {"anyOf": [
-        {"$ref": "#/components/schemas/RecordError"}, {"$ref": "#/components/schemas/BaseError"}]}}}}
-
-
 def _discriminators(spec: Spec, _: str) -> None:
     """Each ``discriminator`` becomes ``oneOf`` branches, one per mapped value, each pinning the value.
 
@@ -195,8 +189,6 @@ PATCHES: tuple[Patch, ...] = (
           "API document, DataSchedule table and Overview", _adls2_dest),
     Patch("an export job's result is {type, data} like the others' (output, file name, rows)",
           "API document, JobResult", _export_result),
-    Patch("updating a system attribute is refused with InvalidOperationError (a system constraint)",
-          "API document, Errors: InvalidOperationError", _system_attribute_update),
     Patch("POST /users/me is the current user too", "API document, Table 4.1", _current_user_by_post),
     Patch("the download's 302 has no body (the file is at its Location)", "ENDPOINTS.md, Table 4.1",
           _download_redirect),

@@ -135,17 +135,95 @@ async def test_250_waits_read_in_batches_and_end_as_they_would_alone(analytics_e
     assert any(restarted_id in ids and len(ids) > 1 for ids in requests[reads_before_restart:])
 
 
-async def test_an_unusable_answer_is_an_outage_of_its_own_waits_only(
-    analytics_emulator, analytics_connection, caplog
+def list_jobs_times(emulator) -> list[float]:
+    return [r.time for r in emulator.requests if r.operation == "list_jobs"]
+
+
+FAULTS = {  # the List Jobs faults of issue 31: how List Jobs answers every time, while GET /jobs/{id} is healthy
+    "leaves some ids out": {"rewrite": "leave_out"},
+    "adds ids nobody asked for": {"rewrite": "add_unasked"},
+    "none of the asked ids": {"rewrite": "none_asked"},
+    "500": {"status": 500},
+    "429 with Retry-After: 1": {"status": 429, "retry_after": 1},
+    "200 with truncated JSON": {"rewrite": "truncated_json"},
+    "200 with jobs as an object": {"rewrite": "jobs_object"},
+    "each id twice, success and failure": {"rewrite": "contradict"},
+}
+UNUSABLE = {"500", "429 with Retry-After: 1", "200 with truncated JSON", "200 with jobs as an object",
+            "each id twice, success and failure"}
+"""The faults after which List Jobs is tried again only after a back-off (1 s, then 2 s...) or the Retry-After."""
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+async def test_every_wait_ends_right_whatever_list_jobs_answers(analytics_emulator, analytics_connection, fault):
+    ids = analytics_emulator.add_jobs(30, seconds=2.5)
+    analytics_emulator.inject("list_jobs", times=10_000, **FAULTS[fault])
+    events = await asyncio.gather(*(event_of(trigger(j)) for j in ids))
+    batched, alone = batches(analytics_emulator), singles(analytics_emulator)
+    right = sum(e["status"] == "success" and e["job_status"] == "success" for e in events)
+    print(f"\n{fault:>36}: {right}/30 ended right; List Jobs requests {len(batched)}, GET /jobs/{{id}} {len(alone)}")
+    assert right == 30, Counter((e["status"], e["job_status"]) for e in events)
+    assert set(alone) <= set(ids) and analytics_emulator.faults.pending()["list_jobs"]  # the fault held throughout
+    if fault == "adds ids nobody asked for":
+        assert alone == []  # the others are ignored
+    elif fault == "leaves some ids out":
+        assert 15 <= len(set(alone)) < 30  # those left out, each time
+    else:
+        assert set(alone) == set(ids)
+    if fault in UNUSABLE:  # read alone meanwhile, List Jobs tried again after 1 s, then 2 s (or the Retry-After)
+        first, again, *_ = list_jobs_times(analytics_emulator)
+        assert again >= first + 1  # nothing batched during the first back-off (or the Retry-After)
+    else:  # List Jobs stays in use: every read of a job goes batched first
+        assert len(batched) >= max(Counter(alone).values(), default=1)
+
+
+async def test_at_most_so_many_reads_go_alone_at_once_the_others_wait_it_out(
+    analytics_emulator, analytics_connection, monkeypatch, caplog
 ):
-    ids = analytics_emulator.add_jobs(150, seconds=1.0)
-    analytics_emulator.inject("list_jobs", status=200, body={"jobs": "not a list"})
+    from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+    from analytics_provider.hooks.job_reader import JobReader
+
+    monkeypatch.setattr(JobReader, "ALONE_AT_ONCE", 5)
+    in_flight, most = 0, 0
+    read_alone = AsyncAnalyticsClient.read_job_alone
+
+    async def counted(self, read):
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        try:
+            return await read_alone(self, read)
+        finally:
+            in_flight -= 1
+
+    monkeypatch.setattr(AsyncAnalyticsClient, "read_job_alone", counted)
+    ids = analytics_emulator.add_jobs(30, seconds=2.5)
+    analytics_emulator.inject("list_jobs", status=500, times=10_000)
     with caplog.at_level(logging.WARNING, logger="analytics_provider"):
         events = await asyncio.gather(*(event_of(trigger(j)) for j in ids))
-    assert [e["status"] for e in events] == ["success"] * 150
-    first = batches(analytics_emulator)[0]
-    outage = {int(m) for m in re.findall(r"Could not read job (\d+)", caplog.text)}
-    assert outage == set(first) and 0 < len(first) <= 100  # only the waits of the request answered so
+    assert [e["status"] for e in events] == ["success"] * 30
+    assert most == 5 and set(singles(analytics_emulator)) == set(ids)
+    assert "and 5 reads already go alone" in caplog.text  # the others waited it out as an outage
+
+
+async def test_list_jobs_is_used_again_once_it_answers(analytics_emulator, analytics_connection, caplog):
+    ids = analytics_emulator.add_jobs(30, seconds=2.5)
+    analytics_emulator.inject("list_jobs", status=503, times=1)
+    with caplog.at_level(logging.WARNING, logger="analytics_provider"):
+        events = await asyncio.gather(*(event_of(trigger(j)) for j in ids))
+    assert [e["status"] for e in events] == ["success"] * 30
+    statuses = [r.status for r in analytics_emulator.requests if r.operation == "list_jobs"]
+    assert statuses[0] == 503 and statuses[1:] and set(statuses[1:]) == {200}
+    last_reads = {}
+    for request in analytics_emulator.requests:
+        if request.operation == "list_jobs":
+            last_reads.update({int(j): "list_jobs" for j in request.query["ids[]"]})
+        elif request.operation == "get_job":
+            last_reads[int(request.path.rsplit("/", 1)[1])] = "get_job"
+    assert set(last_reads.values()) == {"list_jobs"}  # every wait's last look was batched again
+    said = [r.getMessage() for r in caplog.records if "List Jobs (GET /jobs)" in r.getMessage()]
+    assert len(said) == 1 and "503" in said[0] and "tried again" in said[0], said
+    assert "Could not read job" not in caplog.text  # no wait saw an outage
 
 
 @pytest.mark.parametrize("status", [400, 403, 404])

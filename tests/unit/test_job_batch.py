@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from analytics_provider.api.job_batch import DueReads, refuses_batches, sort_answer
+from analytics_provider.api.job_batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
 from analytics_provider.api.request import build_request
 from analytics_provider.exceptions import (
     AnalyticsApiError,
+    AnalyticsDeadlineExceeded,
     AnalyticsParameterError,
     AnalyticsTransportError,
+    InternalServiceError,
+    RateLimitExceedError,
     UnexpectedResponseError,
 )
 
@@ -36,8 +39,17 @@ def test_waits_that_ended_meanwhile_are_dropped_from_the_request() -> None:
 
 def test_each_asked_id_gets_its_job_and_the_left_out_ones_are_named() -> None:
     jobs = [{"id": 3, "status": "running"}, {"id": "1", "status": "success"}, {"id": 99, "status": "running"}]
-    found, missing = sort_answer([1, 2, 3], jobs)
+    found, missing, contradicted = sort_answer([1, 2, 3], jobs)
     assert found == {1: jobs[1], 3: jobs[0]} and missing == [2]  # a job not asked for is ignored
+    assert contradicted == []
+
+
+def test_an_id_answered_twice_with_different_statuses_is_read_alone() -> None:
+    jobs = [{"id": 1, "status": "success"}, {"id": 2, "status": "running"}, {"id": 1, "status": "failure"},
+            {"id": 2, "status": "running", "extra": True}, {"id": 9, "status": "x"}, {"id": 9, "status": "y"}]
+    answer = sort_answer([1, 2, 3], jobs)
+    assert answer.contradicted == [1] and answer.missing == [3]  # 9 was not asked: its contradiction is no matter
+    assert answer.found == {2: jobs[1]}  # answered twice alike: the first record
 
 
 @pytest.mark.parametrize("answer", [None, {"jobs": []}, "[]", [{"status": "running"}], [{"id": True}], [7]])
@@ -51,6 +63,27 @@ def test_which_failures_mean_the_service_refuses_batches() -> None:
             if refuses_batches(AnalyticsApiError("x", status=s))] == [400, 403, 404, 405, 501]
     assert not refuses_batches(AnalyticsTransportError("connection reset"))
     assert not refuses_batches(ValueError("x"))
+
+
+def test_which_failures_mean_list_jobs_is_read_alone_for_a_while() -> None:
+    assert degrades_batches(InternalServiceError("x", status=500))
+    assert degrades_batches(RateLimitExceedError("x", status=429, retry_after=1.0))
+    assert degrades_batches(UnexpectedResponseError("not JSON")) and degrades_batches(AnalyticsTransportError("reset"))
+    assert not degrades_batches(AnalyticsApiError("x", status=401))  # the key: every read would say so
+    assert not degrades_batches(AnalyticsDeadlineExceeded("the deadline came"))
+
+
+def test_list_jobs_is_tried_again_after_a_growing_back_off_or_the_retry_after() -> None:
+    backoff = BatchBackoff()
+    assert not backoff.active(0.0)
+    waits = [backoff.failed(now) for now in (0.0, 10.0, 20.0)]
+    assert waits == [1.0, 2.0, 4.0] and backoff.active(23.9) and not backoff.active(24.0)
+    assert backoff.failed(30.0, retry_after=30.0) == 30.0  # a longer Retry-After wins
+    for now in range(100, 110):
+        backoff.failed(float(now))
+    assert backoff.failed(200.0) == BatchBackoff.LONGEST
+    backoff.succeeded()
+    assert backoff.failed(300.0) == 1.0
 
 
 def test_more_than_100_ids_are_refused_before_any_request() -> None:

@@ -15,7 +15,7 @@ from analytics_provider.testing.emulator.errors import (
     new_debug_id,
     whole_seconds,
 )
-from analytics_provider.testing.emulator.faults import Fault, FaultPlan
+from analytics_provider.testing.emulator.faults import Fault, FaultPlan, rewrite_body
 from analytics_provider.testing.emulator.handlers import Call, Reply, load_handlers
 from analytics_provider.testing.emulator.multipart import read_form
 from analytics_provider.testing.emulator.permissions import allowed
@@ -93,6 +93,8 @@ class ApiService:
                 return injected
         outcome = self._serve(op, params, key, verdict, request)
         outcome.truncate = fault is not None and fault.truncate
+        if fault is not None and fault.rewrite is not None and outcome.status == 200:
+            outcome.body, outcome.injected = rewrite_body(fault.rewrite, outcome.body), True
         return outcome
 
     def _fault(self, fault: Fault, verdict: Verdict) -> Outcome | None:

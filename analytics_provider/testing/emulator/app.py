@@ -206,19 +206,31 @@ class AnalyticsEmulator:
         times: int = 1,
         body: Any = None,
         after: int = 0,
+        rewrite: str | None = None,
     ) -> None:
         """The next ``times`` answers of an operation (or ``download_file``) fail as described
         (after ``after`` answers as usual: the third upsert of a sync, say).
         Faults of ``get_job`` reach ``list_jobs`` (a trigger's batched reads) too, unless it has
-        its own."""
-        fault = Fault(status=status, retry_after=retry_after, delay=delay, drop=drop, truncate=truncate, body=body)
+        its own. ``rewrite`` makes a 200 unusable (see :data:`~analytics_provider.testing.emulator.faults.REWRITES`)."""
+        fault = Fault(status=status, retry_after=retry_after, delay=delay, drop=drop, truncate=truncate, body=body,
+                      rewrite=rewrite)
         self.faults.add(operation_name, fault, times, after)
 
-    def fail_next_job(self, operation_name: str, last_error_log: str = "Job failed") -> None:
-        """The next job started by ``operation_name`` ends in ``failure`` with this ``last_error_log``."""
+    def fail_next_job(self, operation_name: str, last_error_log: str = "Job failed",
+                      error_lines: list[str] | None = None) -> None:
+        """The next job started by ``operation_name`` ends in ``failure`` with this ``last_error_log``
+        (its last ERROR log line, after ``error_lines``)."""
         check_operation(operation_name)
         with self.world.lock:
-            self.world.jobs.fail_next(operation_name, last_error_log)
+            self.world.jobs.fail_next(operation_name, last_error_log, error_lines or ())
+
+    def script_next_job(self, operation_name: str, script: list[tuple[str, float]]) -> None:
+        """The next job started by ``operation_name`` passes through ``script``: ``[(status,
+        seconds), ...]``, ending in ``success``, ``failure`` or ``cancelled`` (its seconds ignored),
+        for example ``[("queued", 0.1), ("flow_pending", 0.3), ("running", 0.1), ("success", 0)]``."""
+        check_operation(operation_name)
+        with self.world.lock:
+            self.world.jobs.script_next(operation_name, script)
 
     def set_publish_diagnostics(self, diagnostics: list[dict[str, Any]]) -> None:
         """From now on AML publish and validate jobs fail with these syntax-error diagnostics."""
@@ -258,14 +270,16 @@ class AnalyticsEmulator:
         their labels and options. Returns their ids."""
         return self.world.add_dashboards(list(titles), int(like))
 
-    def add_jobs(self, count: int, seconds: float | None = None) -> list[int]:
+    def add_jobs(self, count: int, seconds: float | None = None,
+                 script: list[tuple[str, float]] | None = None) -> list[int]:
         """``count`` jobs of the admin's key that run ``seconds`` (the job duration unless given)
-        from now, made at once without a request each; returns their ids."""
+        from now, or pass through ``script`` (as :meth:`script_next_job`), made at once without a
+        request each; returns their ids."""
         if count < 0:
             raise ValueError("count must not be negative")
         with self.world.lock:
             duration = self.world.job_duration if seconds is None else float(seconds)
-            return self.world.jobs.add_many(int(count), KEYED_USERS[0], duration)
+            return self.world.jobs.add_many(int(count), KEYED_USERS[0], duration, script or ())
 
     def request_counts(self) -> dict[str, dict[str, int]]:
         """Requests received per operation (control endpoints excepted) and per answer status

@@ -38,8 +38,10 @@ class ControlService:
                 {**j.to_json(time.time()), "operation": j.operation, "params": j.params} for j in self.emulator.jobs
             ],
             ("POST", "fail_next_job"): lambda body: self.emulator.fail_next_job(
-                body["operation"], last_error_log=body.get("last_error_log", "Job failed")
+                body["operation"], last_error_log=body.get("last_error_log", "Job failed"),
+                error_lines=body.get("error_lines"),
             ),
+            ("POST", "script_next_job"): lambda body: self.emulator.script_next_job(body["operation"], body["script"]),
             ("POST", "set_rate_limit"): lambda body: self.emulator.set_rate_limit(**body),
             ("POST", "set_publish_diagnostics"): lambda body: (
                 self.emulator.set_publish_diagnostics(body["diagnostics"])
@@ -52,7 +54,8 @@ class ControlService:
             ("POST", "set_recording"): lambda body: self.emulator.set_recording(body["enabled"]),
             ("POST", "add_dashboards"): lambda body: self.emulator.add_dashboards(body["titles"],
                                                                                   body.get("like", 1)),
-            ("POST", "add_jobs"): lambda body: self.emulator.add_jobs(int(body["count"]), body.get("seconds")),
+            ("POST", "add_jobs"): lambda body: self.emulator.add_jobs(int(body["count"]), body.get("seconds"),
+                                                                      body.get("script")),
             ("POST", "set_job_duration"): lambda body: setattr(self.emulator, "job_duration", float(body["seconds"])),
         }
 

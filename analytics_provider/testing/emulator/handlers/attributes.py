@@ -60,7 +60,9 @@ def list_user_attributes(call: Call) -> Json:
 def update_user_attribute(call: Call) -> Json:
     attribute = call.find("UserAttribute")
     if attribute["is_system_attribute"]:
-        raise invalid_operation(f"System attribute {attribute['name']} cannot be changed", "attribute")
+        # a semantic error of the record: the vendor's document declares RecordError for this operation
+        text = f"System attribute {attribute['name']} cannot be changed"
+        raise record_error({"base": [text]}, text, rules=("attribute",))
     merged = {**attribute, **call.body}
     _check_attribute(call.state, {"description": None, **call.body}, attribute["id"])  # a whole attribute
     attribute.update(_attribute_fields(merged))
