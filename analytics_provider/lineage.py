@@ -1,8 +1,9 @@
 """OpenLineage for the operators: which objects of the service and which files a task used.
 
 The OpenLineage provider (the ``openlineage`` extra) calls the ``get_openlineage_facets_on_*``
-methods :class:`OpenLineageMixin` gives every job operator. Only those calls import the
-OpenLineage client: without the extra, nothing of it is ever imported.
+methods :class:`~analytics_provider.lineage_mixin.OpenLineageMixin` gives every operator; only
+those calls import this module, and only its functions import the OpenLineage client: without the
+extra, nothing of it is ever imported.
 
 Objects of the service are datasets named like the API's resource paths (``dashboards/12``,
 ``dashboard_widgets/101``, ``data_sources/3``, ``data_sets/7``, ``data_schedules/4``,
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from analytics_provider.lineage_mixin import OpenLineageMixin  # noqa: F401 (documented here first)
 from analytics_provider.locations import StorageLocation
 
 log = logging.getLogger(__name__)
@@ -41,29 +43,6 @@ def service_namespace(base_url: str) -> str:
     parts = urlsplit(base_url)
     prefix = parts.path.rstrip("/").removesuffix("/api/v2")
     return f"{SERVICE_SCHEME}://{parts.netloc.rpartition('@')[2]}{prefix}"
-
-
-class OpenLineageMixin:
-    """Lineage of a job operator, for the OpenLineage provider.
-
-    Each operator declares what it reports (``describe_lineage = staticmethod(describe_...)``,
-    one of this module's functions); a subclass reports what its parent reports. The
-    job operators note the job and the task's result here as they finish: the provider extracts
-    lineage in a forked process, where reading XComs back is not safe.
-    """
-
-    lineage_job_id: int | None = None
-    lineage_result: Any = None
-    describe_lineage: Callable[[LineageRun], Description] | None = None
-
-    def get_openlineage_facets_on_start(self) -> Any:
-        return operator_lineage(self, START)
-
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        return operator_lineage(self, COMPLETE)
-
-    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
-        return operator_lineage(self, FAIL)
 
 
 @dataclass

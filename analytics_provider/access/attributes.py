@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from analytics_provider.access.apply import Step, apply_steps
 from analytics_provider.access.plan import ADD, CHANGE, REMOVE, Change, Plan, shown_values
-from analytics_provider.access.rows import RowErrors, UserKey, cells, user_key
+from analytics_provider.access.rows import AttributeColumns, RowErrors, UserKey, cells, user_key
 from analytics_provider.access.users import invitable, invitations, invite_step, shown, unknown_users, walk_users
 from analytics_provider.api.operations import MAX_PAGE_SIZE, MAX_UPSERT_ENTRIES
 from analytics_provider.exceptions import AnalyticsParameterError
@@ -34,18 +33,6 @@ ALL_VALUES = "(all values)"
 MANAGED_ATTRIBUTES_NEEDED = ("delete_missing needs attributes=: the attributes this task manages (the attributes "
                              "the rows give values for leave out one whose every value became empty, and its "
                              "removals would never be applied)")
-
-
-@dataclass(frozen=True)
-class AttributeColumns:
-    """Which columns of a row hold the user, the attribute (name or id) and one value."""
-
-    user: str = "user"
-    attribute: str = "attribute"
-    value: str = "value"
-
-    def names(self) -> tuple[str, str, str]:
-        return (self.user, self.attribute, self.value)
 
 
 class UserAttributeSync:

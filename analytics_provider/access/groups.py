@@ -9,12 +9,11 @@ and ``remove_user``), after the groups to create, when told to create missing on
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from analytics_provider.access.apply import Step, apply_steps
 from analytics_provider.access.plan import ADD, CREATE, REMOVE, Change, Plan
-from analytics_provider.access.rows import RowErrors, UserKey, cells, user_key
+from analytics_provider.access.rows import MemberColumns, RowErrors, UserKey, cells, user_key
 from analytics_provider.access.users import invitable, invitations, invite_step, shown, unknown_users, walk_users
 from analytics_provider.api.operations import MAX_PAGE_SIZE
 from analytics_provider.exceptions import AnalyticsParameterError
@@ -25,19 +24,6 @@ MANAGED_GROUPS_NEEDED = ("delete_missing needs groups= or group_ids=: the groups
                          "would never be applied)")
 GroupRef = Any
 """A group's id (int) or, for a group still to create, its name (str)."""
-
-
-@dataclass(frozen=True)
-class MemberColumns:
-    """Which columns of a row hold the user and the group: its name (``group``), or its id
-    (``group_id``, when given: then ``group`` is not read)."""
-
-    user: str = "user"
-    group: str = "group"
-    group_id: str | None = None
-
-    def names(self) -> tuple[str, str]:
-        return (self.user, self.group_id or self.group)
 
 
 class GroupMemberSync:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
+from dataclasses import dataclass
 from typing import Any
 
 from analytics_provider.exceptions import AnalyticsParameterError
@@ -24,6 +25,31 @@ EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 """An e-mail address as the service accepts one (no space, one @, a dot in the domain)."""
 MAX_ROW_ERRORS = 20
 """Row errors listed in one refusal (the rest are counted)."""
+
+
+@dataclass(frozen=True)
+class AttributeColumns:
+    """Which columns of a row hold the user, the attribute (name or id) and one value."""
+
+    user: str = "user"
+    attribute: str = "attribute"
+    value: str = "value"
+
+    def names(self) -> tuple[str, str, str]:
+        return (self.user, self.attribute, self.value)
+
+
+@dataclass(frozen=True)
+class MemberColumns:
+    """Which columns of a row hold the user and the group: its name (``group``), or its id
+    (``group_id``, when given: then ``group`` is not read)."""
+
+    user: str = "user"
+    group: str = "group"
+    group_id: str | None = None
+
+    def names(self) -> tuple[str, str]:
+        return (self.user, self.group_id or self.group)
 
 
 class RowErrors:

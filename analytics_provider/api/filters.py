@@ -1,5 +1,7 @@
-"""Filter conditions and data-set queries, checked before any request (exports, preloads, dashboard
-URLs, presets, queries); the rules are those of :mod:`.conditions` and :mod:`.queries`."""
+"""Filter conditions, filters by label and data-set queries, checked before any request (exports,
+preloads, dashboard URLs, presets, queries; when a DAG file is parsed for what holds no template);
+the rules are those of :mod:`.conditions` and :mod:`.queries`. Cheap to import: no operations
+table, no lookups (:mod:`.lookup` checks filters against a dashboard's options)."""
 
 from __future__ import annotations
 
@@ -52,3 +54,19 @@ def check_data_set_query(query: Mapping[str, Any]) -> dict[str, Any]:
         field, message = problems[0]
         raise AnalyticsParameterError(f"query.{field} {message}" if field != "query" else f"query {message}")
     return dict(query)
+
+
+def check_filters(filters: Any, name: str = "filters") -> dict[str, dict[str, Any]]:
+    """Filters by name, each as a whole condition (a list of values means ``is``, one value a list
+    of one), checked for what is known without the dashboard."""
+    if not isinstance(filters, Mapping) or not all(isinstance(k, str) and k.strip() for k in filters):
+        raise AnalyticsParameterError(f"{name} must be a mapping of a filter's label to its values or condition, "
+                                      f"such as {{'Region': ['EU']}}; got {filters!r}")
+    return {label: _condition(wanted, f"{name}[{label!r}]") for label, wanted in filters.items()}
+
+
+def _condition(wanted: Any, where: str) -> dict[str, Any]:
+    if isinstance(wanted, Mapping):
+        return check_condition(wanted, where)
+    values = list(wanted) if isinstance(wanted, (list, tuple)) else [wanted]
+    return check_condition({"operator": "is", "values": values}, where)

@@ -27,11 +27,10 @@ from typing import Any, Literal, Union
 from analytics_provider.api.jobs import FINAL_JOB_STATUSES, JobOutcome, JobState, read_job
 from analytics_provider.api.retry import RetryPolicy, is_transient
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsJobError, AnalyticsJobTimeout
+from analytics_provider.job_tasks import DEFAULT_MAX_OUTAGE
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_OUTAGE = 600.0
-"""Seconds of failures in a row a wait tolerates before it ends in an error."""
 MAX_FOLLOWS = 10
 """``already_existed`` hops a wait follows before it calls the chain a loop."""
 MAX_BACKOFF = 60.0

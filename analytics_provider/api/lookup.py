@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from analytics_provider.api.filters import check_condition
+from analytics_provider.api.filters import check_filters
 from analytics_provider.exceptions import AnalyticsLookupError, AnalyticsParameterError
 
 Json = Mapping[str, Any]
@@ -150,15 +150,6 @@ def manual_options(dynamic_filter: Json) -> list[Any] | None:
     return options or None
 
 
-def check_filters(filters: Any, name: str = "filters") -> dict[str, dict[str, Any]]:
-    """Filters by name, each as a whole condition (a list of values means ``is``, one value a list
-    of one), checked for what is known without the dashboard."""
-    if not isinstance(filters, Mapping) or not all(isinstance(k, str) and k.strip() for k in filters):
-        raise AnalyticsParameterError(f"{name} must be a mapping of a filter's label to its values or condition, "
-                                      f"such as {{'Region': ['EU']}}; got {filters!r}")
-    return {label: _condition(wanted, f"{name}[{label!r}]") for label, wanted in filters.items()}
-
-
 def filter_conditions(dashboard: Json, filters: Mapping[str, Any], name: str = "filters") -> list[dict[str, Any]]:
     """``filters`` (a filter's label or uname -> a list of values, meaning ``is``, or a whole
     condition) as the dashboard's ``dynamic_filter_id`` conditions, each value checked."""
@@ -178,13 +169,6 @@ def filter_conditions(dashboard: Json, filters: Mapping[str, Any], name: str = "
         _check_values(found, shown, condition)
         conditions.append({"dynamic_filter_id": found.get("id"), "condition": condition})
     return conditions
-
-
-def _condition(wanted: Any, where: str) -> dict[str, Any]:
-    if isinstance(wanted, Mapping):
-        return check_condition(wanted, where)
-    values = list(wanted) if isinstance(wanted, (list, tuple)) else [wanted]
-    return check_condition({"operator": "is", "values": values}, where)
 
 
 def _check_values(dynamic_filter: Json, shown: str, condition: Mapping[str, Any]) -> None:

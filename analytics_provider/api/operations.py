@@ -11,31 +11,27 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-USER_ROLES = ("user", "explorer", "analyst", "admin", "growth_admin", "it_admin")
-USER_STATUSES = ("active", "deleted", "pending")
-SCHEDULE_DEST_TYPES = ("EmailDest", "SlackDest", "Adls2Dest", "SftpDest", "EmailSubscriptionDest")
-ALERT_DEST_TYPES = ("EmailDest", "SlackDest")
-EXPORT_OUTPUTS = ("csv", "xlsx", "pdf")
-DEPENDANT_TYPES = ("DataSource", "DataModel", "DataSet")
-SUBJECT_TYPES = ("User", "Group")
-BASIC_SORTS = ("natural", "id_asc", "id_desc")
-USER_SORTS = (*BASIC_SORTS, "name_asc", "name_desc", "initials_asc", "initials_desc")
-SCHEDULE_SORTS = tuple(
-    f"{key}_{direction}"
-    for key in ("id", "title", "destination", "source_title", "last_run", "org_id", "external_user_id")
-    for direction in ("asc", "desc")
+from analytics_provider.api.choices import (
+    ALERT_DEST_TYPES,
+    BASIC_SORTS,
+    CREATOR_ROLES,
+    DASHBOARD_CATEGORIES,  # noqa: F401 (the hook and the emulator read the choices here too)
+    DEPENDANT_TYPES,
+    EXPORT_OUTPUTS,  # noqa: F401 (the hook and the emulator read the choices here too)
+    GITHUB_EVENTS,
+    GITLAB_EVENTS,
+    MANIFEST_FIELD,  # noqa: F401 (the hook and the emulator read the choices here too)
+    MAX_MANIFEST_BYTES,
+    MAX_MANIFEST_FILES,
+    PERMISSION_ACTIONS,
+    SCHEDULE_DEST_TYPES,
+    SCHEDULE_SORTS,
+    SUBJECT_TYPES,
+    TAG_OBJECT_TYPES,  # noqa: F401 (the hook and the emulator read the choices here too)
+    USER_ROLES,
+    USER_SORTS,
+    USER_STATUSES,
 )
-CREATOR_ROLES = ("admin", "growth_admin", "analyst", "user", "public", "explorer", "embed")
-PERMISSION_ACTIONS = ("create", "read", "update", "destroy")
-TAG_OBJECT_TYPES = ("dataset", "dashboard")
-DASHBOARD_CATEGORIES = ("ReportCategory", "EmbedOrgWorkspace", "EmbedPersonalWorkspace", "PersonalCategory")
-GITHUB_EVENTS = ("pull_request", "push", "ping")
-GITLAB_EVENTS = ("Merge Request Hook", "Push Hook", "System Hook")
-MAX_MANIFEST_FILES = 5
-MAX_MANIFEST_BYTES = 200 * 1024 * 1024
-"""The upload limits of ``upload_dbt_manifests``: files per request, bytes per file."""
-MANIFEST_FIELD = "files"
-"""The form field of each manifest (repeated once per file, as the vendor's schema names it)."""
 
 MAX_JOB_IDS = 100
 """The most job ids one List Jobs request takes (the vendor's limit)."""

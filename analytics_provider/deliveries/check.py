@@ -7,7 +7,6 @@ objects with a stable ``key``. :func:`check` needs no service (it runs when a DA
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -156,6 +155,8 @@ def _objects(file: DeliveryFile, findings: _Findings) -> list[tuple[str, int, st
 def _body(section: str, item: dict[str, Any], where: Where, findings: _Findings) -> dict[str, Any] | None:
     for name in item:
         if name not in FIELDS[section]:
+            import difflib  # only for a misspelt field (the operator checks the files at every DAG parse)
+
             close = difflib.get_close_matches(str(name), FIELDS[section], n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             fields = ", ".join(FIELDS[section])

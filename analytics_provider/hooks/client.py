@@ -39,9 +39,10 @@ from analytics_provider.exceptions import (
     IncompleteDownloadError,
     error_from_response,
 )
+from analytics_provider.file_modes import check_file_mode
 from analytics_provider.hooks.completeness import content_coding, decoded, wire_length
 from analytics_provider.hooks.disposition import filename_from_disposition
-from analytics_provider.hooks.download import Destination, check_destination, check_file_mode, save_stream
+from analytics_provider.hooks.download import Destination, check_destination, save_stream
 from analytics_provider.hooks.sync_client import AnalyticsClient
 
 __all__ = ["USER_AGENT", "AnalyticsClientHook"]

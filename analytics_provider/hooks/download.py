@@ -28,18 +28,8 @@ CHUNK_SIZE = 1024 * 1024
 LOCAL_PROTOCOLS = ("file", "local")
 NAME_MAX = 255
 """Bytes a file name may have (ext4, XFS, btrfs, APFS, NTFS in UTF-16 units: the common bound)."""
-FILE_MODE_RULE = "an int from 0 to 0o777 (such as 0o640), or None for what a plain write gives"
 
 Destination = str | os.PathLike[str] | Any  # Any: airflow.sdk.ObjectStoragePath
-
-
-def check_file_mode(file_mode: Any) -> int | None:
-    """``file_mode`` as given, or :class:`AnalyticsParameterError`: permission bits only (no
-    setuid, setgid or sticky bit), as an int (``0o640``, not the text ``"0640"``)."""
-    if file_mode is not None and (isinstance(file_mode, bool) or not isinstance(file_mode, int)
-                                  or not 0 <= file_mode <= 0o777):
-        raise AnalyticsParameterError(f"file_mode must be {FILE_MODE_RULE}; got {file_mode!r}")
-    return file_mode
 
 
 def check_destination(destination: Destination) -> None:

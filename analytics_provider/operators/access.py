@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from analytics_provider.access.attributes import AttributeColumns, UserAttributeSync
-from analytics_provider.access.groups import GroupMemberSync, MemberColumns
-from analytics_provider.access.plan import Plan
-from analytics_provider.access.rows import given_rows, query_rows
-from analytics_provider.api.operations import USER_ROLES
+from analytics_provider.access.rows import AttributeColumns, MemberColumns, given_rows, query_rows
+from analytics_provider.api.choices import USER_ROLES
 from analytics_provider.exceptions import naming_the_task, refused
-from analytics_provider.lineage import describe_access_sync
+from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.operators.analytics import is_templated
 from analytics_provider.operators.as_code import AsCodeOperator
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
+
+    from analytics_provider.access.attributes import UserAttributeSync
+    from analytics_provider.access.groups import GroupMemberSync
 
 
 class _AccessSyncOperator(AsCodeOperator):
@@ -121,7 +121,7 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
     """
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "attributes")
-    describe_lineage = staticmethod(describe_access_sync)
+    describe_lineage = LineageFunction("describe_access_sync")
 
     def __init__(
         self,
@@ -140,6 +140,8 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
                           "delete_missing=True (those the rows name would leave out one whose values all became empty)")
 
     def make_sync(self) -> UserAttributeSync:
+        from analytics_provider.access.attributes import UserAttributeSync
+
         attributes = [self.attributes] if isinstance(self.attributes, (str, int)) else self.attributes
         return UserAttributeSync(self.hook, self.task_id, columns=self.columns, attributes=attributes,
                                  delete_missing=self.delete_missing, invite_role=self.invite_role)
@@ -164,7 +166,7 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
     """
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "groups", "group_ids")
-    describe_lineage = staticmethod(describe_access_sync)
+    describe_lineage = LineageFunction("describe_access_sync")
 
     def __init__(
         self,
@@ -189,6 +191,8 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
             raise refused(self.task_id, "create_missing_groups", create_missing_groups, "True or False")
 
     def make_sync(self) -> GroupMemberSync:
+        from analytics_provider.access.groups import GroupMemberSync
+
         groups = [self.groups] if isinstance(self.groups, (str, int)) else self.groups
         group_ids = [self.group_ids] if isinstance(self.group_ids, (str, int)) else self.group_ids
         return GroupMemberSync(self.hook, self.task_id, columns=self.columns, groups=groups, group_ids=group_ids,
@@ -196,4 +200,4 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
                                create_missing_groups=self.create_missing_groups, invite_role=self.invite_role)
 
 
-__all__ = ["AnalyticsSyncGroupMembersOperator", "AnalyticsSyncUserAttributesOperator", "Plan"]
+__all__ = ["AnalyticsSyncGroupMembersOperator", "AnalyticsSyncUserAttributesOperator"]

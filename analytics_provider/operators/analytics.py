@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.exceptions import AirflowProviderDeprecationWarning
 
-from analytics_provider.api.filters import check_filter_conditions
-from analytics_provider.api.lookup import check_filters, filter_conditions
-from analytics_provider.api.operations import EXPORT_OUTPUTS
-from analytics_provider.api.request import check_path_id
+from analytics_provider.api.choices import EXPORT_OUTPUTS
+from analytics_provider.api.filters import check_filter_conditions, check_filters
 from analytics_provider.assets import (
     ASSET_NAME_RULE,
     check_export_asset_name,
@@ -21,7 +19,8 @@ from analytics_provider.assets import (
     run_day,
 )
 from analytics_provider.exceptions import AnalyticsParameterError, naming_the_task, refused
-from analytics_provider.lineage import describe_bust_cache, describe_execute_schedule, describe_export, describe_preload
+from analytics_provider.file_modes import check_file_mode
+from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.links import (
     AnalyticsDashboardLink,
     dashboard_url,
@@ -85,6 +84,8 @@ class _DashboardJobOperator(AnalyticsJobOperator):
     def resolve_filters(self, board: dict[str, Any]) -> None:
         """Add the conditions of ``filters`` (by label) to ``dashboard_filter_conditions`` (by id)."""
         if self.filters:
+            from analytics_provider.api.lookup import filter_conditions
+
             named = filter_conditions(board, self.filters)
             given = {str(c["dynamic_filter_id"]) for c in self.dashboard_filter_conditions or []}
             twice = [c for c in named if str(c["dynamic_filter_id"]) in given]
@@ -133,7 +134,7 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     scheduled on it.
     """
 
-    describe_lineage = staticmethod(describe_export)
+    describe_lineage = LineageFunction("describe_export")
     template_fields: Sequence[str] = (
         *AnalyticsJobOperator.template_fields,
         "widget_id",
@@ -180,8 +181,6 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         if widget_id is not None and dashboard is not None:
             raise refused(self.task_id, "dashboard", dashboard,
                           "left out when widget_id is given (the widget's own dashboard is used)")
-        from analytics_provider.hooks.download import check_file_mode
-
         with naming_the_task(self.task_id):
             check_file_mode(file_mode)
             if not is_templated(output):
@@ -203,7 +202,8 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     def check_inputs(self) -> None:
         self.export_format = normalize_output(self.export_format)
         self.dashboard_filter_conditions = check_conditions(self.dashboard_filter_conditions)
-        from analytics_provider.hooks.download import check_destination, check_file_mode
+        from analytics_provider.api.request import check_path_id
+        from analytics_provider.hooks.download import check_destination
 
         check_file_mode(self.file_mode)
         forget_dashboard_link(self)
@@ -267,7 +267,7 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
     Returns ``{"job_id", "status", "dashboard_id"}``.
     """
 
-    describe_lineage = staticmethod(describe_preload)
+    describe_lineage = LineageFunction("describe_preload")
     template_fields: Sequence[str] = (
         *AnalyticsJobOperator.template_fields,
         "dashboard_id",
@@ -303,6 +303,8 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
         self.check_named_filters()
 
     def check_inputs(self) -> None:
+        from analytics_provider.api.request import check_path_id
+
         forget_dashboard_link(self)
         self.resolved = {}
         if self.dashboard is None:
@@ -341,7 +343,7 @@ class AnalyticsBustDataSourceCacheOperator(AnalyticsJobOperator):
     :param data_source_id: the data source (templated).
     """
 
-    describe_lineage = staticmethod(describe_bust_cache)
+    describe_lineage = LineageFunction("describe_bust_cache")
     template_fields: Sequence[str] = (*AnalyticsJobOperator.template_fields, "data_source_id")
 
     def __init__(self, *, data_source_id: int | str, **kwargs: Any) -> None:
@@ -361,7 +363,7 @@ class AnalyticsExecuteDataScheduleOperator(AnalyticsJobOperator):
     :param data_schedule_id: the schedule (templated).
     """
 
-    describe_lineage = staticmethod(describe_execute_schedule)
+    describe_lineage = LineageFunction("describe_execute_schedule")
     template_fields: Sequence[str] = (*AnalyticsJobOperator.template_fields, "data_schedule_id")
 
     def __init__(self, *, data_schedule_id: int | str, **kwargs: Any) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import BaseOperator
 
 from analytics_provider.exceptions import AnalyticsParameterError, refused
-from analytics_provider.lineage import OpenLineageMixin
+from analytics_provider.lineage_mixin import OpenLineageMixin
 
 if TYPE_CHECKING:
     from analytics_provider.access.plan import Plan

@@ -8,20 +8,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
-from analytics_provider.api.follow import (
-    DEFAULT_MAX_OUTAGE,
-    UNREACHABLE,
-    UNREADABLE,
-    JobWatch,
-    WaitResult,
-    drive,
-    final_state,
-    is_pending_status,
-)
 from analytics_provider.exceptions import AnalyticsJobError, naming_the_task, refused
 from analytics_provider.fresh_retry import FreshRetryMixin
-from analytics_provider.job_tasks import check_max_outage, data_source_stats, describe_cost, describe_job_failure
-from analytics_provider.lineage import OpenLineageMixin
+from analytics_provider.job_tasks import (
+    DEFAULT_MAX_OUTAGE,
+    check_max_outage,
+    data_source_stats,
+    describe_cost,
+    describe_job_failure,
+)
+from analytics_provider.lineage_mixin import OpenLineageMixin
 from analytics_provider.operators.resumable import ResumableJobMixin
 
 if TYPE_CHECKING:
@@ -145,6 +141,8 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
     ) -> Any:
         """Resume after the trigger: check its event, then finish as a waiting task would (with the
         ids the names were resolved to before the deferral)."""
+        from analytics_provider.api.follow import WaitResult, final_state
+
         if resolved is None and self.uses_names():  # dag.test() hands no kwargs over a deferral
             ti = context["ti"]
             resolved = ti.xcom_pull(task_ids=self.task_id, key=RESOLVED_KEY, map_indexes=ti.map_index)
@@ -178,6 +176,8 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
 
     def get_job_status(self, external_id: Any, context: Context) -> str:
         """The status of the job an earlier try kept (:data:`UNREACHABLE` while it cannot be read)."""
+        from analytics_provider.api.follow import UNREACHABLE, UNREADABLE, JobWatch, drive
+
         job_id = int(external_id)
         context["ti"].xcom_push(key="job_id", value=job_id)
         watch = JobWatch(job_id, poll_interval=self.poll_interval, max_outage=self.max_outage, clock=self.hook.clock)
@@ -190,6 +190,8 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         return result.job_status
 
     def is_job_active(self, status: str) -> bool:
+        from analytics_provider.api.follow import is_pending_status
+
         return is_pending_status(status)
 
     def is_job_succeeded(self, status: str) -> bool:

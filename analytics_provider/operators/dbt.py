@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-from analytics_provider.api.operations import MAX_MANIFEST_FILES
+from analytics_provider.api.choices import MAX_MANIFEST_FILES
 from analytics_provider.exceptions import AnalyticsParameterError
-from analytics_provider.lineage import describe_dbt_upload
+from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.locations import StorageLocation
 from analytics_provider.operators.analytics import is_templated
 from analytics_provider.operators.base import AnalyticsJobOperator
@@ -51,7 +51,7 @@ class AnalyticsUploadDbtManifestOperator(AnalyticsJobOperator):
     the sync job, and the task with the service's messages (the job's last error and ERROR logs).
     """
 
-    describe_lineage = staticmethod(describe_dbt_upload)
+    describe_lineage = LineageFunction("describe_dbt_upload")
     template_fields: Sequence[str] = (*AnalyticsJobOperator.template_fields, "manifests", "data_source_name")
     ui_color = "#f5e6d8"
 

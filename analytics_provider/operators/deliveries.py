@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from analytics_provider.deliveries.check import Declared, check, check_references, scope_problem
 from analytics_provider.deliveries.files import load
 from analytics_provider.exceptions import AnalyticsParameterError, refused
-from analytics_provider.lineage import describe_deliveries
+from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.operators.analytics import is_templated
 from analytics_provider.operators.as_code import AsCodeOperator
 
@@ -97,7 +97,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
 
         return self.log_and_apply(plan, apply)
 
-    describe_lineage = staticmethod(describe_deliveries)
+    describe_lineage = LineageFunction("describe_deliveries")
 
 
 def _refuse(task_id: str, found: Sequence[Any]) -> None:

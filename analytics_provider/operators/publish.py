@@ -9,7 +9,7 @@ from airflow.providers.common.compat.sdk import AirflowException
 
 from analytics_provider.aml.diagnostics import format_diagnostic
 from analytics_provider.exceptions import AnalyticsJobError, refused
-from analytics_provider.lineage import describe_publish
+from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.operators.base import AnalyticsJobOperator
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ class AnalyticsPublishAmlProjectOperator(AnalyticsJobOperator):
     Returns ``{"job_id", "target_commit", "objects"}`` (the objects created or updated).
     """
 
-    describe_lineage = staticmethod(describe_publish)
+    describe_lineage = LineageFunction("describe_publish")
     template_fields: Sequence[str] = (*AnalyticsJobOperator.template_fields, "object_mapping", "project_dir")
     template_fields_renderers: ClassVar[dict[str, str]] = {"object_mapping": "json"}
 

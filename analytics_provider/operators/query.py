@@ -13,7 +13,7 @@ from airflow.providers.common.compat.sdk import AirflowFailException
 
 from analytics_provider.api.filters import check_data_set_query
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsParameterError, naming_the_task, refused
-from analytics_provider.lineage import describe_query
+from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.operators.analytics import is_templated
 from analytics_provider.operators.base import AnalyticsJobOperator
 
@@ -77,7 +77,7 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
     ``job_id`` is None when the service answered from its cache at once.
     """
 
-    describe_lineage = staticmethod(describe_query)
+    describe_lineage = LineageFunction("describe_query")
     template_fields: Sequence[str] = (
         *AnalyticsJobOperator.template_fields,
         "data_set_id",

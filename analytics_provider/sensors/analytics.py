@@ -13,14 +13,14 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, JobWatch, WaitResult, drive
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.fresh_retry import FreshRetryMixin
-from analytics_provider.job_tasks import check_max_outage, describe_job_failure
+from analytics_provider.job_tasks import DEFAULT_MAX_OUTAGE, check_max_outage, describe_job_failure
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
+    from analytics_provider.api.follow import JobWatch, WaitResult
     from analytics_provider.hooks.analytics import AnalyticsHook
 
 
@@ -77,12 +77,16 @@ class AnalyticsJobSensor(FreshRetryMixin, BaseSensorOperator):
     def watch(self) -> JobWatch:
         """What the pokes have learnt so far (the job followed, the outage): kept between pokes."""
         if self._watch is None:
+            from analytics_provider.api.follow import JobWatch
+
             self._watch = JobWatch(
                 self._job_id(), poll_interval=self.poke_interval, max_outage=self.max_outage, clock=self.hook.clock
             )
         return self._watch
 
     def poke(self, context: Context) -> bool:
+        from analytics_provider.api.follow import drive
+
         result = drive(self.watch, self.hook.look_at_job, sleep=None)  # one look, up to the first pause
         if result is None:
             self.log.info("Job %s is %s", self.watch.job_id, self.watch.status)
@@ -110,6 +114,8 @@ class AnalyticsJobSensor(FreshRetryMixin, BaseSensorOperator):
         )
 
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> None:
+        from analytics_provider.api.follow import WaitResult
+
         try:
             result = WaitResult.from_event(event)
         except AnalyticsJobError as exc:

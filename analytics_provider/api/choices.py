@@ -1,0 +1,33 @@
+"""What the API's parameters take: the values of each choice, and the limits of the dbt upload.
+
+Plain values without imports: the operators check their arguments against them when a DAG file is
+parsed, without loading the operations table (:mod:`.operations`), which is built on them.
+"""
+
+from __future__ import annotations
+
+USER_ROLES = ("user", "explorer", "analyst", "admin", "growth_admin", "it_admin")
+USER_STATUSES = ("active", "deleted", "pending")
+SCHEDULE_DEST_TYPES = ("EmailDest", "SlackDest", "Adls2Dest", "SftpDest", "EmailSubscriptionDest")
+ALERT_DEST_TYPES = ("EmailDest", "SlackDest")
+EXPORT_OUTPUTS = ("csv", "xlsx", "pdf")
+DEPENDANT_TYPES = ("DataSource", "DataModel", "DataSet")
+SUBJECT_TYPES = ("User", "Group")
+BASIC_SORTS = ("natural", "id_asc", "id_desc")
+USER_SORTS = (*BASIC_SORTS, "name_asc", "name_desc", "initials_asc", "initials_desc")
+SCHEDULE_SORTS = tuple(
+    f"{key}_{direction}"
+    for key in ("id", "title", "destination", "source_title", "last_run", "org_id", "external_user_id")
+    for direction in ("asc", "desc")
+)
+CREATOR_ROLES = ("admin", "growth_admin", "analyst", "user", "public", "explorer", "embed")
+PERMISSION_ACTIONS = ("create", "read", "update", "destroy")
+TAG_OBJECT_TYPES = ("dataset", "dashboard")
+DASHBOARD_CATEGORIES = ("ReportCategory", "EmbedOrgWorkspace", "EmbedPersonalWorkspace", "PersonalCategory")
+GITHUB_EVENTS = ("pull_request", "push", "ping")
+GITLAB_EVENTS = ("Merge Request Hook", "Push Hook", "System Hook")
+MAX_MANIFEST_FILES = 5
+MAX_MANIFEST_BYTES = 200 * 1024 * 1024
+"""The upload limits of ``upload_dbt_manifests``: files per request, bytes per file."""
+MANIFEST_FIELD = "files"
+"""The form field of each manifest (repeated once per file, as the vendor's schema names it)."""
