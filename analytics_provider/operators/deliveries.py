@@ -6,8 +6,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from analytics_provider.deliveries.check import Declared, check, check_references, scope_problem
-from analytics_provider.deliveries.files import load
 from analytics_provider.exceptions import AnalyticsParameterError, refused
 from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.operators.analytics import is_templated
@@ -15,6 +13,8 @@ from analytics_provider.operators.as_code import AsCodeOperator
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
+
+    from analytics_provider.deliveries.check import Declared
 
 
 class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
@@ -55,6 +55,8 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
         self.scope = scope
         self.prune = prune
         self.check_flags(prune=prune)
+        from analytics_provider.deliveries.check import scope_problem  # what the checks need: loaded when one is made
+
         problem = scope_problem(scope) or (prune and scope is None and
                                            "a name with prune=True (the name these files' resources carry)")
         if problem:
@@ -76,11 +78,15 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
         path = self.resolved_path()
         if not path.exists():
             raise refused(self.task_id, "path", str(path), "a delivery file or a folder of them that exists")
+        from analytics_provider.deliveries.check import check
+        from analytics_provider.deliveries.files import load
+
         declared, found = check(load(path))
         _refuse(self.task_id, found)
         return declared
 
     def execute(self, context: Context) -> dict[str, Any]:
+        from analytics_provider.deliveries.check import check_references
         from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries, targets
 
         declared = self.declared()

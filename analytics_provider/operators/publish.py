@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import AirflowException
 
-from analytics_provider.aml.diagnostics import format_diagnostic
 from analytics_provider.exceptions import AnalyticsJobError, refused
 from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.operators.base import AnalyticsJobOperator
@@ -100,6 +99,8 @@ class AnalyticsPublishAmlProjectOperator(AnalyticsJobOperator):
         return (result.get("result") or {}).get("data") or {}
 
     def _raise_publish_error(self, job_id: int, status: str, data: Mapping[str, Any]) -> NoReturn:
+        from analytics_provider.aml.diagnostics import format_diagnostic
+
         details = data.get("error_details") or {}
         diagnostics = details.get("diagnostics") or [] if isinstance(details, Mapping) else []
         lines = [format_diagnostic(d, self.project_dir) for d in diagnostics]
