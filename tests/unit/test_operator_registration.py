@@ -12,6 +12,7 @@ from airflow.providers.common.compat.sdk import BaseOperator
 
 import analytics_provider
 import analytics_provider.operators as operators_package
+from analytics_provider import lineage
 from analytics_provider.get_provider_info import get_provider_info
 from analytics_provider.operators.as_code import AsCodeOperator
 from analytics_provider.operators.base import AnalyticsJobOperator
@@ -52,6 +53,9 @@ def test_every_operator_is_importable_from_the_package_registered_and_in_the_doc
 def test_every_operator_declares_its_lineage() -> None:
     for name, cls in OPERATORS.items():
         assert "describe_lineage" in vars(cls) and callable(cls.describe_lineage), f"{name} declares no lineage"
+        named = getattr(cls.describe_lineage, "name", None)  # a LineageFunction: imported on its first call
+        if named is not None:
+            assert callable(getattr(lineage, named, None)), f"{name}: analytics_provider.lineage has no {named}"
 
 
 def test_the_layers_below_the_operators_never_import_them() -> None:
