@@ -36,7 +36,7 @@ lint: $(VENV)/.installed  ## ruff on the code, tests, examples and scripts; mypy
 docs: $(VENV)/.installed  ## the Sphinx site into docs/_build/html, warnings as errors
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
-bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, shared quota, access sync at scale
+bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, shared quota, access sync at scale, operator import time
 	$(PY) benchmarks/run_all.py
 
 dist: $(VENV)/.installed  ## sdist and wheel into dist/, checked by twine
