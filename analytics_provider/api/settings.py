@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -126,22 +126,25 @@ class ConnectionSettings:
 
 def mask_secret(secret: str) -> None:
     """Register ``secret`` with Airflow's log masker."""
-    log_masker()(secret)
+    log_masker_home().mask_secret(secret)
 
 
 @functools.cache
-def log_masker() -> Callable[[str], Any]:
-    """Airflow's ``mask_secret``, looked up once (a failed import is searched for anew each time):
+def log_masker_home() -> Any:
+    """The module whose ``mask_secret`` is Airflow's log masker, found once (a failed import is
+    searched for anew each time; the function is read at each call, so that a patch of it holds):
     ``airflow.sdk.log`` on Airflow 3 (the common-compat releases pinned for 3.1 and 3.2 do not offer
     it), common-compat's on 2.11, and 2.11's own where common-compat is older than 1.23 (on Python 3.10)."""
     try:
-        from airflow.sdk.log import mask_secret as masker
+        import airflow.sdk.log as home
     except ImportError:
         try:
-            from airflow.providers.common.compat.sdk import mask_secret as masker  # type: ignore[no-redef,unused-ignore]
-        except ImportError:
-            from airflow.utils.log.secrets_masker import mask_secret as masker  # type: ignore[no-redef,unused-ignore]
-    return masker
+            import airflow.providers.common.compat.sdk as home  # type: ignore[no-redef,unused-ignore]
+
+            home.mask_secret  # noqa: B018  (offered from common-compat 1.23 on)
+        except (ImportError, AttributeError):
+            import airflow.utils.log.secrets_masker as home  # type: ignore[no-redef,unused-ignore]
+    return home
 
 
 def network_of(extra: Any, where: str) -> Network:

@@ -48,10 +48,10 @@ def _import_machinery() -> SimpleNamespace:
         configure_mappers()
 
     from analytics_provider.api import follow
-    from analytics_provider.api.settings import log_masker
+    from analytics_provider.api.settings import log_masker_home
     from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 
-    log_masker()  # found once here: on 2.11 it is found after a failed import, a search of the path
+    log_masker_home()  # found once here: on 2.11 it is found after a failed import, a search of the path
 
     return SimpleNamespace(follow=follow, client_class=AsyncAnalyticsClient)
 
