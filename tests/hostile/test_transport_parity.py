@@ -81,12 +81,15 @@ class Driver:
         hook.sleep, hook.clock = self.waits.sleep, self.waits  # type: ignore[method-assign,assignment]
         self.hooks.append(hook)
         outcomes: list[Any] = []
-        for c in calls:
-            try:
-                outcomes.append(hook.call(c.name, *c.args, body=c.body, deadline=self._deadline(c),
-                                          retry_policy=c.retry_policy))
-            except Exception as exc:
-                outcomes.append(exc)
+        try:
+            for c in calls:
+                try:
+                    outcomes.append(hook.call(c.name, *c.args, body=c.body, deadline=self._deadline(c),
+                                              retry_policy=c.retry_policy))
+                except Exception as exc:
+                    outcomes.append(exc)
+        finally:
+            hook.close()
         return outcomes
 
     async def _async(self, calls: tuple[Call, ...]) -> list[Any]:
@@ -235,6 +238,14 @@ def test_an_api_answer_must_come_whole_within_connect_and_read_timeout(driver, s
 
 
 # -- redirects and the key -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer", [JOB, Answer(404, {"message": "no such job"})], ids=["answer", "error"])
+def test_a_closed_client_holds_no_connection_even_while_its_outcome_is_kept(driver, server, answer) -> None:
+    server.answer = always(answer)
+    outcome = driver.one()  # kept (an error keeps its traceback, and with it the answer)
+    assert server.requests and server.all_hung_up(), f"{driver.name} left a connection open after closing"
+    assert outcome is not None
 
 
 def test_a_redirect_is_not_followed_so_the_key_stays_home(driver, server) -> None:
