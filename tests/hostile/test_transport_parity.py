@@ -234,7 +234,8 @@ def test_an_api_answer_must_come_whole_within_connect_and_read_timeout(driver, s
     error = driver.one(get_job(retry_policy=RetryPolicy(max_attempts=1)))
     took = time.monotonic() - started
     assert isinstance(error, AnalyticsApiError) and error.error_type == "TransportError", error
-    assert 0.9 <= took < 2.5  # ...but the whole answer (about 2 s) is cut at 1 s
+    assert server.answers_sent == 0  # ...but the whole answer (about 2 s) is cut before its end,
+    assert took >= 0.9  # and not before connect + read timeout (1 s); a busy machine is only slower
 
 
 # -- redirects and the key -------------------------------------------------------------------
