@@ -175,14 +175,12 @@ async def test_a_batched_read_carries_the_key_and_names_the_triggerer(analytics_
 
 async def test_a_wait_ends_at_its_deadline_while_a_shared_request_is_slow(analytics_emulator, analytics_connection):
     patient, hurried = analytics_emulator.add_jobs(2, seconds=3600)
-    analytics_emulator.inject("list_jobs", delay=4.0)  # the first batch takes four seconds to answer
-    started = time.monotonic()
+    analytics_emulator.inject("list_jobs", delay=8.0)  # the first batch takes eight seconds to answer
     patient_run = asyncio.ensure_future(event_of(trigger(patient, timeout=60)))
     event = await event_of(trigger(hurried, timeout=1.0))
-    took = time.monotonic() - started
     assert event["status"] == "timeout" and "did not finish before the deadline" in event["message"]
-    assert took < 2.0  # at its own deadline, not when the request both share was answered
-    (shared,) = [r for r in analytics_emulator.requests if r.path.endswith("/jobs")]  # still unanswered
+    (shared,) = [r for r in analytics_emulator.requests if r.path.endswith("/jobs")]
+    assert shared.status is None  # at its own deadline, not when the request both share was answered
     assert sorted(shared.query["ids[]"]) == sorted([str(patient), str(hurried)]) and not patient_run.done()
     patient_run.cancel()
 
