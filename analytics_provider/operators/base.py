@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.providers.common.compat.sdk import BaseOperator, conf
@@ -19,6 +18,7 @@ from analytics_provider.api.follow import (
 )
 from analytics_provider.exceptions import AnalyticsJobError, naming_the_task, refused
 from analytics_provider.fresh_retry import FreshRetryMixin
+from analytics_provider.hook_task import HookTask
 from analytics_provider.job_tasks import check_max_outage, describe_job_failure
 from analytics_provider.lineage import OpenLineageMixin
 from analytics_provider.operators.resumable import ResumableJobMixin
@@ -26,13 +26,12 @@ from analytics_provider.operators.resumable import ResumableJobMixin
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-    from analytics_provider.hooks.analytics import AnalyticsHook
 
 RESOLVED_KEY = "resolved"
 """The XCom key of the ids this try's names were resolved to (read back after a deferral)."""
 
 
-class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin, BaseOperator):
+class AnalyticsJobOperator(HookTask, OpenLineageMixin, ResumableJobMixin, FreshRetryMixin, BaseOperator):
     """Base of the operators that start a job of the service and wait for it.
 
     :param analytics_conn_id: the ``analytics`` connection (templated).
@@ -84,12 +83,6 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         self._submitted_status = ""
         self.resolved: dict[str, Any] = {}
 
-    @cached_property
-    def hook(self) -> AnalyticsHook:
-        from analytics_provider.hooks.analytics import AnalyticsHook
-
-        return AnalyticsHook(self.analytics_conn_id)
-
     # -- what subclasses provide ------------------------------------------------------------------
 
     def check_inputs(self) -> None:
@@ -122,14 +115,15 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
     # -- the flow ---------------------------------------------------------------------------------
 
     def execute(self, context: Context) -> Any:
-        with naming_the_task(self.task_id):
-            self.check_inputs()
-            self.resolve(context)
-        if self.resolved:
-            self.log.info("Resolved by name: %s", ", ".join(f"{k}={v!r}" for k, v in self.resolved.items()
-                                                            if k.endswith("_id")))
-            context["ti"].xcom_push(key=RESOLVED_KEY, value=self.resolved)
-        return self.execute_resumable(context)
+        with self.closing_hook():
+            with naming_the_task(self.task_id):
+                self.check_inputs()
+                self.resolve(context)
+            if self.resolved:
+                self.log.info("Resolved by name: %s", ", ".join(f"{k}={v!r}" for k, v in self.resolved.items()
+                                                                if k.endswith("_id")))
+                context["ti"].xcom_push(key=RESOLVED_KEY, value=self.resolved)
+            return self.execute_resumable(context)
 
     def execute_complete(
         self, context: Context, event: dict[str, Any] | None = None, resolved: dict[str, Any] | None = None
@@ -142,7 +136,8 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         if resolved:
             self.apply_resolved(resolved)
         state = final_state(WaitResult.from_event(event))
-        return self._finish(context, state.job_id, state.status, state.last_error_log)
+        with self.closing_hook():
+            return self._finish(context, state.job_id, state.status, state.last_error_log)
 
     def apply_resolved(self, resolved: dict[str, Any]) -> None:
         """Take the ids names were resolved to (this try's, handed over a deferral)."""

@@ -72,19 +72,20 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries, targets
 
-        declared = self.declared()
-        _refuse(self.task_id, check_references(declared, self.hook))
-        plan = plan_deliveries(self.hook, declared, prune=self.prune)
-        self.lineage_targets = targets(plan)
-        created: list[tuple[str, int]] = []
+        with self.closing_hook():
+            declared = self.declared()
+            _refuse(self.task_id, check_references(declared, self.hook))
+            plan = plan_deliveries(self.hook, declared, prune=self.prune)
+            self.lineage_targets = targets(plan)
+            created: list[tuple[str, int]] = []
 
-        def apply() -> int:
-            try:
-                return apply_deliveries(self.hook, plan, self.task_id, created)
-            finally:
-                self.lineage_targets += created
+            def apply() -> int:
+                try:
+                    return apply_deliveries(self.hook, plan, self.task_id, created)
+                finally:
+                    self.lineage_targets += created
 
-        return self.log_and_apply(plan, apply)
+            return self.log_and_apply(plan, apply)
 
     describe_lineage = staticmethod(describe_deliveries)
 

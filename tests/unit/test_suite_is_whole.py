@@ -1,13 +1,17 @@
-"""The suite is the same in any clone: the vendor's facts are committed, and a skip is never silent."""
+"""The suite is the same in any clone: the vendor's facts are committed, a skip is never silent, and
+a module that leaves file descriptors open fails the run."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from fd_guard import open_descriptors
 from vendor_facts import FACTS, source_checksum, vendor_document
 
 from analytics_provider.api.operations import OPERATIONS
@@ -53,3 +57,29 @@ def test_a_listed_skip_is_reported_and_passes(tmp_path: Path) -> None:
     run = _run(tmp_path, "a thing that is missing")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 skipped, by reason" in run.stdout and "NOT ALLOWED" not in run.stdout
+
+
+@pytest.mark.skipif(open_descriptors() is None, reason="the system cannot list a process's file descriptors")
+def test_a_module_that_leaves_sockets_open_fails_the_run_and_names_them(tmp_path: Path) -> None:
+    shutil.copy(TESTS / "fd_guard.py", tmp_path / "fd_guard.py")
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["fd_guard"]\n', encoding="utf-8")
+    (tmp_path / "test_leaky.py").write_text(
+        "import socket\n\nKEPT = []\n\n"
+        "def test_leaves_forty_open():\n    KEPT.extend(socket.socket() for _ in range(40))\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "test_tidy.py").write_text(
+        "import socket\n\nKEPT = []\n\n"
+        "def test_closes_what_it_opens():\n"
+        "    for _ in range(100):\n        socket.socket().close()\n\n"
+        "def test_keeps_a_few():\n    KEPT.extend(socket.socket() for _ in range(3))\n",
+        encoding="utf-8",
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "3 passed, 1 error" in run.stdout, run.stdout
+    assert "test_leaky.py left 40 more file descriptors open than before it" in run.stdout
+    assert "new: socket 40" in run.stdout and "test_tidy.py left" not in run.stdout
