@@ -95,7 +95,7 @@ async def test_transient_errors_then_success(hook, widget_id, analytics_emulator
 async def test_429_with_retry_after_is_honoured(hook, widget_id, analytics_emulator, clock) -> None:
     analytics_emulator.job_duration = 0
     job = hook.submit_widget_export(widget_id, "csv")
-    analytics_emulator.inject("get_job", status=429, retry_after=1)  # the shared quota also holds 1 s (real)
+    analytics_emulator.inject("get_job", status=429, retry_after=1)  # the shared quota holds the same second
     (event,) = await collect(trigger_for(job["id"]))
     assert event["status"] == "success"
     assert clock.sleeps == [1.0]

@@ -21,7 +21,6 @@ import pytest
 
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout
 from analytics_provider.hooks.analytics import AnalyticsHook
-from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 from analytics_provider.testing.fake_clock import FakeClock
 from analytics_provider.triggers import AnalyticsJobTrigger
 
@@ -55,12 +54,7 @@ WAITS = pytest.mark.parametrize("wait", [wait_with_hook, wait_with_trigger], ids
 
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
-    """The fake clock, also the trigger's transport's (its quota holds a 429's Retry-After): in a
-    triggerer both clocks move together."""
-    fake = FakeClock().install(monkeypatch)
-    monkeypatch.setattr(AsyncAnalyticsClient, "clock", staticmethod(fake.time))
-    monkeypatch.setattr(AsyncAnalyticsClient, "sleep", staticmethod(fake.async_sleep))
-    return fake
+    return FakeClock().install(monkeypatch)
 
 
 @pytest.fixture
