@@ -1,9 +1,10 @@
 """A clock that moves only when a wait sleeps: hour-long waits and outages in a test that takes a second.
 
 ``FakeClock.install(monkeypatch)`` swaps the clock and the sleep of the hook (its polls, retries
-and quota waits) and of the trigger and its transport (a 429 holds the shared quota on this clock). ``clock.at(seconds, action)`` runs ``action`` (inject a
-fault, clear it, finish a job on the emulator) once that much fake time has passed; actions run
-in order, each at its own time, while a wait sleeps across it.
+and quota waits) and of the trigger and its transport (a 429 holds the shared quota on this
+clock). ``clock.at(seconds, action)`` runs ``action`` (inject a fault, clear it, finish a job on
+the emulator) once that much fake time has passed; actions run in order, each at its own time,
+while a wait sleeps across it.
 """
 
 from __future__ import annotations
