@@ -64,7 +64,7 @@ def test_a_module_that_leaves_sockets_open_fails_the_run_and_names_them(tmp_path
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["fd_guard"]\n', encoding="utf-8")
     (tmp_path / "test_leaky.py").write_text(
         "import socket\n\nKEPT = []\n\n"
-        "def test_leaves_forty_open():\n    KEPT.extend(socket.socket() for _ in range(40))\n",
+        "def test_leaves_a_hundred_open():\n    KEPT.extend(socket.socket() for _ in range(100))\n",
         encoding="utf-8",
     )
     (tmp_path / "test_tidy.py").write_text(
@@ -80,5 +80,5 @@ def test_a_module_that_leaves_sockets_open_fails_the_run_and_names_them(tmp_path
     )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "3 passed, 1 error" in run.stdout, run.stdout
-    assert "test_leaky.py left 40 more file descriptors open than before it" in run.stdout
-    assert "new: socket 40" in run.stdout and "test_tidy.py left" not in run.stdout
+    assert "test_leaky.py left 100 more file descriptors open than before it" in run.stdout
+    assert "new: socket 100" in run.stdout and "test_tidy.py left" not in run.stdout
