@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ["fd_guard"]  # a test module that leaves file descriptors open fails (tests/fd_guard.py)
+
 _HOME = Path(tempfile.mkdtemp(prefix="analytics-provider-tests-"))
 _REPO = Path(__file__).resolve().parent.parent
 

@@ -98,8 +98,22 @@ class AnalyticsClient:
             raise exchange.failure(exc, sent=True, url=answer.url, cls=error) from None
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
+        """Close the session's connections now. urllib3 2 closes a pool only once nothing refers
+        to it, and an answer kept by an error (its traceback) does: clearing the session alone
+        would leave the socket open until a garbage collection."""
+        session, self._session = self._session, None
+        if session is None:
+            return
+        for adapter in session.adapters.values():
+            for manager in [getattr(adapter, "poolmanager", None), *getattr(adapter, "proxy_manager", {}).values()]:
+                pools = getattr(manager, "pools", None)
+                if pools is None:
+                    continue
+                for key in list(pools.keys()):
+                    pool = pools.get(key)
+                    if pool is not None:
+                        pool.close()
+        session.close()
 
     def _send(self, step: Send) -> Answer | Failure:
         if self._session is None:

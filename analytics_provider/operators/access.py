@@ -80,25 +80,26 @@ class _AccessSyncOperator(AsCodeOperator):
             given_rows(self.rows, self.task_id)
 
     def execute(self, context: Context) -> dict[str, Any]:
-        with naming_the_task(self.task_id):
-            self.check_inputs()
-            sync = self.make_sync()
-            if self.sql is not None:
-                assert self.sql_conn_id is not None
-                rows: Iterable[Any] = query_rows(self.sql_conn_id, self.sql, self.parameters)
-                source = f"the query on {self.sql_conn_id}"
-            else:
-                rows, source = given_rows(self.rows, self.task_id), "rows"
-            plan = sync.plan(rows, source)
-        self.lineage_targets = sync.targets()
+        with self.closing_hook():
+            with naming_the_task(self.task_id):
+                self.check_inputs()
+                sync = self.make_sync()
+                if self.sql is not None:
+                    assert self.sql_conn_id is not None
+                    rows: Iterable[Any] = query_rows(self.sql_conn_id, self.sql, self.parameters)
+                    source = f"the query on {self.sql_conn_id}"
+                else:
+                    rows, source = given_rows(self.rows, self.task_id), "rows"
+                plan = sync.plan(rows, source)
+            self.lineage_targets = sync.targets()
 
-        def apply() -> int:
-            try:
-                return sync.apply(plan)
-            finally:
-                self.lineage_targets = sync.targets()  # with what it created
+            def apply() -> int:
+                try:
+                    return sync.apply(plan)
+                finally:
+                    self.lineage_targets = sync.targets()  # with what it created
 
-        return self.log_and_apply(plan, apply)
+            return self.log_and_apply(plan, apply)
 
 
 class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseOperator
 
 from analytics_provider.exceptions import AnalyticsParameterError, refused
+from analytics_provider.hook_task import HookTask
 from analytics_provider.lineage_mixin import OpenLineageMixin
 
 if TYPE_CHECKING:
     from analytics_provider.access.plan import Plan
-    from analytics_provider.hooks.analytics import AnalyticsHook
 
 
-class AsCodeOperator(OpenLineageMixin, BaseOperator):
+class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
     """Base of the access syncs and the deliveries: a plan, logged as a table and returned as
     XCom (with ``dry_run`` and ``applied``), then applied unless ``dry_run``.
 
@@ -54,12 +53,6 @@ class AsCodeOperator(OpenLineageMixin, BaseOperator):
         for name, flag in flags.items():
             if not isinstance(flag, bool):
                 raise refused(self.task_id, name, flag, "True or False")
-
-    @cached_property
-    def hook(self) -> AnalyticsHook:
-        from analytics_provider.hooks.analytics import AnalyticsHook
-
-        return AnalyticsHook(self.analytics_conn_id)
 
     def log_and_apply(self, plan: Plan, apply: Callable[[], int]) -> dict[str, Any]:
         """Log the plan, then (unless a dry run, or nothing to do) apply it; the task's result. A

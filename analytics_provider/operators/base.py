@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
 from analytics_provider.exceptions import AnalyticsJobError, naming_the_task, refused
 from analytics_provider.fresh_retry import FreshRetryMixin
+from analytics_provider.hook_task import HookTask
 from analytics_provider.job_tasks import (
     DEFAULT_MAX_OUTAGE,
     check_max_outage,
@@ -23,13 +23,12 @@ from analytics_provider.operators.resumable import ResumableJobMixin
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-    from analytics_provider.hooks.analytics import AnalyticsHook
 
 RESOLVED_KEY = "resolved"
 """The XCom key of the ids this try's names were resolved to (read back after a deferral)."""
 
 
-class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin, BaseOperator):
+class AnalyticsJobOperator(HookTask, OpenLineageMixin, ResumableJobMixin, FreshRetryMixin, BaseOperator):
     """Base of the operators that start a job of the service and wait for it.
 
     :param analytics_conn_id: the ``analytics`` connection (templated).
@@ -89,12 +88,6 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         self._submitted_status = ""
         self.resolved: dict[str, Any] = {}
 
-    @cached_property
-    def hook(self) -> AnalyticsHook:
-        from analytics_provider.hooks.analytics import AnalyticsHook
-
-        return AnalyticsHook(self.analytics_conn_id)
-
     # -- what subclasses provide ------------------------------------------------------------------
 
     def check_inputs(self) -> None:
@@ -127,14 +120,15 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
     # -- the flow ---------------------------------------------------------------------------------
 
     def execute(self, context: Context) -> Any:
-        with naming_the_task(self.task_id):
-            self.check_inputs()
-            self.resolve(context)
-        if self.resolved:
-            self.log.info("Resolved by name: %s", ", ".join(f"{k}={v!r}" for k, v in self.resolved.items()
-                                                            if k.endswith("_id")))
-            context["ti"].xcom_push(key=RESOLVED_KEY, value=self.resolved)
-        return self.execute_resumable(context)
+        with self.closing_hook():
+            with naming_the_task(self.task_id):
+                self.check_inputs()
+                self.resolve(context)
+            if self.resolved:
+                self.log.info("Resolved by name: %s", ", ".join(f"{k}={v!r}" for k, v in self.resolved.items()
+                                                                if k.endswith("_id")))
+                context["ti"].xcom_push(key=RESOLVED_KEY, value=self.resolved)
+            return self.execute_resumable(context)
 
     def execute_complete(
         self, context: Context, event: dict[str, Any] | None = None, resolved: dict[str, Any] | None = None
@@ -149,7 +143,8 @@ class AnalyticsJobOperator(OpenLineageMixin, ResumableJobMixin, FreshRetryMixin,
         if resolved:
             self.apply_resolved(resolved)
         state = final_state(WaitResult.from_event(event))
-        return self._finish(context, state.job_id, state.status, state.last_error_log)
+        with self.closing_hook():
+            return self._finish(context, state.job_id, state.status, state.last_error_log)
 
     def apply_resolved(self, resolved: dict[str, Any]) -> None:
         """Take the ids names were resolved to (this try's, handed over a deferral)."""

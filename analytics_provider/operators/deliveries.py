@@ -89,19 +89,20 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
         from analytics_provider.deliveries.check import check_references
         from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries, targets
 
-        declared = self.declared()
-        _refuse(self.task_id, check_references(declared, self.hook))
-        plan = plan_deliveries(self.hook, declared, scope=self.scope, prune=self.prune)
-        self.lineage_targets = targets(plan)
-        created: list[tuple[str, int]] = []
+        with self.closing_hook():
+            declared = self.declared()
+            _refuse(self.task_id, check_references(declared, self.hook))
+            plan = plan_deliveries(self.hook, declared, scope=self.scope, prune=self.prune)
+            self.lineage_targets = targets(plan)
+            created: list[tuple[str, int]] = []
 
-        def apply() -> int:
-            try:
-                return apply_deliveries(self.hook, plan, self.task_id, created)
-            finally:
-                self.lineage_targets += created
+            def apply() -> int:
+                try:
+                    return apply_deliveries(self.hook, plan, self.task_id, created)
+                finally:
+                    self.lineage_targets += created
 
-        return self.log_and_apply(plan, apply)
+            return self.log_and_apply(plan, apply)
 
     describe_lineage = LineageFunction("describe_deliveries")
 

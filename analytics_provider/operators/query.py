@@ -134,12 +134,13 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
     # -- the job flow ---------------------------------------------------------------------------
 
     def execute(self, context: Context) -> Any:
-        try:
-            return super().execute(context)
-        except _AnsweredAtOnce as answer:
-            self.log.info("The service answered the query on data set %s from its cache", self.data_set_id)
-            self.lineage_result = self.deliver(context, None, answer.data)
-            return self.lineage_result
+        with self.closing_hook():
+            try:
+                return super().execute(context)
+            except _AnsweredAtOnce as answer:
+                self.log.info("The service answered the query on data set %s from its cache", self.data_set_id)
+                self.lineage_result = self.deliver(context, None, answer.data)
+                return self.lineage_result
 
     def submit(self, context: Context) -> dict[str, Any]:
         from analytics_provider.hooks.analytics import is_job

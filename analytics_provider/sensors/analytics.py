@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import (
@@ -15,16 +14,16 @@ from airflow.providers.common.compat.sdk import (
 
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.fresh_retry import FreshRetryMixin
+from analytics_provider.hook_task import HookTask
 from analytics_provider.job_tasks import DEFAULT_MAX_OUTAGE, check_max_outage, describe_job_failure
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
     from analytics_provider.api.follow import JobWatch, WaitResult
-    from analytics_provider.hooks.analytics import AnalyticsHook
 
 
-class AnalyticsJobSensor(FreshRetryMixin, BaseSensorOperator):
+class AnalyticsJobSensor(HookTask, FreshRetryMixin, BaseSensorOperator):
     """Wait until a job of the service is final; succeed on ``success``, fail on anything else.
 
     ``poke_interval``, ``timeout``, ``mode="reschedule"`` and ``soft_fail`` behave as for any
@@ -61,12 +60,6 @@ class AnalyticsJobSensor(FreshRetryMixin, BaseSensorOperator):
         self.max_outage = max_outage
         self._watch: JobWatch | None = None
 
-    @cached_property
-    def hook(self) -> AnalyticsHook:
-        from analytics_provider.hooks.analytics import AnalyticsHook
-
-        return AnalyticsHook(self.analytics_conn_id)
-
     def _job_id(self) -> int:
         try:
             return int(self.job_id)
@@ -95,6 +88,10 @@ class AnalyticsJobSensor(FreshRetryMixin, BaseSensorOperator):
         return True
 
     def execute(self, context: Context) -> Any:
+        with self.closing_hook():
+            return self._execute(context)
+
+    def _execute(self, context: Context) -> Any:
         if not self.deferrable:
             return super().execute(context)
         if self.poke(context):

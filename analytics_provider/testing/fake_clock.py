@@ -1,9 +1,10 @@
 """A clock that moves only when a wait sleeps: hour-long waits and outages in a test that takes a second.
 
 ``FakeClock.install(monkeypatch)`` swaps the clock and the sleep of the hook (its polls, retries
-and quota waits) and of the trigger. ``clock.at(seconds, action)`` runs ``action`` (inject a
-fault, clear it, finish a job on the emulator) once that much fake time has passed; actions run
-in order, each at its own time, while a wait sleeps across it.
+and quota waits) and of the trigger and its transport (a 429 holds the shared quota on this
+clock). ``clock.at(seconds, action)`` runs ``action`` (inject a fault, clear it, finish a job on
+the emulator) once that much fake time has passed; actions run in order, each at its own time,
+while a wait sleeps across it.
 """
 
 from __future__ import annotations
@@ -59,12 +60,15 @@ class FakeClock:
 
     def install(self, monkeypatch: Any) -> FakeClock:
         """Make the hook and the trigger wait on this clock (``monkeypatch``: pytest's fixture)."""
+        from analytics_provider.hooks.async_client import AsyncAnalyticsClient
         from analytics_provider.hooks.client import AnalyticsClientHook
         from analytics_provider.hooks.job_reader import JobReader
         from analytics_provider.triggers.analytics import AnalyticsJobTrigger
 
         monkeypatch.setattr(AnalyticsClientHook, "clock", staticmethod(self.time))
         monkeypatch.setattr(AnalyticsClientHook, "sleep", staticmethod(self.sleep))
+        monkeypatch.setattr(AsyncAnalyticsClient, "clock", staticmethod(self.time))  # the trigger's quotas
+        monkeypatch.setattr(AsyncAnalyticsClient, "sleep", staticmethod(self.async_sleep))
         monkeypatch.setattr(AnalyticsJobTrigger, "clock", staticmethod(self.time))
         monkeypatch.setattr(AnalyticsJobTrigger, "sleep", staticmethod(self.async_sleep))
         monkeypatch.setattr(JobReader, "GATHER", 0.0)  # a trigger's reads gathered within one turn of the loop

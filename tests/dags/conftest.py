@@ -22,6 +22,17 @@ os.environ["AIRFLOW__OPENLINEAGE__TRANSPORT"] = json.dumps(
 os.environ["AIRFLOW__OPENLINEAGE__NAMESPACE"] = "analytics-provider-tests"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def airflow_lets_go_of_its_task_loops() -> Iterator[None]:
+    """``dag.test()`` on Airflow 3 leaves each task's supervisor selector and in-process execution
+    API event loop to the garbage collector (``InProcessTestSupervisor``): collected once per
+    module, or a folder of runs holds a hundred epoll descriptors (``tests/fd_guard.py``)."""
+    yield
+    import gc
+
+    gc.collect()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def task_log_level() -> None:
     """Log at INFO, as a task process does: ``dag.test()`` runs tasks in this process, where

@@ -153,4 +153,6 @@ def test_a_sixty_second_outage_mid_wait_is_outlasted(durable_bag, emulator, tmp_
     assert destination.stat().st_size == SIZE
     assert clock.elapsed >= 80
     outage = [r for r in emulator.requests if r.operation in JOB_READS and r.status == 503]
-    assert outage and outage[-1].time - outage[0].time < 30  # real time: the minute was the fake clock's
+    # real time: the minute was the fake clock's (waits slept for real would span it; a busy machine
+    # stretches the requests of a fake minute to seconds, not to sixty)
+    assert outage and outage[-1].time - outage[0].time < 60

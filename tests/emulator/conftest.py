@@ -46,8 +46,9 @@ class Api:
     def delete(self, path: str, **kwargs: Any) -> requests.Response:
         return self.call("DELETE", path, **kwargs)
 
-    def wait_job(self, job_id: int, timeout: float = 5.0, **kwargs: Any) -> dict[str, Any]:
-        """Poll the job until it is final (bounded by ``timeout``); returns the Job."""
+    def wait_job(self, job_id: int, timeout: float = 30.0, **kwargs: Any) -> dict[str, Any]:
+        """Poll the job until it is final; returns the Job. ``timeout`` only turns a job that never
+        ends into a failure (a busy machine answers slowly)."""
         deadline = time.monotonic() + timeout
         while True:
             job = self.get(f"/jobs/{job_id}", **kwargs).json()["job"]

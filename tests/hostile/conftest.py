@@ -54,11 +54,12 @@ def waits() -> Recorder:
 
 
 @pytest.fixture
-def hook(connect: Callable[..., None], waits: Recorder) -> AnalyticsHook:
+def hook(connect: Callable[..., None], waits: Recorder) -> Iterator[AnalyticsHook]:
     made = AnalyticsHook()
     made.sleep = waits.sleep
     made.clock = waits
-    return made
+    yield made
+    made.close()
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import gzip
 import json
 import ssl
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -53,10 +52,16 @@ class Answer:
 
 class HostileServer:
     """``tls``: a server-side ``ssl.SSLContext`` (its certificate made in the test); the origin
-    is then ``https://`` on ``host``."""
+    is then ``https://`` on ``host``. ``open_connections`` counts the connections no client has
+    hung up yet; ``answers_sent``, the answers written whole (a client that gave up first never
+    gets one). Stalls and trickles end when the server closes."""
 
     def __init__(self, tls: ssl.SSLContext | None = None, host: str = "127.0.0.1") -> None:
         self.requests: list[Seen] = []
+        self.open_connections = 0
+        self.answers_sent = 0
+        self._connections_changed = threading.Condition()
+        self._closing = threading.Event()
         self.answer: Callable[[Seen], Answer] = lambda seen: Answer(404, {"message": "nothing here"})
         outer = self
 
@@ -65,6 +70,16 @@ class HostileServer:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                outer._count_connection(+1)
+
+            def finish(self) -> None:  # the client hung up (or the answer closed the connection)
+                try:
+                    super().finish()
+                finally:
+                    outer._count_connection(-1)
 
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -87,7 +102,7 @@ class HostileServer:
                 sent = body if answer.cut is None else body[: answer.cut]
                 try:
                     if answer.delay:
-                        time.sleep(answer.delay)
+                        outer._closing.wait(answer.delay)
                     self.send_response(answer.status)
                     for name, value in headers.items():
                         self.send_header(name, value)
@@ -103,7 +118,10 @@ class HostileServer:
                         for i in range(len(body)):
                             self.wfile.write(body[i : i + 1])
                             self.wfile.flush()
-                            time.sleep(answer.trickle)
+                            outer._closing.wait(answer.trickle)
+                    self.wfile.flush()
+                    with outer._connections_changed:
+                        outer.answers_sent += 1
                 except (BrokenPipeError, ConnectionResetError):
                     pass
                 if answer.cut is not None or not (answer.length_header or answer.chunked) or (
@@ -127,8 +145,20 @@ class HostileServer:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self._closing.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+
+    def _count_connection(self, change: int) -> None:
+        with self._connections_changed:
+            self.open_connections += change
+            self._connections_changed.notify_all()
+
+    def all_hung_up(self, within: float = 10.0) -> bool:
+        """Whether every client's connection ends; waits up to ``within`` seconds for the
+        handlers to read the end (an event: a connection left open never ends)."""
+        with self._connections_changed:
+            return self._connections_changed.wait_for(lambda: self.open_connections == 0, within)
 
     def routes(self) -> list[str]:
         return [f"{r.method} {r.route}" for r in self.requests]

@@ -11,6 +11,7 @@ import pytest
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.links import DASHBOARD_URL_KEY, AnalyticsDashboardLink
 from analytics_provider.operators import AnalyticsExportWidgetOperator, AnalyticsPreloadDashboardOperator
+from analytics_provider.sensors import AnalyticsJobSensor
 from analytics_provider.testing.task_instance import FakeTaskInstance
 from hostile.server import Answer, Seen
 
@@ -108,3 +109,35 @@ def test_a_task_that_failed_before_pushing_reads_no_xcom_for_its_link(server, co
         op.execute({"ti": FakeTaskInstance()})
     monkeypatch.setattr(XCom, "get_value", lambda **kwargs: pytest.fail("an XCom read for a link never pushed"))
     assert AnalyticsDashboardLink().get_link(op, ti_key=None) == ""  # type: ignore[arg-type]
+
+
+def _deferred(task: Any) -> None:
+    from airflow.providers.common.compat.sdk import TaskDeferred
+
+    with pytest.raises(TaskDeferred):
+        task.execute({"ti": FakeTaskInstance()})
+
+
+@pytest.mark.parametrize(
+    ("run", "answer"),
+    [
+        (lambda tmp: export(destination=str(tmp / "w.csv")).execute({"ti": FakeTaskInstance()}), None),
+        (lambda tmp: export(destination=str(tmp / "w.csv"), deferrable=True), _deferred),
+        (lambda tmp: export(destination=str(tmp / "w.csv"), widget_id=6).execute({"ti": FakeTaskInstance()}),
+         pytest.raises),
+        (lambda tmp: AnalyticsJobSensor(task_id="sense", job_id=9, poke_interval=0.01).execute(
+            {"ti": FakeTaskInstance()}), None),
+    ],
+    ids=["export", "deferred", "failed", "sensor"],
+)
+def test_a_tasks_run_ends_with_its_connections_closed(server, connect, tmp_path, run, answer) -> None:
+    """A worker may run many tasks in one process (``dag.test()``): none may keep a connection."""
+    server.answer = service(Answer(200, {"dashboard_widget": {"dashboard": {"url": "https://x/d/1"}}}))
+    if answer is _deferred:
+        _deferred(run(tmp_path))
+    elif answer is pytest.raises:
+        with pytest.raises(Exception, match="6"):
+            run(tmp_path)
+    else:
+        run(tmp_path)
+    assert server.requests and server.all_hung_up(), "the task left a connection open"

@@ -98,7 +98,7 @@ async def test_transient_errors_then_success(hook, widget_id, analytics_emulator
 async def test_429_with_retry_after_is_honoured(hook, widget_id, analytics_emulator, clock) -> None:
     analytics_emulator.job_duration = 0
     job = hook.submit_widget_export(widget_id, "csv")
-    # List Jobs' 429 sends the read alone, whose 429 the wait honours (the shared quotas also hold 1 s, real)
+    # List Jobs' 429 sends the read alone, whose 429 the wait honours (the shared quota holds the same second)
     analytics_emulator.inject("get_job", status=429, retry_after=1, times=2)
     (event,) = await collect(trigger_for(job["id"]))
     assert event["status"] == "success"

@@ -1,9 +1,10 @@
 """Every wait ends at its deadline (within one interval) with a clear error, whatever the server does.
 
-Real time on purpose: these tests are about time. Each wait has a 1.5 s deadline and a 0.5 s
-interval; the hook's ``wait_for_job`` and the trigger face the same hostile answers: a spent
-quota whose frame resets in a day, 429 after 429, a server that trickles its answer one byte at a
-time, and a job that points at itself.
+Each wait has a 1.5 s deadline and a 0.5 s interval; the hook's ``wait_for_job`` and the trigger
+face the same hostile answers: a spent quota whose frame resets in a day, 429 after 429, a server
+that trickles its answer one byte at a time, and a job that points at itself. The waits run on a
+fake clock, so "at its deadline" is exact however busy the machine; the trickle, which only real
+time can show, must end the wait while the server is still sending its first answer.
 """
 
 from __future__ import annotations
@@ -13,18 +14,17 @@ import contextlib
 import json
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout
 from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.testing.fake_clock import FakeClock
 from analytics_provider.triggers import AnalyticsJobTrigger
 
 DEADLINE, INTERVAL = 1.5, 0.5
-SLACK = 0.5  # scheduling noise on a busy machine
 
 
 def wait_with_hook(conn_id: str, job_id: int) -> tuple[str, str]:
@@ -38,7 +38,7 @@ def wait_with_hook(conn_id: str, job_id: int) -> tuple[str, str]:
 
 
 def wait_with_trigger(conn_id: str, job_id: int) -> tuple[str, str]:
-    trigger = AnalyticsJobTrigger(conn_id, job_id, INTERVAL, time.time() + DEADLINE, max_outage=600)
+    trigger = AnalyticsJobTrigger(conn_id, job_id, INTERVAL, AnalyticsJobTrigger.clock() + DEADLINE, max_outage=600)
 
     async def first() -> dict[str, Any]:
         async for event in trigger.run():
@@ -52,10 +52,9 @@ def wait_with_trigger(conn_id: str, job_id: int) -> tuple[str, str]:
 WAITS = pytest.mark.parametrize("wait", [wait_with_hook, wait_with_trigger], ids=["hook", "trigger"])
 
 
-def timed(wait: Callable[[str, int], tuple[str, str]], conn_id: str, job_id: int) -> tuple[str, str, float]:
-    started = time.monotonic()
-    status, message = wait(conn_id, job_id)
-    return status, message, time.monotonic() - started
+@pytest.fixture
+def clock(monkeypatch) -> FakeClock:
+    return FakeClock().install(monkeypatch)
 
 
 @pytest.fixture
@@ -65,41 +64,51 @@ def pending_job(analytics_emulator, analytics_connection) -> int:
 
 
 @WAITS
-def test_a_quota_spent_for_a_day_ends_at_the_deadline(wait, analytics_emulator, analytics_connection, pending_job):
+def test_a_quota_spent_for_a_day_ends_at_the_deadline(wait, analytics_emulator, analytics_connection, pending_job,
+                                                      clock):
     analytics_emulator.set_rate_limit(frame=86_400, quota=1, operation="get_job")
     analytics_emulator.set_rate_limit(quota=1, operation="list_jobs")  # the trigger's batched reads
-    status, message, took = timed(wait, analytics_connection, pending_job)
+    status, message = wait(analytics_connection, pending_job)
     assert status == "timeout", message
     assert "deadline" in message
-    assert took <= DEADLINE + INTERVAL + SLACK
+    assert clock.elapsed <= DEADLINE + INTERVAL
 
 
 @WAITS
-def test_429_after_429_ends_at_the_deadline(wait, analytics_emulator, analytics_connection, pending_job):
+def test_429_after_429_ends_at_the_deadline(wait, analytics_emulator, analytics_connection, pending_job, clock):
     analytics_emulator.inject("get_job", status=429, times=10_000)
-    status, message, took = timed(wait, analytics_connection, pending_job)
+    status, message = wait(analytics_connection, pending_job)
     assert status == "timeout", message
     assert "429" in message
-    assert DEADLINE - INTERVAL <= took <= DEADLINE + INTERVAL + SLACK
+    assert DEADLINE - INTERVAL <= clock.elapsed <= DEADLINE + INTERVAL
 
 
 @WAITS
 def test_a_job_that_follows_itself_is_an_error_before_the_deadline(
-    wait, analytics_emulator, analytics_connection, pending_job
+    wait, analytics_emulator, analytics_connection, pending_job, clock
 ):
     with analytics_emulator.world.lock:
         analytics_emulator.world.jobs.jobs[pending_job].existing_job_id = pending_job
-    status, message, took = timed(wait, analytics_connection, pending_job)
+    status, message = wait(analytics_connection, pending_job)
     assert status == "error" and f"already_existed chain loops ({pending_job} -> {pending_job})" in message
-    assert took < DEADLINE
+    assert clock.elapsed < DEADLINE
     assert sum(r.operation in ("get_job", "list_jobs") for r in analytics_emulator.requests) == 1
 
 
+class Trickle:
+    """A server's state: the port; how many answers it sent whole (each takes 46 s)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.answers_sent = 0
+
+
 @contextlib.contextmanager
-def trickling_server() -> Iterator[int]:
+def trickling_server() -> Iterator[Trickle]:
     """Answers every request with headers, then one byte of its body every 0.2 s."""
     listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
+    trickle = Trickle(listener.getsockname()[1])
 
     def serve(conn: socket.socket) -> None:
         with conn:
@@ -114,6 +123,7 @@ def trickling_server() -> Iterator[int]:
                     conn.sendall(bytes([byte]))
                 except OSError:
                     return
+            trickle.answers_sent += 1
 
     def accept() -> None:
         while not stop.is_set():
@@ -125,7 +135,7 @@ def trickling_server() -> Iterator[int]:
 
     threading.Thread(target=accept, daemon=True).start()
     try:
-        yield listener.getsockname()[1]
+        yield trickle
     finally:
         stop.set()
         listener.close()
@@ -133,10 +143,11 @@ def trickling_server() -> Iterator[int]:
 
 @WAITS
 def test_a_trickling_server_cannot_hold_a_wait_past_its_deadline(wait, monkeypatch):
-    with trickling_server() as port:
+    """Real time: each byte comes within the read timeout; only the deadline can end the read."""
+    with trickling_server() as server:
         conn = {"conn_type": "analytics", "password": "k" * 20,
-                "extra": {"base_url": f"http://127.0.0.1:{port}/api/v2", "timeout": 30}}
+                "extra": {"base_url": f"http://127.0.0.1:{server.port}/api/v2", "timeout": 30}}
         monkeypatch.setenv("AIRFLOW_CONN_TRICKLE", json.dumps(conn))
-        status, message, took = timed(wait, "trickle", 1)
-    assert status == "timeout", message
-    assert took <= DEADLINE + INTERVAL + SLACK
+        status, message = wait("trickle", 1)
+        assert status == "timeout", message
+        assert server.answers_sent == 0  # ended while the first answer (46 s) was still coming

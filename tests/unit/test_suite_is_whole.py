@@ -1,4 +1,5 @@
-"""The suite is the same in any clone: the vendor's facts are committed, and a skip is never silent."""
+"""The suite is the same in any clone: the vendor's facts are committed, a skip is never silent, and
+a module that leaves file descriptors open fails the run."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from fd_guard import open_descriptors
 from vendor_facts import FACTS, source_checksum, vendor_document
 
 from analytics_provider.api.operations import OPERATIONS
@@ -28,6 +31,7 @@ def test_the_vendor_facts_are_an_openapi_document_without_prose() -> None:
 
 def _run(tmp_path: Path, allowed: str) -> subprocess.CompletedProcess[str]:
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
+    shutil.copy(TESTS / "fd_guard.py", tmp_path / "fd_guard.py")
     (tmp_path / "test_skips.py").write_text(
         "import pytest\n\n"
         "def test_runs():\n    pass\n\n"
@@ -61,6 +65,7 @@ def _split_run(tmp_path: Path, suite: str) -> subprocess.CompletedProcess[str]:
     tests = tmp_path / "repo" / "tests"
     tests.mkdir(parents=True)
     shutil.copy(TESTS / "conftest.py", tests / "conftest.py")
+    shutil.copy(TESTS / "fd_guard.py", tests / "fd_guard.py")
     (tests / "airflow_free.txt").write_text("# listed\ntests/test_listed.py\n", encoding="utf-8")
     (tests / "test_listed.py").write_text(
         "def test_listed_but_needs_airflow():\n"
@@ -86,3 +91,29 @@ def test_the_airflow_suite_leaves_out_exactly_the_listed_files(tmp_path: Path) -
     run = _split_run(tmp_path, "airflow")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout, run.stdout
+
+
+@pytest.mark.skipif(open_descriptors() is None, reason="the system cannot list a process's file descriptors")
+def test_a_module_that_leaves_sockets_open_fails_the_run_and_names_them(tmp_path: Path) -> None:
+    shutil.copy(TESTS / "fd_guard.py", tmp_path / "fd_guard.py")
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["fd_guard"]\n', encoding="utf-8")
+    (tmp_path / "test_leaky.py").write_text(
+        "import socket\n\nKEPT = []\n\n"
+        "def test_leaves_a_hundred_open():\n    KEPT.extend(socket.socket() for _ in range(100))\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "test_tidy.py").write_text(
+        "import socket\n\nKEPT = []\n\n"
+        "def test_closes_what_it_opens():\n"
+        "    for _ in range(100):\n        socket.socket().close()\n\n"
+        "def test_keeps_a_few():\n    KEPT.extend(socket.socket() for _ in range(3))\n",
+        encoding="utf-8",
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "3 passed, 1 error" in run.stdout, run.stdout
+    assert "test_leaky.py left 100 more file descriptors open than before it" in run.stdout
+    assert "new: socket 100" in run.stdout and "test_tidy.py left" not in run.stdout
