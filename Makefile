@@ -23,7 +23,7 @@ demo: $(VENV)/.installed  ## run the example DAGs through Airflow against the lo
 
 TEST_WORKERS ?= auto
 test: $(VENV)/.installed  ## the whole test suite, on Airflow $(AIRFLOW_VERSION), one process per core
-	$(PY) -m pytest -n $(TEST_WORKERS) --allowed-skips tests/allowed_skips.txt
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --allowed-skips tests/allowed_skips.txt
 
 MATRIX_JOBS ?= 2
 test-matrix:  ## the suite on every supported Airflow and Python, one venv each (.matrix/): scripts/test_matrix.py
