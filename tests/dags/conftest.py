@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
@@ -97,8 +98,17 @@ def deferred_tasks(dag_run: Any) -> list[str]:
     return sorted(d.label for dag_id, run_id, d in _INLINE_DEFERRALS if (dag_id, run_id) == run)
 
 
+MIGRATED_DB = Path(os.environ["AIRFLOW_HOME"]) / "migrated.db"
+"""The session's database as :func:`airflow_db` leaves it, before any test writes to it."""
+
+
 @pytest.fixture(scope="session")
 def airflow_db() -> None:
+    """The session's database, reset; a copy of it kept (:data:`MIGRATED_DB`) for a process that
+    needs a fresh database of its own (:func:`fresh_database`), instead of migrating one again."""
+    import sqlite3
+
+    from airflow import settings
     from airflow.utils import db
 
     db.resetdb()
@@ -106,6 +116,15 @@ def airflow_db() -> None:
         from airflow.dag_processing.bundles.manager import DagBundlesManager
 
         DagBundlesManager().sync_bundles_to_db()
+    session_db, copy = sqlite3.connect(settings.engine.url.database), sqlite3.connect(MIGRATED_DB)
+    session_db.backup(copy)  # whole and consistent, whatever Airflow's connections hold open
+    session_db.close()
+    copy.close()
+
+
+def fresh_database(path: Path) -> None:
+    """A new SQLite database at ``path`` as ``db.resetdb()`` leaves one (needs :func:`airflow_db`)."""
+    shutil.copyfile(MIGRATED_DB, path)
 
 
 @pytest.fixture(scope="session")
