@@ -22,8 +22,9 @@ pytest.importorskip("airflow.providers.openlineage", reason="the openlineage ext
 
 @pytest.fixture(scope="module", autouse=True)
 def events_emitted_from_forks() -> Iterator[None]:
-    """The provider's default here: each event emitted from a child forked for it (``conftest`` has
-    the other DAG tests emit from a thread). The provider reads its settings afresh under pytest."""
+    """The provider's default here: each event emitted from a child forked for it (on Airflow 3,
+    ``conftest`` has the other DAG tests emit from a thread). The provider reads its settings afresh
+    under pytest."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD", "False")
         yield
