@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,6 +18,17 @@ from .conftest import EXAMPLE_DAGS, OPENLINEAGE_EVENTS
 from .test_example_dags import DIAGNOSTIC, run_dag, task_states
 
 pytest.importorskip("airflow.providers.openlineage", reason="the openlineage extra is not installed")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def events_emitted_from_forks() -> Iterator[None]:
+    """The provider's default here: each event emitted from a child forked for it (on Airflow 3,
+    ``conftest`` has the other DAG tests emit from a thread). The provider reads its settings afresh
+    under pytest."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD", "False")
+        yield
+
 
 FACET_SCHEMA = EXAMPLE_DAGS.parent / "docs" / "_static" / "lineage" / "AnalyticsPublishRunFacet.json"
 SOURCE_KINDS = {"Dashboard": "dashboards", "QueryReport": "query_reports"}

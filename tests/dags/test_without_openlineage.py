@@ -2,8 +2,8 @@
 
 A fresh virtual environment sees this environment's packages through a mirror of its
 site-packages that leaves out the OpenLineage provider and client (as if they were never
-installed), and runs an example DAG through ``dag.test()`` there, with the OpenLineage transport
-configured as in the other DAG tests.
+installed), and runs an example DAG through ``dag.test()`` there (on a copy of the session's
+freshly migrated database), with the OpenLineage transport configured as in the other DAG tests.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from .conftest import EXAMPLE_DAGS
+from .conftest import EXAMPLE_DAGS, fresh_database
 
 HIDDEN_DISTRIBUTIONS = ("openlineage", "apache_airflow_providers_openlineage")  # packages and their dist-info
 HIDDEN_PROVIDER = ("airflow", "providers", "openlineage")
@@ -39,7 +39,6 @@ class OpenLineageImportSpy:
 
 sys.meta_path.insert(0, OpenLineageImportSpy())
 missing = [m for m in ("openlineage", "airflow.providers.openlineage") if importlib.util.find_spec(m) is None]
-from airflow.utils import db
 try:
     from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db  # Airflow 3.2+
 except ImportError:
@@ -50,13 +49,13 @@ except ImportError:
         def sync_bag_to_db(bag, bundle_name, bundle_version):
             bag.sync_to_db(bundle_name, bundle_version) if airflow.__version__[0] == "3" else bag.sync_to_db()
 import airflow
-db.resetdb()
-if airflow.__version__[0] == "3":
-    from airflow.dag_processing.bundles.manager import DagBundlesManager
-    DagBundlesManager().sync_bundles_to_db()
 bag = DagBag(dag_folder=sys.argv[1])
 sync_bag_to_db(bag, "dags-folder", None)
-dag_run = bag.get_dag("analytics_after_warehouse_load").test(run_conf={"export_dir": sys.argv[2]})
+dag = bag.get_dag("analytics_after_warehouse_load")
+for task in dag.tasks:  # the emulator's jobs take 0.2 s: a look every 0.1 s, not every second
+    if hasattr(task, "poll_interval"):
+        task.poll_interval = 0.1
+dag_run = dag.test(run_conf={"export_dir": sys.argv[2]})
 print("REPORT " + json.dumps({
     "missing": missing,
     "import_errors": {k: str(v) for k, v in bag.import_errors.items()},
@@ -99,7 +98,8 @@ def test_dags_run_and_import_nothing_of_openlineage_without_the_extra(
     Path(venv_site, "mirror.pth").write_text(f"import site; site.addsitedir({str(mirror)!r})\n")
 
     home = tmp_path / "airflow-home"
-    home.mkdir()  # Airflow 3.0 does not create it before opening its database there
+    home.mkdir()
+    fresh_database(home / "airflow.db")  # migrated, as db.resetdb() leaves it
     events = tmp_path / "events.jsonl"
     env = {
         **os.environ,

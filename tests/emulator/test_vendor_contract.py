@@ -7,6 +7,7 @@ autouse fixture of ``conftest.py``.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import re
@@ -195,6 +196,7 @@ def _merged(parts: tuple[Any, ...]) -> Any:
     return merged
 
 
+@functools.cache  # built and validated once, not at each example (a data set's query schema is large)
 def body_strategy(method: str, path: str) -> st.SearchStrategy[Any]:
     schema = json_schema(SPEC["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"])
     anything = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
@@ -213,6 +215,7 @@ def _mutated(body: Any) -> Any:
     return changed
 
 
+@functools.cache
 def query_strategy(path: str) -> st.SearchStrategy[dict[str, Any]]:
     item = SPEC["paths"][path]
     params = [p if "$ref" not in p else SPEC["components"]["parameters"][p["$ref"].split("/")[-1]]
@@ -236,7 +239,10 @@ def _query_value(value: Any) -> Any:
 
 
 def _judged(exchanges: Exchanges) -> None:
-    request, outcome, body, header = exchanges.seen[-1]
+    """The example's exchange judged now (its verdict shown with the drawn request); taken off the
+    fixture's list, which would judge it again at the end of the test, with every other example's."""
+    request, outcome, body, header = exchanges.seen.pop()
+    assert not exchanges.seen  # one exchange an example, each judged once
     verdict = judge(request, outcome, header, f"http://{request.headers['host']}", body)
     assert not verdict.problems, verdict.describe() + f"\nrequest problem: {verdict.request_problem}"
 

@@ -72,6 +72,50 @@ def webserver_form() -> dict[str, Any]:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+# Airflow 3: the api-server's answer to GET /ui/connections/hook_meta, asked first (nothing has
+# loaded the providers' hooks before), then the form saved as the UI saves it, through the REST API,
+# its extra as JSON (empty fields null), and read back as the hook reads it.
+API_SERVER_FORM = """
+import json, sys
+from airflow.api_fastapi.core_api.services.ui.connections import HookMetaService
+(meta,) = [m for m in HookMetaService.hook_meta_data() if m.connection_type == "analytics"]
+from airflow.utils import db
+db.initdb()
+from fastapi.testclient import TestClient
+from airflow.api_fastapi.app import create_app
+client = TestClient(create_app())
+token = client.get("/auth/token")
+headers = {"Authorization": f"Bearer {token.json()['access_token']}"} if token.status_code in (200, 201) else {}
+form = json.loads(sys.argv[1])
+extra = {k.removeprefix("extra__analytics__"): v for k, v in form.items() if k.startswith("extra__")}
+extra = {**dict.fromkeys(("base_url", "header_name", "connect_timeout", "proxies", "verify")), **extra}
+extra["timeout"] = int(extra["timeout"])
+body = {"connection_id": form["conn_id"], "conn_type": form["conn_type"], "password": form["password"],
+        "extra": json.dumps(extra)}
+saved = client.post("/api/v2/connections", json=body, headers=headers).status_code
+from airflow.models.connection import Connection  # what the api-server stored, read as the hook reads it
+from airflow.utils.session import create_session
+from analytics_provider.api.settings import ConnectionSettings
+with create_session() as session:
+    stored = session.query(Connection).filter_by(conn_id=form["conn_id"]).one()
+    settings = ConnectionSettings.from_connection(stored, form["conn_id"])
+print(json.dumps({"meta": meta.model_dump(mode="json"), "saved": saved,
+                  "settings": {"base_url": settings.base_url, "read_timeout": settings.read_timeout}}))
+"""
+
+
+@functools.cache
+def api_server_form() -> dict[str, Any]:
+    """Airflow 3's form and the connection saved from it, from one process (a database of its own)."""
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/ui.db",
+               "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True"}
+        result = subprocess.run([sys.executable, "-c", API_SERVER_FORM, json.dumps(SUBMITTED)], env=env,
+                                capture_output=True, text=True, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 @functools.cache
 def analytics_form() -> Any:
     if AIRFLOW_2:
@@ -88,14 +132,7 @@ def analytics_form() -> Any:
             extra_fields={k: {**v, "value": _typed(v["value"])} for k, v in page["extra_fields"].items()},
             standard_fields=SimpleNamespace(**{k: SimpleNamespace(**v) for k, v in standard.items()}),
         )
-    code = (
-        "import json\n"
-        "from airflow.api_fastapi.core_api.services.ui.connections import HookMetaService\n"
-        "(meta,) = [m for m in HookMetaService.hook_meta_data() if m.connection_type == 'analytics']\n"
-        "print(json.dumps(meta.model_dump(mode='json')))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    form = json.loads(result.stdout.strip().splitlines()[-1])
+    form = api_server_form()["meta"]
     standard = form["standard_fields"] or {}
     form["standard_fields"] = SimpleNamespace(**{k: SimpleNamespace(**v) if v else v for k, v in standard.items()})
     return SimpleNamespace(**form)
@@ -134,44 +171,8 @@ def test_the_key_is_relabelled_and_the_unused_fields_hidden() -> None:
     assert all(getattr(fields, name).hidden for name in ("host", "port", "login", "url_schema"))
 
 
-# Airflow 3: the UI saves a connection through the REST API, its extra as JSON (empty fields null).
-REST_API_SAVE = """
-import json, sys
-from airflow.utils import db
-db.initdb()
-from fastapi.testclient import TestClient
-from airflow.api_fastapi.app import create_app
-client = TestClient(create_app())
-token = client.get("/auth/token")
-headers = {"Authorization": f"Bearer {token.json()['access_token']}"} if token.status_code in (200, 201) else {}
-form = json.loads(sys.argv[1])
-extra = {k.removeprefix("extra__analytics__"): v for k, v in form.items() if k.startswith("extra__")}
-extra = {**dict.fromkeys(("base_url", "header_name", "connect_timeout", "proxies", "verify")), **extra}
-extra["timeout"] = int(extra["timeout"])
-body = {"connection_id": form["conn_id"], "conn_type": form["conn_type"], "password": form["password"],
-        "extra": json.dumps(extra)}
-saved = client.post("/api/v2/connections", json=body, headers=headers).status_code
-from airflow.models.connection import Connection  # what the api-server stored, read as the hook reads it
-from airflow.utils.session import create_session
-from analytics_provider.api.settings import ConnectionSettings
-with create_session() as session:
-    stored = session.query(Connection).filter_by(conn_id=form["conn_id"]).one()
-    settings = ConnectionSettings.from_connection(stored, form["conn_id"])
-print(json.dumps({"saved": saved, "settings": {"base_url": settings.base_url, "read_timeout": settings.read_timeout}}))
-"""
-
-
 def test_a_connection_saved_from_the_ui_is_what_the_hook_reads() -> None:
     """Region us and a 25 s timeout entered in the form; the hook reads them back."""
-    if AIRFLOW_2:
-        saved = webserver_form()
-    else:
-        with tempfile.TemporaryDirectory() as home:
-            env = {**os.environ, "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/ui.db",
-                   "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True"}
-            result = subprocess.run([sys.executable, "-c", REST_API_SAVE, json.dumps(SUBMITTED)], env=env,
-                                    capture_output=True, text=True, check=False, timeout=300)
-        assert result.returncode == 0, result.stderr[-3000:]
-        saved = json.loads(result.stdout.strip().splitlines()[-1])
+    saved = webserver_form() if AIRFLOW_2 else api_server_form()
     assert saved["saved"] == (200 if AIRFLOW_2 else 201)  # 2.11: the page after the redirect
     assert saved["settings"] == {"base_url": "https://us.holistics.io/api/v2", "read_timeout": 25}
