@@ -14,14 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from analytics_provider.aml import compiler, lint_text
+from analytics_provider.aml import lint_text
 from analytics_provider.aml.cli import EXIT_ERRORS, EXIT_INTERNAL
 
 from .test_aml_cli import REPO, run
-
-needs_compiler = pytest.mark.skipif(
-    not compiler.available(), reason="vl-convert-python is not installed (the 'charts' extra)"
-)
+from .test_aml_compiler import needs_compiler
 
 CHART = """CustomChartDef c {
   label: 'c'
