@@ -80,11 +80,19 @@ class _RefuseAirflow:
             )
 
 
+_REFUSER = _RefuseAirflow()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--suite") == "airflow-free":
         import analytics_provider.exceptions  # noqa: F401  (Airflow's exception class, the one part allowed)
 
-        sys.meta_path.insert(0, _RefuseAirflow())
+        sys.meta_path.insert(0, _REFUSER)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _REFUSER in sys.meta_path:  # Airflow's own exit handlers import what they need
+        sys.meta_path.remove(_REFUSER)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

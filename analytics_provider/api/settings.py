@@ -11,6 +11,8 @@ import dataclasses
 import functools
 import math
 import re
+import sys
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -132,18 +134,21 @@ def mask_secret(secret: str) -> None:
 @functools.cache
 def log_masker_home() -> Any:
     """The module whose ``mask_secret`` is Airflow's log masker, found once (a failed import is
-    searched for anew each time; the function is read at each call, so that a patch of it holds):
-    ``airflow.sdk.log`` on Airflow 3 (the common-compat releases pinned for 3.1 and 3.2 do not offer
-    it), common-compat's on 2.11, and 2.11's own where common-compat is older than 1.23 (on Python 3.10)."""
+    searched for anew each time, and common-compat's lazy module tries one at each look): the
+    function is read from it at each call, so that a patch of it holds. ``airflow.sdk.log`` on
+    Airflow 3 (the common-compat releases pinned for 3.1 and 3.2 do not offer it); on 2.11 the
+    module common-compat finds it in, or 2.11's own where common-compat is older than 1.23."""
     try:
         import airflow.sdk.log as home
     except ImportError:
         try:
-            import airflow.providers.common.compat.sdk as home  # type: ignore[no-redef,unused-ignore]
-
-            home.mask_secret  # noqa: B018  (offered from common-compat 1.23 on)
-        except (ImportError, AttributeError):
+            from airflow.providers.common.compat.sdk import mask_secret as found
+        except ImportError:
             import airflow.utils.log.secrets_masker as home  # type: ignore[no-redef,unused-ignore]
+        else:
+            home = sys.modules.get(found.__module__)  # type: ignore[assignment]
+            if getattr(home, "mask_secret", None) is not found:
+                home = types.SimpleNamespace(mask_secret=found)  # type: ignore[assignment]
     return home
 
 

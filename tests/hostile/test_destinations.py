@@ -177,13 +177,14 @@ def test_a_long_proposed_name_is_cut_to_fit_and_keeps_its_extension() -> None:
     ("gs://reports/revenue.xlsx", "apache-airflow-providers-google"),
     ("abfs://reports@account.dfs.core.windows.net/revenue.xlsx", "apache-airflow-providers-microsoft-azure"),
     ("ftp://example/revenue.xlsx", "no Airflow filesystem for 'ftp://'"),
-    ("nosuch://bucket/revenue.xlsx", "'nosuch://' is no scheme"),
+    # Airflow 2.11 makes a path of any scheme (then it has no filesystem for it); Airflow 3 does not
+    ("nosuch://bucket/revenue.xlsx", ("'nosuch://' is no scheme", "no Airflow filesystem for 'nosuch://'")),
 ])
 def test_a_store_that_is_not_installed_is_refused_before_any_request(hook, server, destination, says) -> None:
     with pytest.raises(AnalyticsParameterError) as refused:
         hook.download_export(9, destination)
     assert str(refused.value).startswith(f"destination {destination!r}: ")
-    assert says in str(refused.value)
+    assert any(text in str(refused.value) for text in ((says,) if isinstance(says, str) else says))
     assert server.requests == []
 
 
