@@ -14,11 +14,21 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
 
 import pytest
 
 MODULE_GROWTH = 64  # the first module to use Airflow's database, the emulator and vl-convert opens ~30
 TOTAL = 256
+_AIRFLOW = tuple(int(part) for part in metadata.version("apache-airflow").split(".")[:2])
+DAG_TESTS_KEEP_SOCKETS = (3, 0) <= _AIRFLOW < (3, 3)
+"""Airflow 3.0 to 3.2's ``dag.test()`` keeps sockets and event descriptors of each task run open (not
+garbage: about 100 per module of DAG tests, seen on 3.1.8), so the DAG tests' modules are not held
+to the bounds there; every other module is."""
+
+
+_excused = [0]  # descriptors the DAG tests of Airflow 3.0 to 3.2 left open
 
 
 def open_descriptors() -> dict[int, str] | None:
@@ -52,7 +62,10 @@ def _module_lets_go_of_its_descriptors(request: pytest.FixtureRequest) -> Iterat
         return
     new = {fd: what for fd, what in after.items() if before.get(fd) != what}
     grown = len(after) - len(before)
-    if grown > MODULE_GROWTH or len(after) > TOTAL:
+    if DAG_TESTS_KEEP_SOCKETS and Path(str(request.node.path)).parent.name == "dags":
+        _excused[0] += max(0, grown)  # Airflow's, not ours: not counted against the modules after it either
+        return
+    if grown > MODULE_GROWTH or len(after) - _excused[0] > TOTAL:
         pytest.fail(
             f"{request.node.nodeid} left {grown} more file descriptors open than before it "
             f"({len(after)} open in all; allowed: {MODULE_GROWTH} more, {TOTAL} in all); new: {kinds(new)}",
