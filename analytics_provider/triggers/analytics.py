@@ -24,7 +24,14 @@ _machinery: SimpleNamespace | None = None
 
 # What reading a connection imports at its first use, where the Airflow in use has it: imported with
 # the machinery, so that the first read imports nothing on the loop.
-_CONNECTION_READ_IMPORTS = ("asgiref.sync", "airflow.sdk.definitions.connection", "airflow.sdk.execution_time.cache")
+_CONNECTION_READ_IMPORTS = (
+    "asgiref.sync",
+    "airflow.sdk.definitions.connection",
+    "airflow.sdk.execution_time.cache",
+    "airflow.sdk.execution_time.secrets",  # Airflow 3.1 and 3.2
+    "airflow.sdk.execution_time.secrets.execution_api",
+    "airflow.sdk.execution_time.secrets_masker",
+)
 
 
 def _import_machinery() -> SimpleNamespace:
