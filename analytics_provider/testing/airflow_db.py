@@ -18,8 +18,12 @@ BUNDLE = "dags-folder"  # Airflow 3's bundle of the DAGs folder, the one dag.tes
 
 def migrate() -> None:
     """Create the database of ``AIRFLOW_HOME`` (or ``sql_alchemy_conn``), or bring it to this Airflow's schema."""
+    from airflow import settings
     from airflow.utils import db
 
+    url = str(settings.SQL_ALCHEMY_CONN or "")
+    if url.startswith("sqlite:///"):  # Airflow 3.0 opens it without making its folder (a fresh AIRFLOW_HOME)
+        Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent.mkdir(parents=True, exist_ok=True)
     db.upgradedb()  # a database already at the head is left as it is
     if AIRFLOW_3:
         from airflow.dag_processing.bundles.manager import DagBundlesManager
