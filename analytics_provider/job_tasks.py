@@ -14,9 +14,6 @@ from analytics_provider.exceptions import MAX_TEXT, bounded, refused
 if TYPE_CHECKING:
     from analytics_provider.hooks.analytics import AnalyticsHook
 
-DEFAULT_MAX_OUTAGE = 600.0
-"""Seconds of failures in a row a wait tolerates before it ends in an error (here, not in
-:mod:`analytics_provider.api.follow`: the operators' signatures need it when DAG files import them)."""
 
 
 def check_max_outage(task_id: str, max_outage: float, max_failures: int | None) -> None:

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from analytics_provider.lineage_mixin import OpenLineageMixin  # noqa: F401 (documented here first)
 from analytics_provider.locations import StorageLocation
 
 log = logging.getLogger(__name__)

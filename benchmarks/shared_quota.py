@@ -53,8 +53,12 @@ class Setting:
         return f"{self.waits} waits, {self.quota} per {self.frame:g} s, {how}"
 
 
-async def wait_all(job_ids: list[int], interval: float, end_time: float) -> dict[int, tuple[str, float]]:
+async def wait_all(job_ids: list[int], interval: float, end_time: float, alone: bool) -> dict[int, tuple[str, float]]:
+    from analytics_provider.hooks.async_client import LoopShared
     from analytics_provider.triggers import AnalyticsJobTrigger
+
+    if alone:  # the path of a connection whose service refused List Jobs
+        LoopShared.of_running_loop().refusals[CONN_ID] = "benchmark: each job read alone"
 
     async def one(job_id: int) -> tuple[int, tuple[str, float]]:
         trigger = AnalyticsJobTrigger(CONN_ID, job_id, interval, end_time)
@@ -68,14 +72,11 @@ async def wait_all(job_ids: list[int], interval: float, end_time: float) -> dict
 def _triggerer(connection_json: str, interval: float, alone: bool, inbox: Any, outbox: Any) -> None:
     """One triggerer process: its own event loop, session, quota budget and reader; one key shared."""
     os.environ[f"AIRFLOW_CONN_{CONN_ID.upper()}"] = connection_json
+    import analytics_provider.hooks.async_client
     import analytics_provider.triggers  # noqa: F401  (imported before the clock starts)
-    from analytics_provider.hooks import job_reader
-
-    if alone:  # the path of a connection whose service refused List Jobs
-        job_reader._REFUSED[CONN_ID] = "benchmark: each job read alone"
     outbox.put("ready")
     job_ids, end_time = inbox.get()
-    outbox.put(asyncio.run(wait_all(job_ids, interval, end_time)))
+    outbox.put(asyncio.run(wait_all(job_ids, interval, end_time, alone)))
 
 
 def run_once(emulator: EmulatorProcess, args: argparse.Namespace, setting: Setting, processes: int,

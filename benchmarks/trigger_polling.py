@@ -94,7 +94,8 @@ class PollClock:
         return timed
 
 
-async def _first_events(triggers: list[Any], clock: PollClock) -> list[Any]:
+async def _first_events(triggers: list[Any], clock: PollClock, on_loop: Callable[[], None]) -> list[Any]:
+    on_loop()
     async def first(trigger: Any) -> Any:
         async for event in trigger.run():
             if not clock.ended:  # the first wait ended: the steady state is over
@@ -108,8 +109,9 @@ async def _first_events(triggers: list[Any], clock: PollClock) -> list[Any]:
 
 
 def run(emulator: EmulatorProcess, make_triggers: Callable[[], list[Any]],
-        patch: Callable[[PollClock], Callable[[], None]], *, memory: bool = False) -> dict[str, Any]:
-    """One row's round: the waits until each has its event, measured."""
+        patch: Callable[[PollClock], Callable[[], None]], *, memory: bool = False,
+        on_loop: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """One row's round: the waits until each has its event, measured; ``on_loop`` runs first on the loop."""
     if memory:
         tracemalloc.start()
         baseline = tracemalloc.get_traced_memory()[0]
@@ -119,7 +121,7 @@ def run(emulator: EmulatorProcess, make_triggers: Callable[[], list[Any]],
     before = _api_requests(emulator)
     try:
         cpu, wall = time.process_time(), time.monotonic()
-        events = asyncio.run(_first_events(triggers, clock))
+        events = asyncio.run(_first_events(triggers, clock, on_loop))
         cpu, wall = time.process_time() - cpu, time.monotonic() - wall
     finally:
         undo()
@@ -232,19 +234,17 @@ class Rows:
                    patcher(BareGetLoop, "sleep", BareGetLoop, "get"), memory=memory)
 
     def ours(self, batched: bool, memory: bool = False) -> dict[str, Any]:
-        from analytics_provider.hooks import job_reader
-        from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+        from analytics_provider.hooks.async_client import AsyncAnalyticsClient, LoopShared
         from analytics_provider.triggers import AnalyticsJobTrigger
 
+        def refuse_batches() -> None:  # the path of a connection whose service refused List Jobs
+            LoopShared.of_running_loop().refusals[CONN_ID] = "benchmark: each job read alone"
+
         jobs, deadline = self.jobs(), time.time() + 900
-        if not batched:  # the path of a connection whose service refused List Jobs
-            job_reader._REFUSED[CONN_ID] = "benchmark: each job read alone"
-        try:
-            return run(self.emulator,
-                       lambda: [AnalyticsJobTrigger(CONN_ID, j, self.args.interval, deadline) for j in jobs],
-                       patcher(AnalyticsJobTrigger, "sleep", AsyncAnalyticsClient, "read_job"), memory=memory)
-        finally:
-            job_reader.forget_refusals()
+        return run(self.emulator,
+                   lambda: [AnalyticsJobTrigger(CONN_ID, j, self.args.interval, deadline) for j in jobs],
+                   patcher(AnalyticsJobTrigger, "sleep", AsyncAnalyticsClient, "read_job"), memory=memory,
+                   on_loop=(lambda: None) if batched else refuse_batches)
 
     def http(self) -> dict[str, Any]:
         """The http provider's trigger on the same kind of wait (a comparison row, no target)."""

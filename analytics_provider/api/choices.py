@@ -1,4 +1,5 @@
-"""What the API's parameters take: the values of each choice, and the limits of the dbt upload.
+"""What the API's parameters take: the values of each choice, the limits of the dbt upload, and the
+default of a wait's ``max_outage``.
 
 Plain values without imports: the operators check their arguments against them when a DAG file is
 parsed, without loading the operations table (:mod:`.operations`), which is built on them.
@@ -31,3 +32,7 @@ MAX_MANIFEST_BYTES = 200 * 1024 * 1024
 """The upload limits of ``upload_dbt_manifests``: files per request, bytes per file."""
 MANIFEST_FIELD = "files"
 """The form field of each manifest (repeated once per file, as the vendor's schema names it)."""
+
+DEFAULT_MAX_OUTAGE = 600.0
+"""Seconds of failures in a row a wait (hook, sensor, trigger) tolerates before it ends in an error:
+the default of the operators' and the sensor's ``max_outage``, needed when a DAG file is parsed."""

@@ -24,10 +24,10 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
+from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.api.jobs import FINAL_JOB_STATUSES, JobOutcome, JobState, read_job
 from analytics_provider.api.retry import RetryPolicy, is_transient
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsJobError, AnalyticsJobTimeout
-from analytics_provider.job_tasks import DEFAULT_MAX_OUTAGE
 
 log = logging.getLogger(__name__)
 

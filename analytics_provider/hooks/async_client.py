@@ -1,8 +1,9 @@
 """The triggerer's driver: carries out the steps of :mod:`analytics_provider.api.exchange` with ``aiohttp``.
 
 Twin of :class:`~analytics_provider.hooks.sync_client.AnalyticsClient` (same methods, same names);
-every rule lives in the exchange, so this holds only I/O. The session, the settings and the
-quotas are shared by every trigger of an event loop (:mod:`~analytics_provider.hooks.loop_shared`).
+every rule lives in the exchange, so this holds only I/O. The session, the settings, the quotas
+and the batched readers are shared by every trigger of an event loop (:class:`LoopShared`), and
+live as long as the loop.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import contextlib
 import copy
 import math
 import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
+from urllib.parse import urlsplit
 
 import aiohttp
 from yarl import URL
@@ -24,11 +27,10 @@ from analytics_provider.api.exchange import Exchange, Steps
 from analytics_provider.api.follow import ONE_LOOK, Read
 from analytics_provider.api.request import ApiRequest, build_request
 from analytics_provider.api.retry import CallPlan, RetryPolicy
-from analytics_provider.api.settings import ConnectionSettings, TransportOptions
+from analytics_provider.api.settings import ConnectionSettings, TransportOptions, user_agent
 from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send, Stepper
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 from analytics_provider.hooks.job_reader import JobReader
-from analytics_provider.hooks.loop_shared import LoopShared, of_running_loop
 
 T = TypeVar("T")
 
@@ -53,7 +55,7 @@ class AsyncAnalyticsClient:
         return f"{type(self).__name__}(analytics_conn_id={self.analytics_conn_id!r})"
 
     async def __aenter__(self) -> AsyncAnalyticsClient:
-        self._shared = of_running_loop()
+        self._shared = LoopShared.of_running_loop()
         self._shared.enter()
         return self
 
@@ -105,7 +107,7 @@ class AsyncAnalyticsClient:
         key = (type(self), self.analytics_conn_id, self.options)
         reader = shared.readers.get(key)
         if reader is None:  # its sender: a copy that holds the loop's state after this client exits
-            reader = shared.readers[key] = JobReader(copy.copy(self))
+            reader = shared.readers[key] = JobReader(copy.copy(self), shared.refusals)
         return reader
 
     async def run(self, steps: Steps[T]) -> T:
@@ -172,6 +174,92 @@ class AsyncAnalyticsClient:
         if self._shared is None:
             raise RuntimeError("use AsyncAnalyticsClient inside 'async with'")
         return self._shared
+
+
+SETTINGS_TTL = 300.0  # seconds a connection's settings are reused before being read again
+
+
+class LoopShared:
+    """What the clients of one event loop share: one aiohttp session (its kept-alive connections),
+    each connection's settings, the quotas, the batched job readers (and the connections whose
+    service refused batches), and the timeout objects of their requests. The last client out
+    closes the session; the rest lives as long as the loop (nothing outlives it, so nothing
+    needs forgetting between two loops)."""
+
+    _of_loop: ClassVar[weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopShared]] = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def of_running_loop(cls) -> LoopShared:
+        """The running loop's shared state, made at its first client; gone with the loop."""
+        loop = asyncio.get_running_loop()
+        shared = cls._of_loop.get(loop)
+        if shared is None:
+            shared = cls._of_loop[loop] = cls()
+        return shared
+
+    def __init__(self) -> None:
+        self.session: aiohttp.ClientSession | None = None
+        self.users = 0
+        self.settings: dict[str, tuple[float, ConnectionSettings]] = {}
+        self.settings_locks: dict[str, asyncio.Lock] = {}
+        self.quotas: dict[tuple[str, str], Quota] = {}
+        self.timeouts: dict[tuple[float | None, float, float | None], aiohttp.ClientTimeout] = {}
+        self.readers: dict[tuple[Any, ...], JobReader] = {}  # per client class, connection and options
+        self.refusals: dict[str, str] = {}  # connections whose List Jobs the service refused, and why
+
+    def enter(self) -> None:
+        if self.session is None or self.session.closed:
+            self.session = aiohttp.ClientSession(  # trust_env off: the environment is read by network.py
+                headers={"User-Agent": user_agent("triggerer"), "Accept": "application/json"},
+                connector=aiohttp.TCPConnector(limit=100, keepalive_timeout=60),
+            )
+        self.users += 1
+
+    async def leave(self) -> None:
+        self.users -= 1
+        if self.users == 0 and self.session is not None:
+            session, self.session = self.session, None
+            await session.close()
+
+    def fresh_settings(self, conn_id: str, now: float) -> ConnectionSettings | None:
+        cached = self.settings.get(conn_id)
+        return None if cached is None or now - cached[0] >= SETTINGS_TTL else cached[1]
+
+    async def read_settings(self, conn_id: str, clock: Callable[[], float]) -> ConnectionSettings:
+        """Read the connection once however many waits ask at the same time."""
+        async with self.settings_locks.setdefault(conn_id, asyncio.Lock()):
+            fresh = self.fresh_settings(conn_id, clock())  # another wait may have read it meanwhile
+            if fresh is not None:
+                return fresh
+            from airflow.providers.common.compat.connection import get_async_connection
+
+            conn = await get_async_connection(conn_id)
+            settings = ConnectionSettings.from_connection(conn, conn_id).masked()
+            settings.network.warn_if_unverified(conn_id, urlsplit(settings.base_url).hostname or "")
+            # the first request would build the TLS context on the loop: reading the CA bundle
+            # holds it for 20 to 80 ms (measured at a process's first batched read)
+            await asyncio.to_thread(lambda: settings.network.ssl_context)
+            self.settings[conn_id] = (clock(), settings)
+            return settings
+
+    def quota(self, conn_id: str, endpoint: str, clock: Callable[[], float]) -> Quota:
+        key = (conn_id, endpoint)
+        if key not in self.quotas:
+            self.quotas[key] = Quota(clock=clock, event=asyncio.Event)
+        return self.quotas[key]
+
+    def timeout(self, left: float | None, connect: float, read: float | None) -> aiohttp.ClientTimeout:
+        """The connect timeout, the per-read one (None: none, the whole is bounded), and the whole
+        exchange bounded by ``left``. With more than ten seconds left, the bound is rounded down
+        to the second and the object reused (a poll would make one per request otherwise)."""
+        if left is not None and left <= 10:
+            return aiohttp.ClientTimeout(total=max(left, 0.001), sock_connect=connect, sock_read=read)
+        key = (None if left is None else float(int(left)), connect, read)
+        if key not in self.timeouts:
+            if len(self.timeouts) >= 512:
+                self.timeouts.clear()
+            self.timeouts[key] = aiohttp.ClientTimeout(total=key[0], sock_connect=connect, sock_read=read)
+        return self.timeouts[key]
 
 
 def _not_sent_errors() -> tuple[type[BaseException], ...]:

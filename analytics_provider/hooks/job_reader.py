@@ -1,7 +1,7 @@
 """The reads of a triggerer's waits gathered into List Jobs requests (I/O of :mod:`~analytics_provider.api.job_batch`).
 
-One :class:`JobReader` per event loop and connection (kept by
-:mod:`~analytics_provider.hooks.loop_shared`). A wait's read joins the open gathering (sent once
+One :class:`JobReader` per event loop and connection (kept by the loop's
+:class:`~analytics_provider.hooks.async_client.LoopShared`). A wait's read joins the open gathering (sent once
 ``GATHER`` seconds pass without a new read, at most ``GATHER_MAX`` after its first); when it is
 sent, its reads go out in requests of at most 100 ids (``MAX_SENDING`` at a time, each taking
 its turn of the ``GET /jobs`` quota), and each wait gets its job, or the failure of its request
@@ -15,7 +15,8 @@ the reader's waits until List Jobs is tried again (after the ``Retry-After``, or
 :class:`~analytics_provider.api.job_batch.BatchBackoff`), at most ``ALONE_AT_ONCE`` at a time.
 Where the service refuses List Jobs (see
 :data:`~analytics_provider.api.job_batch.REFUSING_STATUSES`), the connection reads each job
-alone in this process from then on, and says so once in the log.
+alone on that event loop from then on (the triggerer's one loop: in this process), and says so
+once in the log.
 """
 
 from __future__ import annotations
@@ -23,14 +24,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, MutableMapping
+from typing import Any, Protocol
 
 from analytics_provider.api.follow import ONE_LOOK, Read
 from analytics_provider.api.job_batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsTransportError, UnexpectedResponseError
-
-if TYPE_CHECKING:
-    from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +38,18 @@ READ_ALONE = object()
 READ_ALONE_FOR_NOW = object()
 """What a waiter gets when List Jobs failed for now: read alone, unless too many reads already do."""
 
-_REFUSED: dict[str, str] = {}
-"""Connections whose List Jobs the service refused in this process, and why."""
 
 
-def forget_refusals() -> None:
-    """Read in batches again on every connection (after a test that made the service refuse them)."""
-    _REFUSED.clear()
+class JobSender(Protocol):
+    """What a reader sends its requests with: the triggerer's client (``AsyncAnalyticsClient``)."""
+
+    analytics_conn_id: str
+    clock: Callable[[], float]
+
+    async def call(self, name: str, *path_args: Any, query: Any = None, body: Any = None,
+                   retry_policy: Any = None, deadline: float | None = None) -> Any: ...
+
+    async def read_job_alone(self, read: Read) -> Any: ...
 
 
 class _Ask:
@@ -78,6 +82,7 @@ class JobReader:
     """Batched reads of one connection's jobs, shared by the waits of one event loop.
 
     ``client`` sends the requests: a client of the connection that is not any one wait's.
+    ``refusals`` are the event loop's connections whose List Jobs the service refused, and why.
     """
 
     GATHER = 0.01
@@ -95,8 +100,9 @@ class JobReader:
     failure as an outage of their own wait (thousands of waits would otherwise queue for the
     ``GET /jobs/{id}`` quota, and stay there after List Jobs answers again)."""
 
-    def __init__(self, client: AsyncAnalyticsClient) -> None:
+    def __init__(self, client: JobSender, refusals: MutableMapping[str, str]) -> None:
         self.client = client
+        self._refusals = refusals
         self.conn_id = client.analytics_conn_id
         self._gathering: list[_Ask] | None = None
         self._gathering_since = 0.0  # on the loop's clock
@@ -112,12 +118,12 @@ class JobReader:
 
     @property
     def refused(self) -> str | None:
-        """Why this connection reads each job alone in this process (None: it reads in batches)."""
-        return _REFUSED.get(self.conn_id)
+        """Why this connection reads each job alone on this loop (None: it reads in batches)."""
+        return self._refusals.get(self.conn_id)
 
-    async def read(self, client: AsyncAnalyticsClient, read: Read) -> Any:
+    async def read(self, client: JobSender, read: Read) -> Any:
         """The job of one wait's read (raises what its read failed with), over by ``read.deadline``."""
-        if self.conn_id in _REFUSED:
+        if self.conn_id in self._refusals:
             return await client.read_job_alone(read)
         loop = asyncio.get_running_loop()
         now = loop.time()
@@ -144,7 +150,7 @@ class JobReader:
             return await self._read_alone_for_now(client, read)
         return answer
 
-    async def _read_alone_for_now(self, client: AsyncAnalyticsClient, read: Read) -> Any:
+    async def _read_alone_for_now(self, client: JobSender, read: Read) -> Any:
         """A read alone while List Jobs is backed off, or its failure once ``ALONE_AT_ONCE`` reads go alone."""
         if self._alone >= self.ALONE_AT_ONCE:
             raise AnalyticsTransportError(
@@ -250,8 +256,8 @@ class JobReader:
         )
 
     def _refuse(self, exc: BaseException) -> None:
-        if self.conn_id not in _REFUSED:
-            _REFUSED[self.conn_id] = str(exc)
+        if self.conn_id not in self._refusals:
+            self._refusals[self.conn_id] = str(exc)
             log.warning(
                 "The service refused List Jobs (GET /jobs) on connection %r (%s): its waits in this process "
                 "read each job alone (GET /jobs/{id}) from now on", self.conn_id, exc,

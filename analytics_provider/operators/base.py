@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
+from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.exceptions import AnalyticsJobError, naming_the_task, refused
 from analytics_provider.fresh_retry import FreshRetryMixin
 from analytics_provider.hook_task import HookTask
 from analytics_provider.job_tasks import (
-    DEFAULT_MAX_OUTAGE,
     check_max_outage,
     data_source_stats,
     describe_cost,

@@ -12,10 +12,11 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.fresh_retry import FreshRetryMixin
 from analytics_provider.hook_task import HookTask
-from analytics_provider.job_tasks import DEFAULT_MAX_OUTAGE, check_max_outage, describe_job_failure
+from analytics_provider.job_tasks import check_max_outage, describe_job_failure
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

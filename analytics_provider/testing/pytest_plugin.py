@@ -44,10 +44,7 @@ def analytics_emulator_server() -> Iterator[AnalyticsEmulator]:
 
 @pytest.fixture
 def analytics_emulator(analytics_emulator_server: AnalyticsEmulator) -> Iterator[AnalyticsEmulator]:
-    from analytics_provider.hooks.job_reader import forget_refusals
-
     analytics_emulator_server.reset()
-    forget_refusals()  # a test that made the emulator refuse List Jobs leaves no trace in the next
     yield analytics_emulator_server
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-DEFAULT_MAX_OUTAGE = 600.0  # seconds; the value of analytics_provider.api.follow.DEFAULT_MAX_OUTAGE
+DEFAULT_MAX_OUTAGE = 600.0  # seconds; the value of analytics_provider.api.choices.DEFAULT_MAX_OUTAGE
 
 _machinery: SimpleNamespace | None = None
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from analytics_provider.hooks import job_reader
+from analytics_provider.hooks.async_client import LoopShared
 from analytics_provider.triggers import AnalyticsJobTrigger
 
 INTERVAL = 0.25
@@ -110,14 +110,15 @@ def shape(event: dict[str, Any], job_id: int) -> dict[str, Any]:
 async def reference_events(emulator) -> dict[str, dict[str, Any]]:
     """One wait of each kind, each job read alone (the refused-batches path): the events of today."""
     scenario = Scenario(emulator, {"success": 1, "failed": 1, "timeout": 1, "followed": 1, "deleted": 1})
-    job_reader._REFUSED["analytics_default"] = "reference run"
+    refusals = LoopShared.of_running_loop().refusals
+    refusals["analytics_default"] = "reference run"
     try:
         deleting = scenario.delete_once_read()
         triggers = scenario.triggers()
         events = await asyncio.gather(*(event_of(t) for t in triggers.values()))
         await deleting
     finally:
-        job_reader.forget_refusals()
+        refusals.clear()  # the test's waits after these read in batches again
     return {scenario.kinds[j]: shape(e, j) for j, e in zip(triggers, events, strict=True)}
 
 
@@ -261,7 +262,7 @@ async def test_a_refused_batch_falls_back_to_reading_each_job_alone(
     assert set(ids) <= set(singles(analytics_emulator))
     said = [r for r in caplog.records if "refused List Jobs" in r.getMessage()]
     assert len(said) == 1 and str(status) in said[0].getMessage()
-    assert {"analytics_default": said[0].args[1].__str__()} == job_reader._REFUSED
+    assert {"analytics_default": said[0].args[1].__str__()} == LoopShared.of_running_loop().refusals
 
 
 async def test_a_batched_read_carries_the_key_and_names_the_triggerer(analytics_emulator, analytics_connection):

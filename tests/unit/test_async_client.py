@@ -17,7 +17,7 @@ import tenacity
 
 from analytics_provider.api.retry import RetryPolicy
 from analytics_provider.exceptions import RateLimitExceedError
-from analytics_provider.hooks import loop_shared
+from analytics_provider.hooks import async_client
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 
 KEY = "async-unit-key-0123456789"
@@ -118,7 +118,7 @@ async def test_the_connection_is_read_once_for_concurrent_waits_then_again_after
     async with AsyncAnalyticsClient("analytics_default") as one, AsyncAnalyticsClient("analytics_default") as two:
         settings = await asyncio.gather(*(c.settings() for c in (one, two, one, two)))
         assert connection == ["analytics_default"] and len({id(s) for s in settings}) == 1
-        await one.sleep(loop_shared.SETTINGS_TTL + 1)  # the fixture's clock moves by the sleep
+        await one.sleep(async_client.SETTINGS_TTL + 1)  # the fixture's clock moves by the sleep
         await one.settings()
         assert connection == ["analytics_default", "analytics_default"]
 
@@ -182,3 +182,19 @@ async def test_a_429_holds_the_shared_quota_until_retry_after(connection, clock)
 async def test_outside_async_with_the_client_says_how_to_use_it() -> None:
     with pytest.raises(RuntimeError, match="async with"):
         await AsyncAnalyticsClient("a").call("get_job", 7)
+
+
+def test_what_an_event_loop_learnt_ends_with_the_loop() -> None:
+    """A refusal of List Jobs (and the rest the loop's clients share) is the loop's: the next loop
+    starts afresh, and nothing needs forgetting between two tests."""
+    from analytics_provider.hooks.async_client import LoopShared
+
+    async def refuse_here() -> dict[str, str]:
+        shared = LoopShared.of_running_loop()
+        seen = dict(shared.refusals)
+        shared.refusals["analytics_default"] = "refused on this loop"
+        assert LoopShared.of_running_loop() is shared
+        return seen
+
+    assert asyncio.run(refuse_here()) == {}
+    assert asyncio.run(refuse_here()) == {}

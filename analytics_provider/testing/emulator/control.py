@@ -8,12 +8,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from analytics_provider.testing.emulator.wire import Incoming, Outcome, json_outcome
-
-if TYPE_CHECKING:
-    from analytics_provider.testing.emulator.app import AnalyticsEmulator
 
 PREFIX = "/_emulator"
 
@@ -25,7 +22,7 @@ def is_control(path: str) -> bool:
 class ControlService:
     """``GET /_emulator/info``, ``POST /_emulator/reset``, ``POST /_emulator/inject`` and the rest."""
 
-    def __init__(self, emulator: AnalyticsEmulator) -> None:
+    def __init__(self, emulator: Any) -> None:  # the AnalyticsEmulator (app.py) that made this service
         self.emulator = emulator
         self.routes: dict[tuple[str, str], Callable[[dict[str, Any]], Any]] = {
             ("GET", "info"): lambda body: self.emulator.info(),
