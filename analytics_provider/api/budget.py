@@ -32,8 +32,8 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from analytics_provider.api.events import AwaitSignal, Pause
 from analytics_provider.api.ratelimit import MAX_HEADER_SECONDS, RateLimit, parse_rate_limit
-from analytics_provider.api.steps import AwaitSignal, Pause
 
 _NEW_FRAME_SLACK = 1.0  # seconds: a reset time that moved further is a new frame
 _NO_RESET_PAUSE = 1.0  # seconds to hold back when a spent quota reports no reset
@@ -174,8 +174,8 @@ class QuotaState:
 class Quota:
     """Turns for one endpoint's quota, shared by the callers of a transport (threads or tasks).
 
-    :meth:`turn` is sans-IO: it yields :class:`~analytics_provider.api.steps.Pause` and
-    :class:`~analytics_provider.api.steps.AwaitSignal` steps for the driver to carry out. Turns
+    :meth:`turn` is sans-IO: it yields :class:`~analytics_provider.api.events.Pause` and
+    :class:`~analytics_provider.api.events.AwaitSignal` events for the driver to carry out. Turns
     are handed out in the order they are asked for.
     ``event`` makes the probe's "answered" signal: ``threading.Event`` for threads,
     ``asyncio.Event`` for an event loop. A probe that gets no answer within ``probe_timeout``

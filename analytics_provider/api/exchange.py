@@ -1,32 +1,32 @@
 """One API call without I/O: every rule of a call, written once for both transports.
 
-An :class:`Exchange` is one call in progress. Its methods are generators, the shape
-:mod:`~analytics_provider.api.follow` gives a wait: they yield the steps of
-:mod:`~analytics_provider.api.steps` (sleep, await a quota probe, send) and receive what the
-driver got. :meth:`Exchange.call` is a whole call: the quota turn, the request, what the answer
-or failure means, retry or not and for how long, the error to raise. :meth:`Exchange.send` is
+An :class:`Exchange` is one call in progress. Its methods are generators of the events of
+:mod:`~analytics_provider.api.events` (pause, await a quota probe, send), as a wait
+(:mod:`~analytics_provider.api.follow`) is, and receive what the driver got.
+:meth:`Exchange.call` is a whole call: the quota turn, the request, what the answer or failure
+means, retry or not and for how long, the error to raise. :meth:`Exchange.send` is
 one raw exchange (uploads and downloads build their attempts on it) and :meth:`Exchange.retried`
 runs any attempt under the call's retry policy and deadline.
 
 The drivers, ``AnalyticsClient`` (``requests``) and ``AsyncAnalyticsClient`` (``aiohttp``),
-only carry the steps out.
+only carry the events out.
 """
 
 from __future__ import annotations
 
 import ssl
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import tenacity
 
 from analytics_provider.api.budget import Quota
+from analytics_provider.api.events import Answer, Failure, Pause, Send, Steps
 from analytics_provider.api.ratelimit import parse_retry_after
 from analytics_provider.api.request import ApiRequest, parse_response
 from analytics_provider.api.retry import CallPlan, is_retryable
 from analytics_provider.api.settings import ConnectionSettings
-from analytics_provider.api.steps import Answer, Failure, Pause, Send, Step
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,
@@ -35,7 +35,6 @@ from analytics_provider.exceptions import (
 )
 
 T = TypeVar("T")
-Steps = Generator[Step, Any, T]
 MAX_ERROR_BODY = 1024 * 1024  # bytes of an error answer read (its text is bounded further)
 _TRANSIENT_TLS = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError, ssl.SSLWantReadError,
                   ssl.SSLWantWriteError)

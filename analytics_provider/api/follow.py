@@ -1,10 +1,13 @@
 """Following a job until it ends: the one loop every wait runs (hook, sensor, trigger), without I/O.
 
-:func:`follow_job` is a generator: it yields :class:`Read` (look at a job, with the absolute
-deadline the request must end by) and :class:`Sleep` (wait this long), receives each read's
-answer (the Job, or the exception it raised) and returns a :class:`WaitResult`. The drivers
-(:func:`drive` and :func:`adrive`) only do the I/O. :class:`JobWatch` holds what a wait has
-learnt (the job it now follows, the outage it is in), so a sensor can carry it across pokes.
+:func:`follow_job` is a generator of the events of :mod:`~analytics_provider.api.events`: it
+yields :class:`~analytics_provider.api.events.ReadJob` (look at a job, within the seconds left
+before the deadline) and :class:`~analytics_provider.api.events.Pause` (wait this long),
+receives each read's answer (the Job, or the exception it raised) and returns a
+:class:`WaitResult`. The drivers run it as they run a call (``client.run(follow_job(watch))``);
+:func:`first_look` is one look of it, up to its first pause (a sensor's poke).
+:class:`JobWatch` holds what a wait has learnt (the job it now follows, the outage it is in),
+so a sensor can carry it across pokes.
 
 Rules: a pending job (:data:`~analytics_provider.api.jobs.JOB_STATUS_MEANINGS`) is read again
 after ``poll_interval``; ``already_existed`` is followed to ``existing_job_id``, at most
@@ -20,11 +23,12 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections.abc import Awaitable, Callable, Generator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
+from analytics_provider.api.events import Pause, ReadJob, Steps
 from analytics_provider.api.jobs import FINAL_JOB_STATUSES, JobOutcome, JobState, read_job
 from analytics_provider.api.retry import RetryPolicy, is_transient
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsJobError, AnalyticsJobTimeout
@@ -46,25 +50,6 @@ UNREADABLE = "unreadable"
 
 ONE_LOOK = RetryPolicy(max_attempts=1)
 """The retry policy of each read: the wait itself outlasts failures (with ``max_outage``)."""
-
-
-@dataclass(slots=True)
-class Read:
-    """Look at ``job_id``; the request must be over by ``deadline`` (on the watch's clock, ``inf``: none)."""
-
-    job_id: int
-    deadline: float
-
-
-@dataclass(slots=True)
-class Sleep:
-    """Wait ``seconds``; ``pending`` when the job is known to be pending (a sensor's poke ends here)."""
-
-    seconds: float
-    pending: bool
-
-
-Action = Union[Read, Sleep]  # noqa: UP007 (a runtime alias on Python 3.10)
 
 
 @dataclass(frozen=True)
@@ -177,7 +162,7 @@ class JobWatch:
                 message = f"{message[:-1]}: {self.last_failure})"
         return WaitResult("timeout", self.job_id, self.status, message, error=self.last_failure)
 
-    def on_answer(self, answer: Any) -> WaitResult | Sleep:
+    def on_answer(self, answer: Any) -> WaitResult | Pause:
         """Decide after a read: a final result, or how long to sleep before the next read."""
         if isinstance(answer, BaseException):
             return self._on_failure(answer, str(answer))
@@ -200,9 +185,9 @@ class JobWatch:
         if self._spread:
             self._spread = False
             wait *= self._rng.uniform(0.5, 1.0)
-        return Sleep(self._until_deadline(wait), pending=True)
+        return Pause(self._until_deadline(wait), pending=True)
 
-    def _follow(self, existing: int) -> WaitResult | Sleep:
+    def _follow(self, existing: int) -> WaitResult | Pause:
         if existing in self.chain or len(self.chain) > MAX_FOLLOWS:
             chain = " -> ".join(str(j) for j in [*self.chain, existing])
             reason = "loops" if existing in self.chain else f"is longer than {MAX_FOLLOWS} hops"
@@ -215,9 +200,9 @@ class JobWatch:
         log.info("Job %s already existed; following job %s", self.job_id, existing)
         self.chain.append(existing)
         self.job_id = existing
-        return Sleep(self._until_deadline(self.poll_interval), pending=True)
+        return Pause(self._until_deadline(self.poll_interval), pending=True)
 
-    def _on_unknown_status(self, status: str) -> WaitResult | Sleep:
+    def _on_unknown_status(self, status: str) -> WaitResult | Pause:
         """A status the document does not list: neither success nor failure; waited out as an outage."""
         if status not in self.unknown_statuses:
             self.unknown_statuses.add(status)
@@ -229,7 +214,7 @@ class JobWatch:
         return self._on_failure(None, f"job {self.job_id} reported status {status!r}, which the API document "
                                       f"does not list", status=status)
 
-    def _on_failure(self, exc: BaseException | None, text: str, status: str = UNREACHABLE) -> WaitResult | Sleep:
+    def _on_failure(self, exc: BaseException | None, text: str, status: str = UNREACHABLE) -> WaitResult | Pause:
         """An outage goes on: a failed read (``exc``, or an unusable answer), or an undocumented ``status``."""
         now = self.clock()
         if exc is not None and (now >= self.deadline - EPSILON or isinstance(exc, AnalyticsDeadlineExceeded)):
@@ -268,72 +253,38 @@ class JobWatch:
                 "Could not read job %s (%s); looking again in %.1f s (failing for %.0f s of max_outage %g s)",
                 self.job_id, text, wait, lasted, self.max_outage,
             )
-        return Sleep(wait, pending=False)
+        return Pause(wait, pending=False)
 
     def _until_deadline(self, wait: float) -> float:
         return max(0.0, min(wait, self.deadline - self.clock()))
 
 
-def follow_job(watch: JobWatch) -> Generator[Action, Any, WaitResult]:
-    """The job-following loop: read, decide, sleep; returns how the wait ended."""
+def follow_job(watch: JobWatch) -> Steps[WaitResult]:
+    """The job-following loop: read, decide, pause; returns how the wait ended."""
     while True:
         if (timeout := watch.expired()) is not None:
             return timeout
-        answer = yield Read(watch.job_id, watch.deadline)
+        answer = yield ReadJob(watch.job_id, watch.deadline - watch.clock())
         decision = watch.on_answer(answer)
         if isinstance(decision, WaitResult):
             return decision
         yield decision
 
 
-def drive(
-    watch: JobWatch,
-    read: Callable[[Read], Any],
-    sleep: Callable[[float], None] | None,
-) -> WaitResult | None:
-    """Run :func:`follow_job` with blocking I/O. Without ``sleep`` it stops at the first pause (None)."""
+def first_look(watch: JobWatch) -> Steps[WaitResult | None]:
+    """One look of a wait that spans pokes or tries: :func:`follow_job` up to its first pause;
+    None when the wait goes on (``watch`` keeps what the look learnt)."""
     steps = follow_job(watch)
+    reply: Any = None
     try:
-        action = next(steps)
-        while True:
-            if isinstance(action, Sleep):
-                if sleep is None:
-                    return None
-                sleep(action.seconds)
-                action = steps.send(None)
-                continue
-            try:
-                answer = read(action)
-            except Exception as exc:
-                answer = exc
-            action = steps.send(answer)
+        while not isinstance(event := steps.send(reply), Pause):
+            reply = yield event
     except StopIteration as stop:
         result: WaitResult = stop.value
         return result
-
-
-async def adrive(
-    watch: JobWatch,
-    read: Callable[[Read], Awaitable[Any]],
-    sleep: Callable[[float], Awaitable[Any]],
-) -> WaitResult:
-    """Run :func:`follow_job` with async I/O."""
-    steps = follow_job(watch)
-    try:
-        action = next(steps)
-        while True:
-            if isinstance(action, Sleep):
-                await sleep(action.seconds)
-                action = steps.send(None)
-                continue
-            try:
-                answer = await read(action)
-            except Exception as exc:
-                answer = exc
-            action = steps.send(answer)
-    except StopIteration as stop:
-        result: WaitResult = stop.value
-        return result
+    finally:
+        steps.close()
+    return None
 
 
 def is_pending_status(status: str) -> bool:

@@ -1,4 +1,4 @@
-"""The triggerer's driver: carries out the steps of :mod:`analytics_provider.api.exchange` with ``aiohttp``.
+"""The triggerer's driver: carries out the events of :mod:`analytics_provider.api.events` with ``aiohttp``.
 
 Twin of :class:`~analytics_provider.hooks.sync_client.AnalyticsClient` (same methods, same names);
 every rule lives in the exchange, so this holds only I/O. The session, the settings, the quotas
@@ -23,12 +23,12 @@ import aiohttp
 from yarl import URL
 
 from analytics_provider.api.budget import Quota
-from analytics_provider.api.exchange import Exchange, Steps
-from analytics_provider.api.follow import ONE_LOOK, Read
+from analytics_provider.api.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
+from analytics_provider.api.exchange import Exchange
+from analytics_provider.api.follow import ONE_LOOK
 from analytics_provider.api.request import ApiRequest, build_request
 from analytics_provider.api.retry import CallPlan, RetryPolicy
 from analytics_provider.api.settings import ConnectionSettings, TransportOptions, user_agent
-from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send, Stepper
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 from analytics_provider.hooks.job_reader import JobReader
 
@@ -87,19 +87,19 @@ class AsyncAnalyticsClient:
         exchange = await self.exchange(build_request(name, path_args, query, body), retry_policy, deadline)
         return await self.run(exchange.call())
 
-    async def read_job(self, read: Read) -> Any:
-        """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline.
+    async def read_job(self, job_id: int, deadline: float = math.inf) -> Any:
+        """One read of a wait (no retries: the wait outlasts failures), over by ``deadline``.
 
         The waits of an event loop on one connection share their reads: List Jobs asks for up
         to a hundred jobs at once (:mod:`~analytics_provider.hooks.job_reader`).
         """
-        return await self.job_reader().read(self, read)
+        return await self.job_reader().read(self, job_id, deadline)
 
-    async def read_job_alone(self, read: Read) -> Any:
+    async def read_job_alone(self, job_id: int, deadline: float = math.inf) -> Any:
         """One read with ``GET /jobs/{id}`` (a job a batch left out; a service that refuses batches)."""
-        request = build_request("get_job", (read.job_id,))
-        exchange = await self.exchange(request, ONE_LOOK, None if math.isinf(read.deadline) else read.deadline)
-        return await self.run(exchange.call())
+        request = build_request("get_job", (job_id,))
+        return await self.run((await self.exchange(request, ONE_LOOK, None if math.isinf(deadline) else deadline)
+                               ).call())
 
     def job_reader(self) -> JobReader:
         """The batched reader of this connection in this event loop."""
@@ -110,18 +110,27 @@ class AsyncAnalyticsClient:
             reader = shared.readers[key] = JobReader(copy.copy(self), shared.refusals)
         return reader
 
-    async def run(self, steps: Steps[T]) -> T:
-        """Carry out an exchange's steps; returns what it returns, raises what it raises."""
-        stepper = Stepper(steps)
-        for step in stepper:
-            if isinstance(step, Send):
-                stepper.reply(await self._send(step))
-            elif isinstance(step, Pause):
-                await self.sleep(step.seconds)
-            elif isinstance(step, AwaitSignal):
+    async def run(self, steps: Steps[T], *, sleep: Callable[[float], Awaitable[Any]] | None = None) -> T:
+        """Carry out the events of a call or a wait; returns what it returns, raises what it
+        raises. ``sleep``: how its pauses are slept (the client's ``sleep`` otherwise)."""
+        stepper, sleep = Stepper(steps), sleep or self.sleep
+        for event in stepper:
+            if isinstance(event, Send):
+                stepper.reply(await self._send(event))
+            elif isinstance(event, ReadJob):
+                stepper.reply(await self._read(event))
+            elif isinstance(event, Pause):
+                await sleep(event.seconds)
+            elif isinstance(event, AwaitSignal):
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(step.done.wait(), step.seconds)
+                    await asyncio.wait_for(event.done.wait(), event.seconds)
         return stepper.result
+
+    async def _read(self, event: ReadJob) -> Any:
+        try:
+            return await self.read_job(event.job_id, self.clock() + event.left)
+        except Exception as exc:  # the wait decides what a failed read means
+            return exc
 
     async def iter_body(self, answer: Answer, exchange: Exchange,
                         error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None

@@ -17,8 +17,10 @@ from urllib.parse import urljoin, urlsplit
 from airflow.providers.common.compat.sdk import BaseHook
 
 from analytics_provider.api.budget import Quota
-from analytics_provider.api.exchange import Exchange, Steps
-from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE, JobWatch, Read, drive, final_state
+from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
+from analytics_provider.api.events import Steps
+from analytics_provider.api.exchange import Exchange
+from analytics_provider.api.follow import JobWatch, WaitResult, final_state, first_look, follow_job
 from analytics_provider.api.jobs import JobState
 from analytics_provider.api.operations import operation
 from analytics_provider.api.pagination import Pages
@@ -175,13 +177,12 @@ class AnalyticsClientHook(BaseHook):
         """
         watch = JobWatch(job_id, poll_interval=poll_interval, deadline=self.clock() + timeout,
                          max_outage=max_outage, clock=self.clock)
-        result = drive(watch, self.client.read_job, self.sleep)
-        assert result is not None
-        return final_state(result)
+        return final_state(self.client.run(follow_job(watch)))
 
-    def look_at_job(self, read: Read) -> Any:
-        """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline."""
-        return self.client.read_job(read)
+    def look_at_job(self, watch: JobWatch) -> WaitResult | None:
+        """One look of a wait that spans pokes or tries (:func:`~analytics_provider.api.follow.first_look`):
+        how it ended, or None while it goes on (``watch`` keeps what the look learnt)."""
+        return self.client.run(first_look(watch))
 
     # -- downloads -----------------------------------------------------------------------------
 

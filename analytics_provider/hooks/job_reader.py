@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
-from analytics_provider.api.follow import ONE_LOOK, Read
+from analytics_provider.api.follow import ONE_LOOK
 from analytics_provider.api.job_batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsTransportError, UnexpectedResponseError
 
@@ -49,17 +49,18 @@ class JobSender(Protocol):
     async def call(self, name: str, *path_args: Any, query: Any = None, body: Any = None,
                    retry_policy: Any = None, deadline: float | None = None) -> Any: ...
 
-    async def read_job_alone(self, read: Read) -> Any: ...
+    async def read_job_alone(self, job_id: int, deadline: float = math.inf) -> Any: ...
 
 
 class _Ask:
     """One wait's read: its job, its deadline (on the reader's clock) and where its answer goes."""
 
-    __slots__ = ("future", "read", "timed")
+    __slots__ = ("deadline", "future", "job_id", "timed")
 
-    def __init__(self, future: asyncio.Future[Any], read: Read) -> None:
+    def __init__(self, future: asyncio.Future[Any], job_id: int, deadline: float) -> None:
         self.future = future
-        self.read = read
+        self.job_id = job_id
+        self.deadline = deadline
         self.timed = False  # a timer ends it at its deadline
 
 
@@ -121,15 +122,16 @@ class JobReader:
         """Why this connection reads each job alone on this loop (None: it reads in batches)."""
         return self._refusals.get(self.conn_id)
 
-    async def read(self, client: JobSender, read: Read) -> Any:
-        """The job of one wait's read (raises what its read failed with), over by ``read.deadline``."""
+    async def read(self, client: JobSender, job_id: int, deadline: float) -> Any:
+        """The job of one wait's read (raises what its read failed with), over by ``deadline``
+        (on the client's clock)."""
         if self.conn_id in self._refusals:
-            return await client.read_job_alone(read)
+            return await client.read_job_alone(job_id, deadline)
         loop = asyncio.get_running_loop()
         now = loop.time()
         if self.backoff.active(now):
-            return await self._read_alone_for_now(client, read)
-        ask = _Ask(loop.create_future(), read)
+            return await self._read_alone_for_now(client, job_id, deadline)
+        ask = _Ask(loop.create_future(), job_id, deadline)
         self._last_ask = now
         if self._gathering is None:
             self._gathering, self._gathering_since = [], self._last_ask
@@ -138,19 +140,19 @@ class JobReader:
         self._waiting.add(ask)
         if self._sweep is None:
             self._sweep_expiring()
-        elif read.deadline - self.client.clock() < self.SWEEP:
+        elif deadline - self.client.clock() < self.SWEEP:
             self._time(ask, loop)
         try:
             answer = await ask.future
         finally:
             self._waiting.discard(ask)
         if answer is READ_ALONE:
-            return await client.read_job_alone(read)
+            return await client.read_job_alone(job_id, deadline)
         if answer is READ_ALONE_FOR_NOW:
-            return await self._read_alone_for_now(client, read)
+            return await self._read_alone_for_now(client, job_id, deadline)
         return answer
 
-    async def _read_alone_for_now(self, client: JobSender, read: Read) -> Any:
+    async def _read_alone_for_now(self, client: JobSender, job_id: int, deadline: float) -> Any:
         """A read alone while List Jobs is backed off, or its failure once ``ALONE_AT_ONCE`` reads go alone."""
         if self._alone >= self.ALONE_AT_ONCE:
             raise AnalyticsTransportError(
@@ -158,7 +160,7 @@ class JobReader:
                 method="GET", path="/jobs")
         self._alone += 1
         try:
-            return await client.read_job_alone(read)
+            return await client.read_job_alone(job_id, deadline)
         finally:
             self._alone -= 1
 
@@ -168,13 +170,13 @@ class JobReader:
         loop = asyncio.get_running_loop()
         horizon = self.client.clock() + self.SWEEP
         for ask in self._waiting:
-            if not ask.timed and ask.read.deadline < horizon:
+            if not ask.timed and ask.deadline < horizon:
                 self._time(ask, loop)
         self._sweep = loop.call_later(self.SWEEP, self._sweep_expiring) if self._waiting else None
 
     def _time(self, ask: _Ask, loop: asyncio.AbstractEventLoop) -> None:
         ask.timed = True
-        loop.call_later(max(0.0, ask.read.deadline - self.client.clock()), _expire, ask)
+        loop.call_later(max(0.0, ask.deadline - self.client.clock()), _expire, ask)
 
     def _close_gathering(self) -> None:
         """Send the gathering once ``GATHER`` passed without a read (or ``GATHER_MAX`` in all)."""
@@ -190,7 +192,7 @@ class JobReader:
         gathered, self._gathering = self._gathering or [], None
         for ask in gathered:
             if not ask.future.done():
-                self._due.add(ask.read.job_id, ask)
+                self._due.add(ask.job_id, ask)
         self._send_due()
 
     def _send_due(self) -> None:
@@ -211,7 +213,7 @@ class JobReader:
             self._send_due()
 
     async def _read_chunk(self, chunk: dict[int, list[_Ask]]) -> None:
-        deadline = max(ask.read.deadline for asks in chunk.values() for ask in asks)
+        deadline = max(ask.deadline for asks in chunk.values() for ask in asks)
         try:
             jobs = await self.client.call("list_jobs", query={"ids": list(chunk)}, retry_policy=ONE_LOOK,
                                           deadline=None if math.isinf(deadline) else deadline)

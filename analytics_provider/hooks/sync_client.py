@@ -1,4 +1,4 @@
-"""The worker's driver: carries out the steps of :mod:`analytics_provider.api.exchange` with ``requests``.
+"""The worker's driver: carries out the events of :mod:`analytics_provider.api.events` with ``requests``.
 
 Twin of :class:`~analytics_provider.hooks.async_client.AsyncAnalyticsClient` (same methods, same
 names); every rule lives in the exchange, so this holds only I/O.
@@ -15,12 +15,12 @@ from typing import Any, TypeVar
 import requests
 
 from analytics_provider.api.budget import Quota
-from analytics_provider.api.exchange import Exchange, Steps
-from analytics_provider.api.follow import ONE_LOOK, Read
+from analytics_provider.api.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
+from analytics_provider.api.exchange import Exchange
+from analytics_provider.api.follow import ONE_LOOK
 from analytics_provider.api.request import ApiRequest, build_request
 from analytics_provider.api.retry import CallPlan, RetryPolicy
 from analytics_provider.api.settings import ConnectionSettings, user_agent
-from analytics_provider.api.steps import Answer, AwaitSignal, Failure, Pause, Send, Stepper
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 from analytics_provider.hooks.download import CHUNK_SIZE
 
@@ -67,23 +67,31 @@ class AnalyticsClient:
         """Run the operation ``name`` of the API table and return its unwrapped result."""
         return self.run(self.exchange(build_request(name, path_args, query, body), retry_policy, deadline).call())
 
-    def read_job(self, read: Read) -> Any:
-        """One read of a wait (no retries: the wait outlasts failures), over by the read's deadline."""
-        request = build_request("get_job", (read.job_id,))
-        exchange = self.exchange(request, ONE_LOOK, None if math.isinf(read.deadline) else read.deadline)
-        return self.run(exchange.call())
+    def read_job(self, job_id: int, deadline: float = math.inf) -> Any:
+        """One read of a wait (no retries: the wait outlasts failures), over by ``deadline``."""
+        request = build_request("get_job", (job_id,))
+        return self.run(self.exchange(request, ONE_LOOK, None if math.isinf(deadline) else deadline).call())
 
-    def run(self, steps: Steps[T]) -> T:
-        """Carry out an exchange's steps; returns what it returns, raises what it raises."""
-        stepper = Stepper(steps)
-        for step in stepper:
-            if isinstance(step, Send):
-                stepper.reply(self._send(step))
-            elif isinstance(step, Pause):
-                self.sleep(step.seconds)
-            elif isinstance(step, AwaitSignal):
-                step.done.wait(step.seconds)
+    def run(self, steps: Steps[T], *, sleep: Callable[[float], None] | None = None) -> T:
+        """Carry out the events of a call or a wait; returns what it returns, raises what it
+        raises. ``sleep``: how its pauses are slept (the client's ``sleep`` otherwise)."""
+        stepper, sleep = Stepper(steps), sleep or self.sleep
+        for event in stepper:
+            if isinstance(event, Send):
+                stepper.reply(self._send(event))
+            elif isinstance(event, ReadJob):
+                stepper.reply(self._read(event))
+            elif isinstance(event, Pause):
+                sleep(event.seconds)
+            elif isinstance(event, AwaitSignal):
+                event.done.wait(event.seconds)
         return stepper.result
+
+    def _read(self, event: ReadJob) -> Any:
+        try:
+            return self.read_job(event.job_id, self.clock() + event.left)
+        except Exception as exc:  # the wait decides what a failed read means
+            return exc
 
     def iter_body(self, answer: Answer, exchange: Exchange,
                   error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None,

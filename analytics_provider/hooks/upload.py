@@ -19,7 +19,7 @@ from analytics_provider.api.request import ApiRequest, build_request
 from analytics_provider.exceptions import AnalyticsParameterError
 
 if TYPE_CHECKING:
-    from analytics_provider.api.exchange import Steps
+    from analytics_provider.api.events import Steps
     from analytics_provider.hooks.client import AnalyticsClientHook
 
 

@@ -171,12 +171,12 @@ class AnalyticsJobOperator(HookTask, OpenLineageMixin, ResumableJobMixin, FreshR
 
     def get_job_status(self, external_id: Any, context: Context) -> str:
         """The status of the job an earlier try kept (:data:`UNREACHABLE` while it cannot be read)."""
-        from analytics_provider.api.follow import UNREACHABLE, UNREADABLE, JobWatch, drive
+        from analytics_provider.api.follow import UNREACHABLE, UNREADABLE, JobWatch
 
         job_id = int(external_id)
         context["ti"].xcom_push(key="job_id", value=job_id)
         watch = JobWatch(job_id, poll_interval=self.poll_interval, max_outage=self.max_outage, clock=self.hook.clock)
-        result = drive(watch, self.hook.look_at_job, sleep=None)  # one look: stops at the first pause
+        result = self.hook.look_at_job(watch)  # one look: it stops at the first pause
         if result is None:
             return watch.status or UNREACHABLE  # pending, followed, or unreachable: wait on it again
         if result.status == "error":

@@ -79,9 +79,7 @@ class AnalyticsJobSensor(HookTask, FreshRetryMixin, BaseSensorOperator):
         return self._watch
 
     def poke(self, context: Context) -> bool:
-        from analytics_provider.api.follow import drive
-
-        result = drive(self.watch, self.hook.look_at_job, sleep=None)  # one look, up to the first pause
+        result = self.hook.look_at_job(self.watch)  # one look, up to the first pause
         if result is None:
             self.log.info("Job %s is %s", self.watch.job_id, self.watch.status)
             return False

@@ -141,11 +141,7 @@ class AnalyticsJobTrigger(BaseTrigger):
                 spread_first_wait=client.job_reader().refused is not None,
             )
 
-            async def read(action: Any) -> Any:
-                left = action.deadline - self.clock()  # onto the transport's clock:
-                return await client.read_job(follow.Read(action.job_id, client.clock() + left))
-
-            result = await follow.adrive(watch, read, self.sleep)
+            result = await client.run(follow.follow_job(watch), sleep=self.sleep)
         event = result.to_event()
         if self.try_number is not None:
             event["try_number"] = self.try_number  # read by FreshRetryMixin (fresh_retry.py)

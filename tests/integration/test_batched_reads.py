@@ -209,12 +209,12 @@ async def test_at_most_so_many_reads_go_alone_at_once_the_others_wait_it_out(
     in_flight, most = 0, 0
     read_alone = AsyncAnalyticsClient.read_job_alone
 
-    async def counted(self, read):
+    async def counted(self, job_id, deadline):
         nonlocal in_flight, most
         in_flight += 1
         most = max(most, in_flight)
         try:
-            return await read_alone(self, read)
+            return await read_alone(self, job_id, deadline)
         finally:
             in_flight -= 1
 

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from analytics_provider.api.follow import DEFAULT_MAX_OUTAGE
+from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.api.settings import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_REGION
 from analytics_provider.operators.base import AnalyticsJobOperator
 

@@ -1,4 +1,5 @@
-"""The one job-following loop (api/follow.py), driven with a fake clock: every way a wait ends, and its bounds."""
+"""The one job-following loop (api/follow.py), run by the drivers with a fake clock and a fake
+service: every way a wait ends, and its bounds."""
 
 from __future__ import annotations
 
@@ -12,17 +13,18 @@ from typing import Any
 
 import pytest
 
+from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.api.follow import (
     MAX_BACKOFF,
     MAX_FOLLOWS,
     UNREACHABLE,
     JobWatch,
-    Read,
     WaitResult,
-    adrive,
-    drive,
     final_state,
+    first_look,
+    follow_job,
 )
+from analytics_provider.api.retry import RetryPolicy
 from analytics_provider.exceptions import (
     AnalyticsDeadlineExceeded,
     AnalyticsJobError,
@@ -58,12 +60,21 @@ class Service:
         self.answer = answer
         self.reads: list[tuple[int, float, float]] = []  # job id, time, deadline
 
-    def read(self, action: Read) -> Any:
-        self.reads.append((action.job_id, self.time.now, action.deadline))
-        result = self.answer(action.job_id, self.time.now)
+    def read(self, job_id: int, deadline: float) -> Any:
+        self.reads.append((job_id, self.time.now, deadline))
+        result = self.answer(job_id, self.time.now)
         if isinstance(result, BaseException):
             raise result
         return result
+
+
+def driver(time: FakeTime, service: Service) -> Any:
+    """The worker's driver, its reads answered by ``service``."""
+    from analytics_provider.hooks.sync_client import AnalyticsClient
+
+    client = AnalyticsClient(lambda: None, RetryPolicy(), clock=time.clock, sleep=time.sleep)  # type: ignore[arg-type,return-value]
+    client.read_job = service.read  # type: ignore[method-assign]
+    return client
 
 
 def job(job_id: int, status: str, **extra: Any) -> dict[str, Any]:
@@ -78,9 +89,7 @@ def watch_for(time: FakeTime, job_id: int = 1, *, interval: float = 5.0, timeout
 
 def run(time: FakeTime, answer: Callable[[int, float], Any], **kwargs: Any) -> tuple[WaitResult, Service]:
     service = Service(time, answer)
-    result = drive(watch_for(time, **kwargs), service.read, time.sleep)
-    assert result is not None
-    return result, service
+    return driver(time, service).run(follow_job(watch_for(time, **kwargs))), service
 
 
 def test_pending_then_success_sleeps_the_interval_between_looks() -> None:
@@ -239,30 +248,36 @@ def test_every_pending_wait_is_the_interval_unless_the_first_is_spread() -> None
     assert 5 <= waits[0] < 10 and waits[1:] == [10, 10]  # read one by one, waits are spread
 
 
-def test_without_sleep_the_drive_stops_at_the_first_pause_and_keeps_what_it_learnt() -> None:
+def test_a_first_look_stops_at_the_first_pause_and_the_watch_keeps_what_it_learnt() -> None:
     t = FakeTime()
     watch = watch_for(t)
     answers = {1: job(1, "already_existed", existing_job_id=2), 2: job(2, "running")}
     service = Service(t, lambda j, now: answers[j])
-    assert drive(watch, service.read, sleep=None) is None and watch.job_id == 2 and watch.status == "already_existed"
-    assert drive(watch, service.read, sleep=None) is None and watch.status == "running"
+    client = driver(t, service)
+    assert client.run(first_look(watch)) is None and watch.job_id == 2 and watch.status == "already_existed"
+    assert client.run(first_look(watch)) is None and watch.status == "running"
     answers[2] = job(2, "success")
-    assert drive(watch, service.read, sleep=None) == WaitResult("success", 2, "success", "job 2 succeeded")
-    assert [r[0] for r in service.reads] == [1, 2, 2]
+    assert client.run(first_look(watch)) == WaitResult("success", 2, "success", "job 2 succeeded")
+    assert [r[0] for r in service.reads] == [1, 2, 2] and t.sleeps == []
 
 
-def test_the_async_drive_runs_the_same_loop() -> None:
+def test_the_async_driver_runs_the_same_loop_the_same_way(monkeypatch) -> None:
+    from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+
     t = FakeTime()
     service = Service(t, lambda j, now: job(j, "running" if now < 1010 else "success"))
 
-    async def read(action: Read) -> Any:
-        return service.read(action)
+    async def read(self: Any, job_id: int, deadline: float) -> Any:
+        return service.read(job_id, deadline)
 
     async def sleep(seconds: float) -> None:
         t.sleep(seconds)
 
-    result = asyncio.run(adrive(watch_for(t), read, sleep))
+    monkeypatch.setattr(AsyncAnalyticsClient, "read_job", read)
+    monkeypatch.setattr(AsyncAnalyticsClient, "clock", staticmethod(t.clock))
+    result = asyncio.run(AsyncAnalyticsClient("unused").run(follow_job(watch_for(t)), sleep=sleep))
     assert result.status == "success" and t.sleeps == [5.0, 5.0]
+    assert [deadline for _, _, deadline in service.reads] == [4600.0] * 3  # the watch's deadline
 
 
 @pytest.mark.parametrize(
@@ -291,7 +306,6 @@ def test_watch_settings_are_checked() -> None:
 
 def test_the_trigger_module_states_the_same_default_max_outage() -> None:
     """The trigger module repeats the figure (it may not import this module on the event loop)."""
-    from analytics_provider.api import follow
     from analytics_provider.triggers import analytics as trigger_module
 
-    assert trigger_module.DEFAULT_MAX_OUTAGE == follow.DEFAULT_MAX_OUTAGE
+    assert trigger_module.DEFAULT_MAX_OUTAGE == DEFAULT_MAX_OUTAGE

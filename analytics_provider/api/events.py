@@ -1,8 +1,11 @@
-"""What a sans-IO call asks its driver to do, and what the driver answers.
+"""The one vocabulary of the code without I/O: what it asks a driver to do, and what it gets back.
 
-:mod:`~analytics_provider.api.exchange` yields :class:`Pause`, :class:`AwaitSignal` and
-:class:`Send`; a driver (``requests`` on the worker, ``aiohttp`` in the triggerer) does each and
-sends back ``None``, or for a :class:`Send` an :class:`Answer` or a :class:`Failure`.
+A call (:mod:`~analytics_provider.api.exchange`) and a wait (:mod:`~analytics_provider.api.follow`)
+are generators of these events. A driver (``requests`` on the worker, ``aiohttp`` in the
+triggerer) runs them all the same way, with a :class:`Stepper`: it carries out each event and
+replies ``None`` to a :class:`Pause` or an :class:`AwaitSignal`, an :class:`Answer` or a
+:class:`Failure` to a :class:`Send`, and the job (or the exception its read raised) to a
+:class:`ReadJob`.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from analytics_provider.api.network import Network
 
 @dataclass(frozen=True)
 class Pause:
-    """Sleep ``seconds`` (a backoff, a quota turn)."""
+    """Sleep ``seconds`` (a backoff, a quota turn, a wait's interval); ``pending`` when a wait
+    pauses on a job known to be pending (a sensor's poke ends at any pause)."""
 
     seconds: float
+    pending: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,15 @@ class Send:
     error_body_limit: int = 1024 * 1024
 
 
+@dataclass(frozen=True)
+class ReadJob:
+    """Read the job ``job_id`` (one look of a wait, not retried), over within ``left`` seconds
+    (``inf``: no bound). The reply is the job, or the exception the read raised."""
+
+    job_id: int
+    left: float
+
+
 @dataclass(slots=True)
 class Answer:
     """The answer of a :class:`Send`: ``body`` read, or ``raw`` (the library's response) with ``stream``."""
@@ -73,32 +87,33 @@ class Failure:
     sent: bool
 
 
-Step = Union[Pause, AwaitSignal, Send]  # noqa: UP007 (a runtime alias on Python 3.10)
-
+Event = Union[Pause, AwaitSignal, Send, ReadJob]  # noqa: UP007 (a runtime alias on Python 3.10)
 
 T = TypeVar("T")
+Steps = Generator[Event, Any, T]
+"""Code without I/O: a generator of events that returns ``T``."""
 
 
 class Stepper(Generic[T]):
-    """A driver's side of the generator protocol: iterate for the steps, :meth:`reply` with what a
-    step got, read :attr:`result` at the end. The generator is closed however the loop ends, so an
-    exchange's own cleanup (a quota's turn handed over) runs even when a step fails."""
+    """A driver's side of the generator protocol: iterate for the events, :meth:`reply` with what an
+    event got, read :attr:`result` at the end. The generator is closed however the loop ends, so an
+    exchange's own cleanup (a quota's turn handed over) runs even when an event fails."""
 
-    def __init__(self, steps: Generator[Step, Any, T]) -> None:
+    def __init__(self, steps: Steps[T]) -> None:
         self._steps = steps
         self._reply: Any = None
         self.result: T
 
-    def __iter__(self) -> Iterator[Step]:
+    def __iter__(self) -> Iterator[Event]:
         try:
             while True:
                 reply, self._reply = self._reply, None
                 try:
-                    step = self._steps.send(reply)
+                    event = self._steps.send(reply)
                 except StopIteration as done:
                     self.result = done.value
                     return
-                yield step
+                yield event
         finally:
             self._steps.close()
 
