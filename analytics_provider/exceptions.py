@@ -8,6 +8,7 @@ Failures of the transport (no answer at all) are :class:`AnalyticsTransportError
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -191,6 +192,31 @@ class AnalyticsTlsError(AnalyticsApiError):
     not an outage, so never retried. The text says what was wrong and which setting fixes it."""
 
     error_type = "TLSError"
+
+
+_TRANSIENT_TLS = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError, ssl.SSLWantReadError,
+                  ssl.SSLWantWriteError)
+
+
+def tls_problem(exc: BaseException) -> ssl.SSLError | None:
+    """The certificate or handshake error inside a library's exception (its causes, its args,
+    aiohttp's and urllib3's wrappers), or None. A TLS connection cut short is not one."""
+    seen: set[int] = set()
+    todo: list[Any] = [exc]
+    found: ssl.SSLError | None = None
+    while todo:
+        item = todo.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, ssl.SSLError) and not isinstance(item, _TRANSIENT_TLS):
+            if type(item).__module__ == "ssl":  # the error itself, not a library's wrapper of it
+                return item
+            found = found or item
+        todo += [item.__cause__, item.__context__, *item.args,
+                 *(getattr(item, name, None) for name in ("reason", "certificate_error", "os_error"))]
+    return found
+
 
 
 class IncompleteDownloadError(AnalyticsTransportError):

@@ -36,7 +36,7 @@ def push_dashboard_link(operator: Any, context: Any, fetch_url: Callable[[], str
 
 def widget_dashboard_url(hook: Any, widget_id: Any) -> str | None:
     """The URL of the dashboard holding a widget: one request, no retry (the link is best effort)."""
-    from analytics_provider.api.retry import RetryPolicy
+    from analytics_provider.api.call.retry import RetryPolicy
 
     widget = hook.call("get_dashboard_widget", widget_id, query={"include_dashboard": True},
                        retry_policy=RetryPolicy(max_attempts=1))
@@ -45,7 +45,7 @@ def widget_dashboard_url(hook: Any, widget_id: Any) -> str | None:
 
 def dashboard_url(hook: Any, dashboard_id: Any) -> str | None:
     """A dashboard's URL: one request, no retry (the link is best effort)."""
-    from analytics_provider.api.retry import RetryPolicy
+    from analytics_provider.api.call.retry import RetryPolicy
 
     dashboard = hook.call("get_dashboard", dashboard_id, retry_policy=RetryPolicy(max_attempts=1))
     return dashboard.get("url") if isinstance(dashboard, dict) else None

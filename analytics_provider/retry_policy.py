@@ -18,13 +18,13 @@ Airflow before 3.3 has no task retry policies: this module imports there, and
 
 from __future__ import annotations
 
-import ssl
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from analytics_provider.api.settings import ConnectionConfigError
+from analytics_provider.api.call.settings import ConnectionConfigError
 from analytics_provider.exceptions import (
     AnalyticsParameterError,
+    AnalyticsTlsError,
     AuthError,
     InvalidEmailsInvitationError,
     InvalidOperationError,
@@ -35,6 +35,7 @@ from analytics_provider.exceptions import (
     RateLimitExceedError,
     RecordError,
     SubscriptionError,
+    tls_problem,
 )
 
 NEVER_CURED = (
@@ -50,8 +51,8 @@ MAX_WAIT = timedelta(hours=1)
 def classify(exception: BaseException) -> tuple[str, timedelta | None, str]:
     """``(action, delay, reason)`` for an error: ``retry`` (after ``delay``, None: the task's
     ``retry_delay``), ``fail`` or ``default``. Plain data, for any Airflow version."""
-    if _refused_certificate(exception):
-        return "fail", None, f"the service's certificate was refused; a retry would be refused too: {exception}"
+    if isinstance(exception, AnalyticsTlsError) or tls_problem(exception) is not None:
+        return "fail", None, f"TLS refused (the certificate or the handshake); a retry would be too: {exception}"
     if isinstance(exception, WAIT_FOR_THE_SERVICE):
         after = getattr(exception, "retry_after", None)
         delay = min(timedelta(seconds=max(1.0, float(after))), MAX_WAIT) if after is not None else None
@@ -60,18 +61,6 @@ def classify(exception: BaseException) -> tuple[str, timedelta | None, str]:
     if isinstance(exception, NEVER_CURED):
         return "fail", None, f"{type(exception).__name__} is not cured by a retry: {exception}"
     return "default", None, ""
-
-
-def _refused_certificate(exception: BaseException) -> bool:
-    """Whether a TLS certificate check failed anywhere in the exception's chain of causes."""
-    seen: set[int] = set()
-    current: BaseException | None = exception
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(current):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
 
 
 try:  # Airflow 3.3 and later

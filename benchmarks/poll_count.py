@@ -34,7 +34,7 @@ STEADY_FROM = 3  # the looks before are the wait's start: the machinery's import
 
 
 def ours(filename: str, package: str) -> str | None:
-    """The module of a function of ours (``api/follow``), or None for anything else."""
+    """The module of a function of ours (``api/jobs/wait``), or None for anything else."""
     if not filename.startswith(package):
         return None
     module = filename[len(package):].removesuffix(".py")

@@ -22,7 +22,7 @@ from analytics_provider.access.apply import Step, apply_steps
 from analytics_provider.access.plan import ADD, CHANGE, REMOVE, Change, Plan, shown_values
 from analytics_provider.access.rows import AttributeColumns, RowErrors, UserKey, cells, user_key
 from analytics_provider.access.users import invitable, invitations, invite_step, shown, unknown_users, walk_users
-from analytics_provider.api.operations import MAX_PAGE_SIZE, MAX_UPSERT_ENTRIES
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE, MAX_UPSERT_ENTRIES
 from analytics_provider.exceptions import AnalyticsParameterError
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from analytics_provider.access.apply import Step, apply_steps
 from analytics_provider.access.plan import ADD, CREATE, REMOVE, Change, Plan
 from analytics_provider.access.rows import MemberColumns, RowErrors, UserKey, cells, user_key
 from analytics_provider.access.users import invitable, invitations, invite_step, shown, unknown_users, walk_users
-from analytics_provider.api.operations import MAX_PAGE_SIZE
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
 from analytics_provider.exceptions import AnalyticsParameterError
 
 Json = dict[str, Any]

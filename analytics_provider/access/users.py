@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from analytics_provider.access.apply import Step
 from analytics_provider.access.plan import INVITE, Change, Plan
 from analytics_provider.access.rows import UserKey, shown_user
-from analytics_provider.api.operations import MAX_PAGE_SIZE
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
 from analytics_provider.exceptions import AnalyticsJobError
 
 T = TypeVar("T")

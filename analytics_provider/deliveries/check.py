@@ -14,7 +14,7 @@ from typing import Any
 
 from analytics_provider.access.rows import EMAIL
 from analytics_provider.aml.diagnostics import Diagnostic
-from analytics_provider.api.deliveries import ALERT_DESTS, SCHEDULE_DESTS
+from analytics_provider.api.wire.destinations import ALERT_DESTS, SCHEDULE_DESTS
 from analytics_provider.deliveries.files import KEY, DeliveryFile, Where
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")

@@ -17,7 +17,7 @@ from typing import Any
 
 from analytics_provider.access.apply import NotApplied, Step, apply_steps
 from analytics_provider.access.plan import CHANGE, CREATE, REMOVE, Change, Plan
-from analytics_provider.api.operations import MAX_PAGE_SIZE
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
 from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
 from analytics_provider.exceptions import AnalyticsParameterError
 

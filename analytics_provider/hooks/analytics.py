@@ -13,8 +13,8 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
-from analytics_provider.api.filters import FilterConditions, check_data_set_query, check_filter_conditions
-from analytics_provider.api.operations import (
+from analytics_provider.api.wire.filters import FilterConditions, check_data_set_query, check_filter_conditions
+from analytics_provider.api.wire.operations import (
     DASHBOARD_CATEGORIES,
     EXPORT_OUTPUTS,
     GITHUB_EVENTS,
@@ -25,7 +25,7 @@ from analytics_provider.api.operations import (
     TAG_OBJECT_TYPES,
     USER_ROLES,
 )
-from analytics_provider.api.pagination import Pages
+from analytics_provider.api.wire.pagination import Pages
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks.client import AnalyticsClientHook
 from analytics_provider.hooks.names import NamedLookups, is_id

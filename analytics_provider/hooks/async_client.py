@@ -1,4 +1,4 @@
-"""The triggerer's driver: carries out the events of :mod:`analytics_provider.api.events` with ``aiohttp``.
+"""The triggerer's driver: carries out the events of :mod:`analytics_provider.api.call.events` with ``aiohttp``.
 
 Twin of :class:`~analytics_provider.hooks.sync_client.AnalyticsClient` (same methods, same names);
 every rule lives in the exchange, so this holds only I/O. The session, the settings, the quotas
@@ -22,13 +22,13 @@ from urllib.parse import urlsplit
 import aiohttp
 from yarl import URL
 
-from analytics_provider.api.budget import Quota
-from analytics_provider.api.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
-from analytics_provider.api.exchange import Exchange
-from analytics_provider.api.follow import ONE_LOOK
-from analytics_provider.api.request import ApiRequest, build_request
-from analytics_provider.api.retry import CallPlan, RetryPolicy
-from analytics_provider.api.settings import ConnectionSettings, TransportOptions, user_agent
+from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
+from analytics_provider.api.call.exchange import Exchange
+from analytics_provider.api.call.quota import Quota
+from analytics_provider.api.call.request import ApiRequest, build_request
+from analytics_provider.api.call.retry import CallPlan, RetryPolicy
+from analytics_provider.api.call.settings import ConnectionSettings, TransportOptions, user_agent
+from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 from analytics_provider.hooks.job_reader import JobReader
 

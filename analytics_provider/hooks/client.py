@@ -2,7 +2,7 @@
 
 :class:`~analytics_provider.hooks.analytics.AnalyticsHook` adds one small method per operation
 on top of :meth:`AnalyticsClientHook.call`. The rules of a call (retries, quotas, deadlines,
-errors) are :mod:`analytics_provider.api.exchange`'s; the hook holds its driver
+errors) are :mod:`analytics_provider.api.call.exchange`'s; the hook holds its driver
 (:class:`~analytics_provider.hooks.sync_client.AnalyticsClient`).
 """
 
@@ -16,24 +16,23 @@ from urllib.parse import urljoin, urlsplit
 
 from airflow.providers.common.compat.sdk import BaseHook
 
-from analytics_provider.api.budget import Quota
-from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
-from analytics_provider.api.events import Steps
-from analytics_provider.api.exchange import Exchange
-from analytics_provider.api.follow import JobWatch, WaitResult, final_state, first_look, follow_job
-from analytics_provider.api.jobs import JobState
-from analytics_provider.api.operations import operation
-from analytics_provider.api.pagination import Pages
-from analytics_provider.api.ratelimit import RateLimit
-from analytics_provider.api.request import build_request, encode_query
-from analytics_provider.api.retry import RetryPolicy
-from analytics_provider.api.settings import (
+from analytics_provider.api.call.events import Steps
+from analytics_provider.api.call.exchange import Exchange
+from analytics_provider.api.call.quota import Quota, RateLimit
+from analytics_provider.api.call.request import build_request, encode_query
+from analytics_provider.api.call.retry import RetryPolicy
+from analytics_provider.api.call.settings import (
     USER_AGENT,
     ConnectionConfigError,
     ConnectionSettings,
     TransportOptions,
     mask_secret,
 )
+from analytics_provider.api.jobs.status import JobState
+from analytics_provider.api.jobs.wait import JobWatch, WaitResult, final_state, first_look, follow_job
+from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
+from analytics_provider.api.wire.operations import operation
+from analytics_provider.api.wire.pagination import Pages
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsParameterError,
@@ -136,7 +135,7 @@ class AnalyticsClientHook(BaseHook):
         """Run the operation ``name`` of the API table and return its unwrapped result.
 
         ``deadline`` (a time on :attr:`clock`) bounds the whole call, retries and waits
-        included: see :mod:`analytics_provider.api.retry`.
+        included: see :mod:`analytics_provider.api.call.retry`.
         """
         return self.client.call(name, *path_args, query=query, body=body, retry_policy=retry_policy,
                                 deadline=deadline)
@@ -169,7 +168,7 @@ class AnalyticsClientHook(BaseHook):
         timeout: float = 3600.0,
         max_outage: float = DEFAULT_MAX_OUTAGE,
     ) -> JobState:
-        """Poll a job until it is final and return its state (:mod:`~analytics_provider.api.follow`).
+        """Poll a job until it is final and return its state (:mod:`~analytics_provider.api.jobs.wait`).
 
         Follows ``already_existed``; outlasts transient failures for ``max_outage`` seconds.
         Raises :class:`AnalyticsJobTimeout` when it is still pending after ``timeout`` seconds
@@ -180,7 +179,7 @@ class AnalyticsClientHook(BaseHook):
         return final_state(self.client.run(follow_job(watch)))
 
     def look_at_job(self, watch: JobWatch) -> WaitResult | None:
-        """One look of a wait that spans pokes or tries (:func:`~analytics_provider.api.follow.first_look`):
+        """One look of a wait that spans pokes or tries (:func:`~analytics_provider.api.jobs.wait.first_look`):
         how it ended, or None while it goes on (``watch`` keeps what the look learnt)."""
         return self.client.run(first_look(watch))
 

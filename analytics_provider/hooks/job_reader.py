@@ -1,4 +1,4 @@
-"""The reads of a triggerer's waits gathered into List Jobs requests (I/O of :mod:`~analytics_provider.api.job_batch`).
+"""The reads of a triggerer's waits gathered into List Jobs requests (I/O of :mod:`~analytics_provider.api.jobs.batch`).
 
 One :class:`JobReader` per event loop and connection (kept by the loop's
 :class:`~analytics_provider.hooks.async_client.LoopShared`). A wait's read joins the open gathering (sent once
@@ -12,9 +12,9 @@ together) keep being read together.
 Where List Jobs fails for now (5xx, 429, no answer, an answer that is not a list of jobs, or one
 that contradicts itself), the waits of that request read their jobs alone at once, and so do all
 the reader's waits until List Jobs is tried again (after the ``Retry-After``, or a back-off:
-:class:`~analytics_provider.api.job_batch.BatchBackoff`), at most ``ALONE_AT_ONCE`` at a time.
+:class:`~analytics_provider.api.jobs.batch.BatchBackoff`), at most ``ALONE_AT_ONCE`` at a time.
 Where the service refuses List Jobs (see
-:data:`~analytics_provider.api.job_batch.REFUSING_STATUSES`), the connection reads each job
+:data:`~analytics_provider.api.jobs.batch.REFUSING_STATUSES`), the connection reads each job
 alone on that event loop from then on (the triggerer's one loop: in this process), and says so
 once in the log.
 """
@@ -27,8 +27,8 @@ import math
 from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
-from analytics_provider.api.follow import ONE_LOOK
-from analytics_provider.api.job_batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
+from analytics_provider.api.jobs.batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
+from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsTransportError, UnexpectedResponseError
 
 log = logging.getLogger(__name__)

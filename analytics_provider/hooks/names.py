@@ -1,12 +1,13 @@
-"""Dashboards, widgets and filters by name: the hook's lookups (the rules: :mod:`~analytics_provider.api.lookup`)."""
+"""Dashboards, widgets and filters by name: the hook's lookups (the rules:
+:mod:`~analytics_provider.api.wire.lookup`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from analytics_provider.api.lookup import filter_conditions, matches, pick
-from analytics_provider.api.operations import MAX_PAGE_SIZE
+from analytics_provider.api.wire.lookup import filter_conditions, matches, pick
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsLookupError
 
 Json = dict[str, Any]

@@ -1,4 +1,4 @@
-"""The worker's driver: carries out the events of :mod:`analytics_provider.api.events` with ``requests``.
+"""The worker's driver: carries out the events of :mod:`analytics_provider.api.call.events` with ``requests``.
 
 Twin of :class:`~analytics_provider.hooks.async_client.AsyncAnalyticsClient` (same methods, same
 names); every rule lives in the exchange, so this holds only I/O.
@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 
 import requests
 
-from analytics_provider.api.budget import Quota
-from analytics_provider.api.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
-from analytics_provider.api.exchange import Exchange
-from analytics_provider.api.follow import ONE_LOOK
-from analytics_provider.api.request import ApiRequest, build_request
-from analytics_provider.api.retry import CallPlan, RetryPolicy
-from analytics_provider.api.settings import ConnectionSettings, user_agent
+from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
+from analytics_provider.api.call.exchange import Exchange
+from analytics_provider.api.call.quota import Quota
+from analytics_provider.api.call.request import ApiRequest, build_request
+from analytics_provider.api.call.retry import CallPlan, RetryPolicy
+from analytics_provider.api.call.settings import ConnectionSettings, user_agent
+from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 from analytics_provider.hooks.download import CHUNK_SIZE
 

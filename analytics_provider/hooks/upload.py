@@ -2,7 +2,7 @@
 
 The multipart body is requests-toolbelt's ``MultipartEncoder``, which reads each file in small
 pieces while the socket sends them, so a 200 MB manifest never sits in memory. Both kinds go
-through the hook's driver as raw sends of one :class:`~analytics_provider.api.exchange.Exchange`
+through the hook's driver as raw sends of one :class:`~analytics_provider.api.call.exchange.Exchange`
 under its retry policy; both
 operations are creates, so nothing is re-sent once the body may have left.
 """
@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-from analytics_provider.api.operations import MANIFEST_FIELD, MAX_MANIFEST_BYTES, MAX_MANIFEST_FILES
-from analytics_provider.api.request import ApiRequest, build_request
+from analytics_provider.api.call.request import ApiRequest, build_request
+from analytics_provider.api.wire.operations import MANIFEST_FIELD, MAX_MANIFEST_BYTES, MAX_MANIFEST_FILES
 from analytics_provider.exceptions import AnalyticsParameterError
 
 if TYPE_CHECKING:
-    from analytics_provider.api.events import Steps
+    from analytics_provider.api.call.events import Steps
     from analytics_provider.hooks.client import AnalyticsClientHook
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from analytics_provider.access.rows import AttributeColumns, MemberColumns, given_rows, query_rows
-from analytics_provider.api.choices import USER_ROLES
+from analytics_provider.api.wire.choices import USER_ROLES
 from analytics_provider.exceptions import naming_the_task, refused
 from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.operators.analytics import is_templated

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.exceptions import AirflowProviderDeprecationWarning
 
-from analytics_provider.api.choices import EXPORT_OUTPUTS
-from analytics_provider.api.filters import check_filter_conditions, check_filters
+from analytics_provider.api.wire.choices import EXPORT_OUTPUTS
+from analytics_provider.api.wire.filters import check_filter_conditions, check_filters
 from analytics_provider.assets import (
     ASSET_NAME_RULE,
     check_export_asset_name,
@@ -84,7 +84,7 @@ class _DashboardJobOperator(AnalyticsJobOperator):
     def resolve_filters(self, board: dict[str, Any]) -> None:
         """Add the conditions of ``filters`` (by label) to ``dashboard_filter_conditions`` (by id)."""
         if self.filters:
-            from analytics_provider.api.lookup import filter_conditions
+            from analytics_provider.api.wire.lookup import filter_conditions
 
             named = filter_conditions(board, self.filters)
             given = {str(c["dynamic_filter_id"]) for c in self.dashboard_filter_conditions or []}
@@ -202,7 +202,7 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     def check_inputs(self) -> None:
         self.export_format = normalize_output(self.export_format)
         self.dashboard_filter_conditions = check_conditions(self.dashboard_filter_conditions)
-        from analytics_provider.api.request import check_path_id
+        from analytics_provider.api.call.request import check_path_id
         from analytics_provider.hooks.download import check_destination
 
         check_file_mode(self.file_mode)
@@ -303,7 +303,7 @@ class AnalyticsPreloadDashboardOperator(_DashboardJobOperator):
         self.check_named_filters()
 
     def check_inputs(self) -> None:
-        from analytics_provider.api.request import check_path_id
+        from analytics_provider.api.call.request import check_path_id
 
         forget_dashboard_link(self)
         self.resolved = {}

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
-from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
+from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.exceptions import AnalyticsJobError, naming_the_task, refused
 from analytics_provider.fresh_retry import FreshRetryMixin
 from analytics_provider.hook_task import HookTask
@@ -135,7 +135,7 @@ class AnalyticsJobOperator(HookTask, OpenLineageMixin, ResumableJobMixin, FreshR
     ) -> Any:
         """Resume after the trigger: check its event, then finish as a waiting task would (with the
         ids the names were resolved to before the deferral)."""
-        from analytics_provider.api.follow import WaitResult, final_state
+        from analytics_provider.api.jobs.wait import WaitResult, final_state
 
         if resolved is None and self.uses_names():  # dag.test() hands no kwargs over a deferral
             ti = context["ti"]
@@ -171,7 +171,7 @@ class AnalyticsJobOperator(HookTask, OpenLineageMixin, ResumableJobMixin, FreshR
 
     def get_job_status(self, external_id: Any, context: Context) -> str:
         """The status of the job an earlier try kept (:data:`UNREACHABLE` while it cannot be read)."""
-        from analytics_provider.api.follow import UNREACHABLE, UNREADABLE, JobWatch
+        from analytics_provider.api.jobs.wait import UNREACHABLE, UNREADABLE, JobWatch
 
         job_id = int(external_id)
         context["ti"].xcom_push(key="job_id", value=job_id)
@@ -185,7 +185,7 @@ class AnalyticsJobOperator(HookTask, OpenLineageMixin, ResumableJobMixin, FreshR
         return result.job_status
 
     def is_job_active(self, status: str) -> bool:
-        from analytics_provider.api.follow import is_pending_status
+        from analytics_provider.api.jobs.wait import is_pending_status
 
         return is_pending_status(status)
 

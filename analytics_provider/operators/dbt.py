@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-from analytics_provider.api.choices import MAX_MANIFEST_FILES
+from analytics_provider.api.wire.choices import MAX_MANIFEST_FILES
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.locations import StorageLocation

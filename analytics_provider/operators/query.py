@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.providers.common.compat.sdk import AirflowFailException
 
-from analytics_provider.api.filters import check_data_set_query
+from analytics_provider.api.wire.filters import check_data_set_query
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsParameterError, naming_the_task, refused
 from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.operators.analytics import is_templated

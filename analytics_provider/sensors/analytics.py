@@ -12,7 +12,7 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
+from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.fresh_retry import FreshRetryMixin
 from analytics_provider.hook_task import HookTask
@@ -21,7 +21,7 @@ from analytics_provider.job_tasks import check_max_outage, describe_job_failure
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-    from analytics_provider.api.follow import JobWatch, WaitResult
+    from analytics_provider.api.jobs.wait import JobWatch, WaitResult
 
 
 class AnalyticsJobSensor(HookTask, FreshRetryMixin, BaseSensorOperator):
@@ -71,7 +71,7 @@ class AnalyticsJobSensor(HookTask, FreshRetryMixin, BaseSensorOperator):
     def watch(self) -> JobWatch:
         """What the pokes have learnt so far (the job followed, the outage): kept between pokes."""
         if self._watch is None:
-            from analytics_provider.api.follow import JobWatch
+            from analytics_provider.api.jobs.wait import JobWatch
 
             self._watch = JobWatch(
                 self._job_id(), poll_interval=self.poke_interval, max_outage=self.max_outage, clock=self.hook.clock
@@ -110,7 +110,7 @@ class AnalyticsJobSensor(HookTask, FreshRetryMixin, BaseSensorOperator):
         )
 
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> None:
-        from analytics_provider.api.follow import WaitResult
+        from analytics_provider.api.jobs.wait import WaitResult
 
         try:
             result = WaitResult.from_event(event)

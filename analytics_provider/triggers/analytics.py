@@ -17,7 +17,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-DEFAULT_MAX_OUTAGE = 600.0  # seconds; the value of analytics_provider.api.choices.DEFAULT_MAX_OUTAGE
+DEFAULT_MAX_OUTAGE = 600.0  # seconds; the value of analytics_provider.api.wire.choices.DEFAULT_MAX_OUTAGE
 
 _machinery: SimpleNamespace | None = None
 
@@ -54,13 +54,13 @@ def _import_machinery() -> SimpleNamespace:
 
         configure_mappers()
 
-    from analytics_provider.api import follow
-    from analytics_provider.api.settings import log_masker_home
+    from analytics_provider.api.call.settings import log_masker_home
+    from analytics_provider.api.jobs import wait
     from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 
     log_masker_home()  # found once here: on 2.11 it is found after a failed import, a search of the path
 
-    return SimpleNamespace(follow=follow, client_class=AsyncAnalyticsClient)
+    return SimpleNamespace(wait=wait, client_class=AsyncAnalyticsClient)
 
 
 async def load_machinery() -> SimpleNamespace:
@@ -74,11 +74,11 @@ async def load_machinery() -> SimpleNamespace:
 class AnalyticsJobTrigger(BaseTrigger):
     """Poll a job until it ends, then yield exactly one event.
 
-    The event is :meth:`WaitResult.to_event <analytics_provider.api.follow.WaitResult.to_event>`:
+    The event is :meth:`WaitResult.to_event <analytics_provider.api.jobs.wait.WaitResult.to_event>`:
     ``{"status": "success" | "failed" | "timeout" | "error", "job_id", "job_status", "message",
     "last_error_log"}``; ``job_id`` is the job finally waited on (``already_existed`` is followed).
     The rules of the wait (outages, follows, the deadline) are those of
-    :mod:`analytics_provider.api.follow`. The first look is immediate, then one every interval.
+    :mod:`analytics_provider.api.jobs.wait`. The first look is immediate, then one every interval.
     The waits of a triggerer on one connection share their looks: a hundred jobs are read with
     one request (:mod:`analytics_provider.hooks.job_reader`), and waits started together keep
     being read together. Where the service refuses that, each job is read alone, and the second
@@ -129,9 +129,9 @@ class AnalyticsJobTrigger(BaseTrigger):
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         machinery = await load_machinery()
-        follow = machinery.follow
+        wait = machinery.wait
         async with machinery.client_class(self.analytics_conn_id) as client:
-            watch = follow.JobWatch(
+            watch = wait.JobWatch(
                 self.job_id,
                 poll_interval=self.poll_interval,
                 deadline=self.end_time,
@@ -141,7 +141,7 @@ class AnalyticsJobTrigger(BaseTrigger):
                 spread_first_wait=client.job_reader().refused is not None,
             )
 
-            result = await client.run(follow.follow_job(watch), sleep=self.sleep)
+            result = await client.run(wait.follow_job(watch), sleep=self.sleep)
         event = result.to_event()
         if self.try_number is not None:
             event["try_number"] = self.try_number  # read by FreshRetryMixin (fresh_retry.py)

@@ -2,13 +2,13 @@
 
 At ``builder-inited`` this extension writes, beside ``conf.py``:
 
-- ``operations_table.rst``: every operation of :data:`analytics_provider.api.operations.OPERATIONS`
+- ``operations_table.rst``: every operation of :data:`analytics_provider.api.wire.operations.OPERATIONS`
   (method, path, query options, body wrapper, answer key, job and create flags, hook method);
 - ``exceptions_tree.rst``: the class tree of :mod:`analytics_provider.exceptions`;
 - ``error_statuses.rst``: the exception class each status maps to;
 - ``emulator_levels.rst``: the emulator's rate-limit level of each operation;
 - ``regions_table.rst`` and ``connection_fields.rst``: the regions' base addresses and the
-  connection form (from ``api/settings.py`` and ``get_provider_info.py``).
+  connection form (from ``api/call/settings.py`` and ``get_provider_info.py``).
 
 It also adds the directive ``.. template-fields:: module.Class``, which lists an operator's
 ``template_fields``.
@@ -48,7 +48,7 @@ def _cell(text: str) -> str:
 
 
 def operations_table() -> str:
-    from analytics_provider.api.operations import OPERATIONS
+    from analytics_provider.api.wire.operations import OPERATIONS
     from analytics_provider.hooks.analytics import AnalyticsHook
 
     rows = []
@@ -90,7 +90,7 @@ def operations_table() -> str:
             ]
         )
     lines = [
-        f".. list-table:: The {len(rows)} operations of ``analytics_provider.api.operations.OPERATIONS``",
+        f".. list-table:: The {len(rows)} operations of ``analytics_provider.api.wire.operations.OPERATIONS``",
         "   :header-rows: 1",
         "   :widths: 22 30 20 12 14 10",
         "   :class: operations",
@@ -161,7 +161,7 @@ def error_statuses() -> str:
 
 
 def emulator_levels() -> str:
-    from analytics_provider.api.operations import OPERATIONS
+    from analytics_provider.api.wire.operations import OPERATIONS
     from analytics_provider.testing.emulator.ratelimit import LEVEL_QUOTAS, level_of
 
     lines = [
@@ -188,7 +188,7 @@ def _type_note(cls: Any) -> str:
 
 
 def regions_table() -> str:
-    from analytics_provider.api.settings import DEFAULT_REGION, REGION_BASE_URLS
+    from analytics_provider.api.call.settings import DEFAULT_REGION, REGION_BASE_URLS
 
     lines = [
         ".. list-table::",

@@ -183,7 +183,7 @@ def test_unknown_users_are_reported_or_invited(access_bag, analytics_emulator, a
 def test_a_failed_third_upsert_fails_the_task_with_what_was_applied_and_a_rerun_converges(
     access_bag, analytics_emulator, analytics_connection, warehouse, hook, capfd, monkeypatch
 ) -> None:
-    from analytics_provider.api.retry import RetryPolicy
+    from analytics_provider.api.call.retry import RetryPolicy
     from analytics_provider.hooks import client
 
     # the default policy (5 tries) with short waits: what follows the retries is under test, not their backoff

@@ -149,9 +149,10 @@ def test_failing_publish_fails_its_task_with_the_diagnostics_in_the_log(
 TASK_TIME_MODULES = (
     "aiohttp", "requests", "tenacity", "openpyxl", "openlineage", "analytics_provider.testing",
     "analytics_provider.hooks", "analytics_provider.triggers", "analytics_provider.lineage",
-    "analytics_provider.api.operations", "analytics_provider.api.request", "analytics_provider.api.lookup",
-    "analytics_provider.api.follow", "analytics_provider.api.jobs", "analytics_provider.api.retry",
-    "analytics_provider.api.exchange", "analytics_provider.access.apply", "analytics_provider.deliveries.plan",
+    "analytics_provider.api.wire.operations", "analytics_provider.api.call.request",
+    "analytics_provider.api.wire.lookup",
+    "analytics_provider.api.jobs.wait", "analytics_provider.api.jobs.status", "analytics_provider.api.call.retry",
+    "analytics_provider.api.call.exchange", "analytics_provider.access.apply", "analytics_provider.deliveries.plan",
     "analytics_provider.aml.lint", "analytics_provider.aml.compiler",
 )
 """What only a running task (or the triggerer) needs: the HTTP clients, the hook, the operations

@@ -11,6 +11,7 @@ import pytest
 
 from analytics_provider import retry_policy
 from analytics_provider.exceptions import (
+    AnalyticsTlsError,
     AnalyticsTransportError,
     AuthError,
     InternalServiceError,
@@ -36,6 +37,9 @@ def test_errors_map_to_decisions() -> None:
         raise AnalyticsTransportError("TLS") from ssl.SSLCertVerificationError("certificate verify failed")
     except AnalyticsTransportError as refused:
         assert retry_policy.classify(refused)[0] == "fail"
+    # what the hook raises for a certificate it does not trust (the exchange's one TLS rule)
+    untrusted = AnalyticsTlsError("the certificate of eu.holistics.io is not trusted (self-signed certificate)")
+    assert retry_policy.classify(untrusted)[0] == "fail"
 
 
 def test_the_policy_exists_from_airflow_33_and_says_so_before() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import requests
 
-from analytics_provider.api.jobs import PENDING_JOB_STATUSES
+from analytics_provider.api.jobs.status import PENDING_JOB_STATUSES
 from analytics_provider.testing.emulator.api import ApiService
 from analytics_provider.testing.emulator.app import AnalyticsEmulator
 from analytics_provider.testing.emulator.wire import Incoming, Outcome

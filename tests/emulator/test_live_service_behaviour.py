@@ -7,7 +7,7 @@ from email.utils import parsedate_to_datetime
 
 import pytest
 
-from analytics_provider.api.ratelimit import parse_retry_after
+from analytics_provider.api.call.quota import parse_retry_after
 from analytics_provider.exceptions import AnalyticsParameterError, NotFoundError
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.testing.emulator.app import AnalyticsEmulator

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from analytics_provider.api.operations import OPERATIONS
+from analytics_provider.api.wire.operations import OPERATIONS
 from analytics_provider.testing.emulator.handlers import load_handlers
 
 from .conftest import Api

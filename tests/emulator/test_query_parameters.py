@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from vendor_facts import vendor_document
 
-from analytics_provider.api.operations import OPERATIONS, QueryParam
+from analytics_provider.api.wire.operations import OPERATIONS, QueryParam
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.testing.emulator import api as api_module
 from analytics_provider.testing.emulator.app import AnalyticsEmulator

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analytics_provider.api.operations import OPERATIONS
+from analytics_provider.api.wire.operations import OPERATIONS
 from analytics_provider.testing.emulator.ratelimit import LEVEL_QUOTAS, RateLimiter, level_of
 
 from .conftest import Api, error_of

@@ -84,7 +84,7 @@ HUGE = Answer(500, {"type": "InternalHolisticsError", "message": "m" * 10_000_00
 
 def test_a_huge_error_message_is_cut_in_the_error_and_in_each_retry_line(hook, server, caplog) -> None:
     server.answer = always(HUGE)
-    with caplog.at_level(logging.WARNING, logger="analytics_provider.api.retry"), pytest.raises(
+    with caplog.at_level(logging.WARNING, logger="analytics_provider.api.call.retry"), pytest.raises(
         InternalServiceError
     ) as raised:
         hook.get_job(7)

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from analytics_provider.api.operations import operation
-from analytics_provider.api.retry import RetryPolicy, is_retryable, is_transient
+from analytics_provider.api.call.retry import RetryPolicy, is_retryable, is_transient
+from analytics_provider.api.wire.operations import operation
 from analytics_provider.exceptions import (
     AnalyticsDeadlineExceeded,
     AnalyticsParameterError,

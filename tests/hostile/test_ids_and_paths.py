@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analytics_provider.api.operations import OPERATIONS, match_route
-from analytics_provider.api.request import check_path_id
+from analytics_provider.api.call.request import check_path_id
+from analytics_provider.api.wire.operations import OPERATIONS, match_route
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsParameterError
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient

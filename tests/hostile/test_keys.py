@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from analytics_provider.api.settings import ConnectionConfigError
+from analytics_provider.api.call.settings import ConnectionConfigError
 from analytics_provider.exceptions import AnalyticsApiError
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
@@ -106,10 +106,10 @@ def test_a_transport_failure_names_no_header(hook, server) -> None:
 
 
 def test_no_step_of_an_exchange_shows_the_key_or_a_proxy_password() -> None:
-    from analytics_provider.api.exchange import Exchange
-    from analytics_provider.api.request import build_request
-    from analytics_provider.api.retry import CallPlan, RetryPolicy
-    from analytics_provider.api.settings import ConnectionSettings
+    from analytics_provider.api.call.exchange import Exchange
+    from analytics_provider.api.call.request import build_request
+    from analytics_provider.api.call.retry import CallPlan, RetryPolicy
+    from analytics_provider.api.call.settings import ConnectionSettings
 
     conn = SimpleNamespace(password=KEY, extra_dejson={
         "base_url": "https://svc.example/api/v2", "proxies": {"https": "http://egress:pr0xy-pw-77@proxy.example:3128"}})

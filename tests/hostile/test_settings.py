@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from analytics_provider.api.retry import RetryPolicy
-from analytics_provider.api.settings import MIN_TIMEOUT, ConnectionConfigError
+from analytics_provider.api.call.retry import RetryPolicy
+from analytics_provider.api.call.settings import MIN_TIMEOUT, ConnectionConfigError
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsParameterError, AnalyticsTransportError
 from analytics_provider.get_provider_info import get_provider_info
 from analytics_provider.hooks.analytics import AnalyticsHook

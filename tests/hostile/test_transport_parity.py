@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from analytics_provider import __version__
-from analytics_provider.api import network
-from analytics_provider.api.retry import RetryPolicy
-from analytics_provider.api.settings import ConnectionConfigError
+from analytics_provider.api.call import network
+from analytics_provider.api.call.retry import RetryPolicy
+from analytics_provider.api.call.settings import ConnectionConfigError
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,
@@ -393,7 +393,7 @@ def test_the_private_ca_is_trusted_when_named(driver, tls_server, ca, connect, m
 @pytest.mark.parametrize("verify", [False, "false", "False"])
 def test_verify_false_connects_and_warns_once(driver, tls_server, connect, quiet_env, caplog, verify) -> None:
     connect(base_url=tls_server.base_url, verify=verify)
-    with caplog.at_level(logging.WARNING, logger="analytics_provider.api.network"):
+    with caplog.at_level(logging.WARNING, logger="analytics_provider.api.call.network"):
         outcomes = driver.run(get_job(), get_job()) + driver.run(get_job())
     assert [o["status"] for o in outcomes] == ["running"] * 3
     warnings = [r for r in caplog.records if "certificates" in r.getMessage()]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import tenacity
 
-from analytics_provider.api.retry import RetryPolicy
+from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.exceptions import RateLimitExceedError
 from analytics_provider.hooks import async_client
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from analytics_provider.api.budget import Quota, QuotaState
-from analytics_provider.api.retry import RetryPolicy
+from analytics_provider.api.call.quota import Quota, QuotaState
+from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 from analytics_provider.hooks.sync_client import AnalyticsClient

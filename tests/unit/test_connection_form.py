@@ -95,7 +95,7 @@ body = {"connection_id": form["conn_id"], "conn_type": form["conn_type"], "passw
 saved = client.post("/api/v2/connections", json=body, headers=headers).status_code
 from airflow.models.connection import Connection  # what the api-server stored, read as the hook reads it
 from airflow.utils.session import create_session
-from analytics_provider.api.settings import ConnectionSettings
+from analytics_provider.api.call.settings import ConnectionSettings
 with create_session() as session:
     stored = session.query(Connection).filter_by(conn_id=form["conn_id"]).one()
     settings = ConnectionSettings.from_connection(stored, form["conn_id"])

@@ -8,8 +8,8 @@ import re
 import sys
 from pathlib import Path
 
-from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
-from analytics_provider.api.settings import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_REGION
+from analytics_provider.api.call.settings import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_REGION
+from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.operators.base import AnalyticsJobOperator
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The one job-following loop (api/follow.py), run by the drivers with a fake clock and a fake
+"""The one job-following loop (api/jobs/wait.py), run by the drivers with a fake clock and a fake
 service: every way a wait ends, and its bounds."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
-from analytics_provider.api.follow import (
+from analytics_provider.api.call.retry import RetryPolicy
+from analytics_provider.api.jobs.wait import (
     MAX_BACKOFF,
     MAX_FOLLOWS,
     UNREACHABLE,
@@ -24,7 +24,7 @@ from analytics_provider.api.follow import (
     first_look,
     follow_job,
 )
-from analytics_provider.api.retry import RetryPolicy
+from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.exceptions import (
     AnalyticsDeadlineExceeded,
     AnalyticsJobError,

@@ -8,7 +8,7 @@ import pytest
 import requests
 
 from analytics_provider import exceptions as exc
-from analytics_provider.api.retry import RetryPolicy
+from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.hooks.analytics import AnalyticsHook
 
 from .conftest import BASE, KEY

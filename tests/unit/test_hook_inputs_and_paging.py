@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from analytics_provider.api.settings import ConnectionConfigError, resolve_base_url
+from analytics_provider.api.call.settings import ConnectionConfigError, resolve_base_url
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks.analytics import AnalyticsHook
 

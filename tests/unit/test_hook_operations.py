@@ -13,8 +13,8 @@ import pytest
 import requests
 from vendor_facts import vendor_document
 
-from analytics_provider.api.conditions import OPERATOR_VALUES
-from analytics_provider.api.operations import OPERATIONS
+from analytics_provider.api.wire.conditions import OPERATOR_VALUES
+from analytics_provider.api.wire.operations import OPERATIONS
 from analytics_provider.hooks.analytics import AnalyticsHook
 
 from .conftest import BASE, KEY
@@ -608,7 +608,7 @@ def test_every_operation_has_a_hook_method() -> None:
 
 
 def test_array_query_parameters_use_brackets(hook, mock) -> None:
-    from analytics_provider.api.request import encode_query
+    from analytics_provider.api.call.request import encode_query
 
     pairs = encode_query(OPERATIONS["list_users"], {"role": ["admin", "analyst"]})
     assert pairs == (("role[]", "admin"), ("role[]", "analyst"))

@@ -16,14 +16,16 @@ PACKAGE = Path(__file__).resolve().parents[2] / "analytics_provider"
 GROUND = ("analytics_provider", "analytics_provider.get_provider_info", "analytics_provider.exceptions",
           "analytics_provider.locations", "analytics_provider.file_modes", "analytics_provider.version_compat")
 API = ("analytics_provider.api",)
+WIRE = ("analytics_provider.api.wire",)
+CALL = ("analytics_provider.api.call",)
 HOOKS = ("analytics_provider.hooks",)
 PLANS = ("analytics_provider.plans",)
 FEATURES = ("analytics_provider.access", "analytics_provider.deliveries", "analytics_provider.aml",
             "analytics_provider.impact")
 EMULATOR = ("analytics_provider.testing.emulator",)
-EMULATOR_MAY_USE = ("analytics_provider.api.operations", "analytics_provider.api.choices",
-                    "analytics_provider.api.conditions", "analytics_provider.api.queries",
-                    "analytics_provider.api.deliveries", "analytics_provider.api.jobs")
+EMULATOR_MAY_USE = ("analytics_provider.api.wire.operations", "analytics_provider.api.wire.choices",
+                    "analytics_provider.api.wire.conditions", "analytics_provider.api.wire.queries",
+                    "analytics_provider.api.wire.destinations", "analytics_provider.api.jobs.status")
 """The service's own vocabulary (the operations table, the values of its parameters, what a job
 status is); none of a client's machinery."""
 
@@ -31,6 +33,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     # (room, its modules, what it may import besides itself)
     ("ground", GROUND, GROUND),
     ("api", API, GROUND),
+    ("api/wire", WIRE, GROUND),
+    ("api/call", CALL, GROUND + WIRE),
     ("hooks", HOOKS, GROUND + API),
     ("plans", PLANS, GROUND + API + HOOKS),
     ("emulator", EMULATOR, EMULATOR_MAY_USE),

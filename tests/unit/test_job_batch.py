@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from analytics_provider.api.job_batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
-from analytics_provider.api.request import build_request
+from analytics_provider.api.call.request import build_request
+from analytics_provider.api.jobs.batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,

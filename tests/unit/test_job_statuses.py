@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from vendor_facts import vendor_document
 
-from analytics_provider.api.follow import final_state, is_pending_status
-from analytics_provider.api.jobs import JOB_STATUS_MEANINGS, JobOutcome, meaning_of
+from analytics_provider.api.jobs.status import JOB_STATUS_MEANINGS, JobOutcome, meaning_of
+from analytics_provider.api.jobs.wait import final_state, is_pending_status
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout
 
 from .test_follow import FakeTime, job, run

@@ -83,7 +83,7 @@ def test_one_namespace_per_service_address(base_url, namespace):
 
 
 def test_each_region_has_its_own_namespace():
-    from analytics_provider.api.settings import REGION_BASE_URLS
+    from analytics_provider.api.call.settings import REGION_BASE_URLS
 
     namespaces = {service_namespace(url) for url in REGION_BASE_URLS.values()}
     assert len(namespaces) == len(REGION_BASE_URLS)

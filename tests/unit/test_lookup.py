@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analytics_provider.api.lookup import check_filters, filter_conditions, pick
+from analytics_provider.api.wire.lookup import check_filters, filter_conditions, pick
 from analytics_provider.exceptions import AnalyticsLookupError, AnalyticsParameterError
 
 BOARDS = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analytics_provider.api.network import Network, NetworkConfigError
+from analytics_provider.api.call.network import Network, NetworkConfigError
 
 NO_ENV: dict[str, str] = {}
 

@@ -13,7 +13,7 @@ import pytest
 from fd_guard import open_descriptors
 from vendor_facts import FACTS, source_checksum, vendor_document
 
-from analytics_provider.api.operations import OPERATIONS
+from analytics_provider.api.wire.operations import OPERATIONS
 
 TESTS = Path(__file__).resolve().parents[1]
 

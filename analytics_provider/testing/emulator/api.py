@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from analytics_provider.api.operations import OPERATIONS, Operation, match_route
+from analytics_provider.api.wire.operations import OPERATIONS, Operation, match_route
 from analytics_provider.testing.emulator.errors import (
     ApiError,
     error_for_status,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from analytics_provider.api.operations import OPERATIONS
+from analytics_provider.api.wire.operations import OPERATIONS
 
 FILES_OPERATION = "download_file"
 """The operation name of a request to the files origin."""

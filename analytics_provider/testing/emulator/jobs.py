@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from analytics_provider.api.jobs import FINAL_JOB_STATUSES, PENDING_JOB_STATUSES
+from analytics_provider.api.jobs.status import FINAL_JOB_STATUSES, PENDING_JOB_STATUSES
 
 JOB_ERROR = "JobExecutionError"
 """The error class a failed job's result names."""

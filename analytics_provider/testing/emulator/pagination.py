@@ -8,7 +8,7 @@ import binascii
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from analytics_provider.api.operations import MAX_PAGE_SIZE
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
 from analytics_provider.testing.emulator.errors import by_rule, invalid_parameter
 
 T = TypeVar("T")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import formatdate
 
-from analytics_provider.api.operations import OPERATIONS, Operation
+from analytics_provider.api.wire.operations import OPERATIONS, Operation
 
 LEVEL_QUOTAS = {1: 120, 2: 60, 3: 20}
 LEVEL_2 = frozenset({

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from analytics_provider.api.conditions import condition_problems
+from analytics_provider.api.wire.conditions import condition_problems
 from analytics_provider.testing.emulator.errors import record_error
 from analytics_provider.testing.emulator.state import Table
 

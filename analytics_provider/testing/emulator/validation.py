@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from analytics_provider.api.operations import MAX_PAGE_SIZE, Operation
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE, Operation
 from analytics_provider.testing.emulator.errors import ApiError, by_rule, invalid_parameter, record_error
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

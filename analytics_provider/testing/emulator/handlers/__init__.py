@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from analytics_provider.api.operations import OPERATIONS, Operation
+from analytics_provider.api.wire.operations import OPERATIONS, Operation
 from analytics_provider.testing.emulator.jobs import Job
 from analytics_provider.testing.emulator.state import Json, State, find
 from analytics_provider.testing.emulator.world import World

@@ -6,7 +6,7 @@ import copy
 import re
 from typing import Any
 
-from analytics_provider.api.operations import MAX_UPSERT_ENTRIES, SUBJECT_TYPES
+from analytics_provider.api.wire.operations import MAX_UPSERT_ENTRIES, SUBJECT_TYPES
 from analytics_provider.testing.emulator.errors import ApiError, invalid_operation, not_found, record_error
 from analytics_provider.testing.emulator.handlers import Call, handles
 from analytics_provider.testing.emulator.pagination import page

@@ -7,7 +7,7 @@ import re
 import secrets
 from typing import Any
 
-from analytics_provider.api.operations import TAG_OBJECT_TYPES
+from analytics_provider.api.wire.operations import TAG_OBJECT_TYPES
 from analytics_provider.testing.emulator.errors import invalid_operation
 from analytics_provider.testing.emulator.handlers import Call, handles, public
 from analytics_provider.testing.emulator.handlers.content import dashboard_uname

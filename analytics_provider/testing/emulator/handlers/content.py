@@ -8,7 +8,7 @@ import json
 import re
 import secrets
 
-from analytics_provider.api.operations import DASHBOARD_CATEGORIES
+from analytics_provider.api.wire.operations import DASHBOARD_CATEGORIES
 from analytics_provider.testing.emulator.errors import (
     by_rule,
     invalid_operation,

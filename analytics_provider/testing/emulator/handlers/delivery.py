@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from analytics_provider.api.deliveries import ALERT_DESTS, ATTACHMENT_FORMATS, SCHEDULE_DESTS
-from analytics_provider.api.queries import AGGREGATIONS, TRANSFORMATIONS
+from analytics_provider.api.wire.destinations import ALERT_DESTS, ATTACHMENT_FORMATS, SCHEDULE_DESTS
+from analytics_provider.api.wire.queries import AGGREGATIONS, TRANSFORMATIONS
 from analytics_provider.testing.emulator.errors import record_error
 from analytics_provider.testing.emulator.handlers import Call, handles
 from analytics_provider.testing.emulator.pagination import page

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from analytics_provider.api.queries import query_problems
+from analytics_provider.api.wire.queries import query_problems
 from analytics_provider.testing.emulator.errors import ApiError, by_rule, record_error
 from analytics_provider.testing.emulator.handlers import Call, handles
 from analytics_provider.testing.emulator.state import Json, State, Table

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analytics_provider.api.operations import USER_ROLES
+from analytics_provider.api.wire.operations import USER_ROLES
 from analytics_provider.testing.emulator.errors import (
     ApiError,
     by_rule,

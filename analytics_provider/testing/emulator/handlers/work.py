@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from analytics_provider.api.operations import (
+from analytics_provider.api.wire.operations import (
     EXPORT_OUTPUTS,
     MANIFEST_FIELD,
     MAX_MANIFEST_BYTES,

@@ -1,15 +1,15 @@
 """Following a job until it ends: the one loop every wait runs (hook, sensor, trigger), without I/O.
 
-:func:`follow_job` is a generator of the events of :mod:`~analytics_provider.api.events`: it
-yields :class:`~analytics_provider.api.events.ReadJob` (look at a job, within the seconds left
-before the deadline) and :class:`~analytics_provider.api.events.Pause` (wait this long),
+:func:`follow_job` is a generator of the events of :mod:`~analytics_provider.api.call.events`: it
+yields :class:`~analytics_provider.api.call.events.ReadJob` (look at a job, within the seconds left
+before the deadline) and :class:`~analytics_provider.api.call.events.Pause` (wait this long),
 receives each read's answer (the Job, or the exception it raised) and returns a
 :class:`WaitResult`. The drivers run it as they run a call (``client.run(follow_job(watch))``);
 :func:`first_look` is one look of it, up to its first pause (a sensor's poke).
 :class:`JobWatch` holds what a wait has learnt (the job it now follows, the outage it is in),
 so a sensor can carry it across pokes.
 
-Rules: a pending job (:data:`~analytics_provider.api.jobs.JOB_STATUS_MEANINGS`) is read again
+Rules: a pending job (:data:`~analytics_provider.api.jobs.status.JOB_STATUS_MEANINGS`) is read again
 after ``poll_interval``; ``already_existed`` is followed to ``existing_job_id``, at most
 ``MAX_FOLLOWS`` times and never back to a job already seen; a transient failure (no answer,
 timeout, 5xx, 429, an answer that is not a Job) is tried again with backoff (``Retry-After``
@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from analytics_provider.api.choices import DEFAULT_MAX_OUTAGE
-from analytics_provider.api.events import Pause, ReadJob, Steps
-from analytics_provider.api.jobs import FINAL_JOB_STATUSES, JobOutcome, JobState, read_job
-from analytics_provider.api.retry import RetryPolicy, is_transient
+from analytics_provider.api.call.events import Pause, ReadJob, Steps
+from analytics_provider.api.call.retry import RetryPolicy, is_transient
+from analytics_provider.api.jobs.status import FINAL_JOB_STATUSES, JobOutcome, JobState, job_state
+from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsJobError, AnalyticsJobTimeout
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ class JobWatch:
             return self._on_failure(answer, str(answer))
         if not isinstance(answer, Mapping) or not answer.get("status"):
             return self._on_failure(None, f"unusable answer for job {self.job_id}: {answer!r:.200}")
-        state = read_job(answer, self.job_id)
+        state = job_state(answer, self.job_id)
         if state.outcome is JobOutcome.UNKNOWN:
             return self._on_unknown_status(state.status)
         self.outage_since, self.failures, self.last_failure = None, 0, None

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from analytics_provider.api.conditions import condition_problems
+from analytics_provider.api.wire.conditions import condition_problems
 
 AGGREGATIONS = (
     "sum", "avg", "max", "min", "running sum", "running avg", "running max", "running min", "count",

@@ -35,8 +35,8 @@ from typing import Any
 
 import tenacity
 
-from analytics_provider.api.operations import Operation
-from analytics_provider.api.request import ApiRequest
+from analytics_provider.api.call.request import ApiRequest
+from analytics_provider.api.wire.operations import Operation
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,

@@ -1,8 +1,8 @@
 """One API call without I/O: every rule of a call, written once for both transports.
 
 An :class:`Exchange` is one call in progress. Its methods are generators of the events of
-:mod:`~analytics_provider.api.events` (pause, await a quota probe, send), as a wait
-(:mod:`~analytics_provider.api.follow`) is, and receive what the driver got.
+:mod:`~analytics_provider.api.call.events` (pause, await a quota probe, send), as a wait
+(:mod:`~analytics_provider.api.jobs.wait`) is, and receive what the driver got.
 :meth:`Exchange.call` is a whole call: the quota turn, the request, what the answer or failure
 means, retry or not and for how long, the error to raise. :meth:`Exchange.send` is
 one raw exchange (uploads and downloads build their attempts on it) and :meth:`Exchange.retried`
@@ -21,23 +21,21 @@ from urllib.parse import urlsplit
 
 import tenacity
 
-from analytics_provider.api.budget import Quota
-from analytics_provider.api.events import Answer, Failure, Pause, Send, Steps
-from analytics_provider.api.ratelimit import parse_retry_after
-from analytics_provider.api.request import ApiRequest, parse_response
-from analytics_provider.api.retry import CallPlan, is_retryable
-from analytics_provider.api.settings import ConnectionSettings
+from analytics_provider.api.call.events import Answer, Failure, Pause, Send, Steps
+from analytics_provider.api.call.quota import Quota, parse_retry_after
+from analytics_provider.api.call.request import ApiRequest, parse_response
+from analytics_provider.api.call.retry import CallPlan, is_retryable
+from analytics_provider.api.call.settings import ConnectionSettings
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,
     AnalyticsTlsError,
     AnalyticsTransportError,
+    tls_problem,
 )
 
 T = TypeVar("T")
 MAX_ERROR_BODY = 1024 * 1024  # bytes of an error answer read (its text is bounded further)
-_TRANSIENT_TLS = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError, ssl.SSLWantReadError,
-                  ssl.SSLWantWriteError)
 
 
 class Exchange:
@@ -180,26 +178,6 @@ class Exchange:
                 method=request.method, path=request.path,
             )
         return error
-
-
-def tls_problem(exc: BaseException) -> ssl.SSLError | None:
-    """The certificate or handshake error inside a library's exception (its causes, its args,
-    aiohttp's and urllib3's wrappers), or None. A TLS connection cut short is not one."""
-    seen: set[int] = set()
-    todo: list[Any] = [exc]
-    found: ssl.SSLError | None = None
-    while todo:
-        item = todo.pop()
-        if not isinstance(item, BaseException) or id(item) in seen:
-            continue
-        seen.add(id(item))
-        if isinstance(item, ssl.SSLError) and not isinstance(item, _TRANSIENT_TLS):
-            if type(item).__module__ == "ssl":  # the error itself, not a library's wrapper of it
-                return item
-            found = found or item
-        todo += [item.__cause__, item.__context__, *item.args,
-                 *(getattr(item, name, None) for name in ("reason", "certificate_error", "os_error"))]
-    return found
 
 
 def describe_tls(error: ssl.SSLError, host: str, settings: ConnectionSettings) -> str:

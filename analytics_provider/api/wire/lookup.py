@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from analytics_provider.api.filters import check_filters
+from analytics_provider.api.wire.filters import check_filters
 from analytics_provider.exceptions import AnalyticsLookupError, AnalyticsParameterError
 
 Json = Mapping[str, Any]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from analytics_provider.api.operations import MAX_PAGE_SIZE, Operation, encode_query_value, operation
-from analytics_provider.api.ratelimit import parse_retry_after
+from analytics_provider.api.call.quota import parse_retry_after
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE, Operation, encode_query_value, operation
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsParameterError,

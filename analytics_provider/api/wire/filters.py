@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from analytics_provider.api.conditions import condition_problems
-from analytics_provider.api.queries import query_problems
+from analytics_provider.api.wire.conditions import condition_problems
+from analytics_provider.api.wire.queries import query_problems
 from analytics_provider.exceptions import AnalyticsParameterError
 
 FilterConditions = Sequence[Mapping[str, Any]]

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from analytics_provider.api.choices import (
+from analytics_provider.api.wire.choices import (
     ALERT_DEST_TYPES,
     BASIC_SORTS,
     CREATOR_ROLES,

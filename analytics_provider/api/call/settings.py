@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from analytics_provider import __version__
-from analytics_provider.api.network import Network, NetworkConfigError
+from analytics_provider.api.call.network import Network, NetworkConfigError
 from analytics_provider.get_provider_info import DEFAULT_HEADER_NAME, REGION_BASE_URLS, REGIONS, VENDOR_HEADER_NAME
 
 VENDOR_HOSTS = frozenset(urlsplit(url).hostname for url in REGION_BASE_URLS.values())

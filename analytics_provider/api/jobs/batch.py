@@ -1,6 +1,6 @@
 """Reading the jobs of many waits with one request per hundred, without I/O.
 
-The waits of a triggerer each follow their own job (:mod:`~analytics_provider.api.follow`); their
+The waits of a triggerer each follow their own job (:mod:`~analytics_provider.api.jobs.wait`); their
 reads can share List Jobs (``GET /jobs?ids[]=``, at most 100 ids). :class:`DueReads` keeps the
 reads asked for, oldest first, and hands out the ids of the next request (the oldest first, so
 that under a quota every wait's turn comes alike); :func:`sort_answer` gives each id asked its
@@ -18,8 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from analytics_provider.api.operations import MAX_JOB_IDS
-from analytics_provider.api.retry import is_transient
+from analytics_provider.api.call.retry import is_transient
+from analytics_provider.api.wire.operations import MAX_JOB_IDS
 from analytics_provider.exceptions import AnalyticsApiError, UnexpectedResponseError
 
 W = TypeVar("W")

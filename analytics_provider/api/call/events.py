@@ -1,6 +1,6 @@
 """The one vocabulary of the code without I/O: what it asks a driver to do, and what it gets back.
 
-A call (:mod:`~analytics_provider.api.exchange`) and a wait (:mod:`~analytics_provider.api.follow`)
+A call (:mod:`~analytics_provider.api.call.exchange`) and a wait (:mod:`~analytics_provider.api.jobs.wait`)
 are generators of these events. A driver (``requests`` on the worker, ``aiohttp`` in the
 triggerer) runs them all the same way, with a :class:`Stepper`: it carries out each event and
 replies ``None`` to a :class:`Pause` or an :class:`AwaitSignal`, an :class:`Answer` or a
@@ -14,7 +14,7 @@ from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, Union
 
-from analytics_provider.api.network import Network
+from analytics_provider.api.call.network import Network
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ class JobState:
     last_error_log: str | None = None
 
 
-def read_job(job: Mapping[str, Any], job_id: int) -> JobState:
+def job_state(job: Mapping[str, Any], job_id: int) -> JobState:
     """Classify a Job by :data:`JOB_STATUS_MEANINGS`.
 
     ``already_existed`` without an ``existing_job_id`` cannot be followed and counts as failed.

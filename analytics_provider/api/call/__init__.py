@@ -1,0 +1,1 @@
+"""One API call without I/O: its events, request, exchange, retries, quota, network and settings."""

@@ -1,0 +1,1 @@
+"""Waiting for jobs without I/O: what a status means, following a job, batched reads."""
