@@ -23,10 +23,10 @@ import aiohttp
 from yarl import URL
 
 from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
-from analytics_provider.api.call.exchange import Exchange
+from analytics_provider.api.call.exchange import CallPlan, Exchange
 from analytics_provider.api.call.quota import Quota
 from analytics_provider.api.call.request import ApiRequest, build_request
-from analytics_provider.api.call.retry import CallPlan, RetryPolicy
+from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.api.call.settings import ConnectionSettings, TransportOptions, user_agent
 from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
@@ -50,6 +50,8 @@ class AsyncAnalyticsClient:
         self.retry_policy = retry_policy or RetryPolicy()
         self.options = TransportOptions(connect_timeout=connect_timeout, read_timeout=timeout)
         self._shared: LoopShared | None = None
+        self._settings_read: ConnectionSettings | None = None  # the connection's settings, as last read
+        self._settings: ConnectionSettings | None = None  # ... with this client's options
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(analytics_conn_id={self.analytics_conn_id!r})"
@@ -70,11 +72,16 @@ class AsyncAnalyticsClient:
         found = shared.fresh_settings(self.analytics_conn_id, self.clock())
         if found is None:
             found = await shared.read_settings(self.analytics_conn_id, self.clock)
-        return self.options.apply(found)
+        if found is not self._settings_read or self._settings is None:  # options applied once per read
+            self._settings_read, self._settings = found, self.options.apply(found)
+        return self._settings
 
     def quota(self, endpoint: str) -> Quota:
         """The quota of one endpoint (``"GET /jobs/{id}"``), shared by the loop's waits."""
-        return self._require().quota(self.analytics_conn_id, endpoint, type(self).clock)
+        quotas, key = self._require().quotas, (self.analytics_conn_id, endpoint)
+        if key not in quotas:
+            quotas[key] = Quota(clock=type(self).clock, event=asyncio.Event)
+        return quotas[key]
 
     async def exchange(self, request: ApiRequest, retry_policy: RetryPolicy | None = None,
                        deadline: float | None = None) -> Exchange:
@@ -250,12 +257,6 @@ class LoopShared:
             await asyncio.to_thread(lambda: settings.network.ssl_context)
             self.settings[conn_id] = (clock(), settings)
             return settings
-
-    def quota(self, conn_id: str, endpoint: str, clock: Callable[[], float]) -> Quota:
-        key = (conn_id, endpoint)
-        if key not in self.quotas:
-            self.quotas[key] = Quota(clock=clock, event=asyncio.Event)
-        return self.quotas[key]
 
     def timeout(self, left: float | None, connect: float, read: float | None) -> aiohttp.ClientTimeout:
         """The connect timeout, the per-read one (None: none, the whole is bounded), and the whole

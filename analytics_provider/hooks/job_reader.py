@@ -186,9 +186,6 @@ class JobReader:
         if now < quiet_at and now < self._gathering_since + self.GATHER_MAX:
             loop.call_at(min(quiet_at, self._gathering_since + self.GATHER_MAX), self._close_gathering)
             return
-        self._send_gathered()
-
-    def _send_gathered(self) -> None:
         gathered, self._gathering = self._gathering or [], None
         for ask in gathered:
             if not ask.future.done():
@@ -206,44 +203,43 @@ class JobReader:
             task.add_done_callback(self._tasks.discard)
 
     async def _send(self, chunk: dict[int, list[_Ask]]) -> None:
+        """One List Jobs request for ``chunk``; each wait gets its job, its request's failure, or
+        word to read its job alone."""
         try:
-            await self._read_chunk(chunk)
+            deadline = max(ask.deadline for asks in chunk.values() for ask in asks)
+            try:
+                jobs = await self.client.call("list_jobs", query={"ids": list(chunk)}, retry_policy=ONE_LOOK,
+                                              deadline=None if math.isinf(deadline) else deadline)
+                answer = sort_answer(chunk, jobs)
+            except Exception as exc:
+                if refuses_batches(exc):
+                    self._refuse(exc)
+                    failed: Any = READ_ALONE
+                elif degrades_batches(exc):
+                    self._back_off(exc)
+                    failed = READ_ALONE_FOR_NOW
+                else:
+                    failed = exc
+                for asks in chunk.values():
+                    for ask in asks:
+                        _deliver(ask, failed)
+                return
+            if answer.contradicted:
+                self._back_off(UnexpectedResponseError(
+                    f"List Jobs answered {len(answer.contradicted)} job(s) twice with different statuses (job "
+                    f"{answer.contradicted[0]} first)", method="GET", path="/jobs"))
+            else:
+                self.backoff.succeeded()
+            for job_id, job in answer.found.items():
+                for ask in chunk[job_id]:
+                    _deliver(ask, job)
+            for job_ids, alone in ((answer.missing, READ_ALONE), (answer.contradicted, READ_ALONE_FOR_NOW)):
+                for job_id in job_ids:
+                    for ask in chunk[job_id]:
+                        _deliver(ask, alone)
         finally:
             self._sending -= 1
             self._send_due()
-
-    async def _read_chunk(self, chunk: dict[int, list[_Ask]]) -> None:
-        deadline = max(ask.deadline for asks in chunk.values() for ask in asks)
-        try:
-            jobs = await self.client.call("list_jobs", query={"ids": list(chunk)}, retry_policy=ONE_LOOK,
-                                          deadline=None if math.isinf(deadline) else deadline)
-            answer = sort_answer(chunk, jobs)
-        except Exception as exc:
-            if refuses_batches(exc):
-                self._refuse(exc)
-                failed: Any = READ_ALONE
-            elif degrades_batches(exc):
-                self._back_off(exc)
-                failed = READ_ALONE_FOR_NOW
-            else:
-                failed = exc
-            for asks in chunk.values():
-                for ask in asks:
-                    _deliver(ask, failed)
-            return
-        if answer.contradicted:
-            self._back_off(UnexpectedResponseError(
-                f"List Jobs answered {len(answer.contradicted)} job(s) twice with different statuses (job "
-                f"{answer.contradicted[0]} first)", method="GET", path="/jobs"))
-        else:
-            self.backoff.succeeded()
-        for job_id, job in answer.found.items():
-            for ask in chunk[job_id]:
-                _deliver(ask, job)
-        for job_ids, alone in ((answer.missing, READ_ALONE), (answer.contradicted, READ_ALONE_FOR_NOW)):
-            for job_id in job_ids:
-                for ask in chunk[job_id]:
-                    _deliver(ask, alone)
 
     def _back_off(self, exc: BaseException) -> None:
         """List Jobs answered nothing usable: read alone until it is tried again."""

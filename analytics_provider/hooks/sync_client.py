@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 import requests
 
 from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
-from analytics_provider.api.call.exchange import Exchange
+from analytics_provider.api.call.exchange import CallPlan, Exchange
 from analytics_provider.api.call.quota import Quota
 from analytics_provider.api.call.request import ApiRequest, build_request
-from analytics_provider.api.call.retry import CallPlan, RetryPolicy
+from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.api.call.settings import ConnectionSettings, user_agent
 from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError

@@ -106,9 +106,9 @@ def test_a_transport_failure_names_no_header(hook, server) -> None:
 
 
 def test_no_step_of_an_exchange_shows_the_key_or_a_proxy_password() -> None:
-    from analytics_provider.api.call.exchange import Exchange
+    from analytics_provider.api.call.exchange import CallPlan, Exchange
     from analytics_provider.api.call.request import build_request
-    from analytics_provider.api.call.retry import CallPlan, RetryPolicy
+    from analytics_provider.api.call.retry import RetryPolicy
     from analytics_provider.api.call.settings import ConnectionSettings
 
     conn = SimpleNamespace(password=KEY, extra_dejson={

@@ -24,18 +24,91 @@ import tenacity
 from analytics_provider.api.call.events import Answer, Failure, Pause, Send, Steps
 from analytics_provider.api.call.quota import Quota, parse_retry_after
 from analytics_provider.api.call.request import ApiRequest, parse_response
-from analytics_provider.api.call.retry import CallPlan, is_retryable
+from analytics_provider.api.call.retry import Clock, RetryPolicy, is_retryable
 from analytics_provider.api.call.settings import ConnectionSettings
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,
     AnalyticsTlsError,
     AnalyticsTransportError,
+    RateLimitExceedError,
     tls_problem,
 )
 
 T = TypeVar("T")
 MAX_ERROR_BODY = 1024 * 1024  # bytes of an error answer read (its text is bounded further)
+
+
+class CallPlan:
+    """One call's retries under its policy and deadline; shared by both transports.
+
+    ``left()`` is the time an attempt may take; ``tenacity_kwargs()`` adds a stop before any
+    backoff that would pass the deadline; ``final_error()`` turns the error of a call that the
+    deadline ended into :class:`AnalyticsDeadlineExceeded`.
+    """
+
+    __slots__ = ("clock", "deadline", "deadline_stopped", "op", "policy", "request")
+
+    def __init__(self, policy: RetryPolicy, request: ApiRequest, deadline: float | None, clock: Clock) -> None:
+        self.policy = policy
+        self.request = request
+        self.op = request.operation
+        self.deadline = deadline
+        self.clock = clock
+        self.deadline_stopped = False
+
+    def left(self) -> float | None:
+        """Seconds left before the deadline (None: no deadline); raises when none are left."""
+        if self.deadline is None:
+            return None
+        left = self.deadline - self.clock()
+        if left <= 0:
+            raise AnalyticsDeadlineExceeded(
+                "the deadline passed before the request could be sent", method=self.op.method, path=self.request.path
+            )
+        return left
+
+    def quota_wait_allowed(self, delay: float) -> float | None:
+        """Refuse a quota wait that would pass the deadline (or, without one, outlast the call's
+        retry time); return the seconds left (None: no deadline)."""
+        left = self.left()
+        if left is not None and delay >= left:
+            raise AnalyticsDeadlineExceeded(
+                f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, past the deadline",
+                method=self.op.method, path=self.request.path,
+            )
+        if left is None and delay > self.policy.max_elapsed:  # with a deadline, the deadline rules
+            raise RateLimitExceedError(
+                f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, "
+                f"longer than this call may wait ({self.policy.max_elapsed:g} s)",
+                status=429,
+                method=self.op.method,
+                path=self.request.path,
+                retry_after=delay,
+            )
+        return left
+
+    def tenacity_kwargs(self) -> dict[str, Any]:
+        kwargs = self.policy.tenacity_kwargs(self.op)
+        if self.deadline is not None:
+            kwargs["stop"] = kwargs["stop"] | self._past_deadline
+        return kwargs
+
+    def _past_deadline(self, retry_state: tenacity.RetryCallState) -> bool:
+        assert self.deadline is not None
+        if self.clock() + retry_state.upcoming_sleep < self.deadline:
+            return False
+        self.deadline_stopped = True
+        return True
+
+    def final_error(self, exc: BaseException) -> BaseException:
+        """The error the call raises: ``exc``, or a deadline error carrying it."""
+        if self.deadline_stopped and not isinstance(exc, AnalyticsDeadlineExceeded) and is_retryable(exc, self.op):
+            return AnalyticsDeadlineExceeded(
+                "the next retry would come after the deadline", last_error=exc,
+                method=self.op.method, path=self.request.path,
+            )
+        return exc
 
 
 class Exchange:
@@ -117,23 +190,29 @@ class Exchange:
         :class:`Answer` whatever its status; raises the transport's failure."""
         settings, request, plan = self.settings, self.request, self.plan
         params = request.params or None if url is None else None  # a redirect's URL carries its own
-        url = url or settings.url(request.path)
-        quota = self.quota_of(request.operation.endpoint) if settings.is_same_origin(url) else None
+        if not url:  # the request's own address: the service's, its proxy known
+            url, ours, proxy = settings.base_url + request.path, True, settings.api_proxy
+        else:
+            ours, proxy = settings.is_same_origin(url), settings.network.proxy_for(url)
+        key = settings.key_header if ours else {}  # the key goes to the service only
+        quota = self.quota_of(request.operation.endpoint) if ours else None
         if quota is not None:
             yield from quota.turn(plan.quota_wait_allowed)
         left = plan.left()
+        connect, read = settings.connect_timeout, settings.read_timeout
         bound = left  # an API answer comes whole within connect + read timeout; an upload or a download per read
         if data is None and not stream:
-            whole = settings.connect_timeout + settings.read_timeout
-            bound = whole if left is None or left > whole else left
+            bound = connect + read if left is None or left > connect + read else left
+        if left is not None:  # neither timeout outlasts the deadline
+            connect, read = min(connect, max(left, 0.001)), min(read, max(left, 0.001))
         sent = Send(
             method=request.method,
             url=url,
-            headers={**settings.auth_headers(url), **headers} if headers else settings.auth_headers(url),
-            timeout=settings.timeouts(left),
+            headers={**key, **headers} if headers else key,
+            timeout=(connect, read),
             left=bound,
             network=settings.network,
-            proxy=settings.network.proxy_for(url),
+            proxy=proxy,
             params=params,
             json=request.json if data is None else None,
             data=data,

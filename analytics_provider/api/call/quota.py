@@ -147,6 +147,7 @@ class QuotaState:
         self.pace_from = pace_from
         self.reserve_fraction = reserve
         self.limit: int | None = None
+        self.reserve = 0  # requests of the limit never spent (``reserve_fraction`` of it)
         self.remaining: int | None = None
         self.reset_at: float | None = None
         self.latest: RateLimit | None = None
@@ -156,10 +157,6 @@ class QuotaState:
         self._seen: int | None = None  # the count in this frame's latest answer
         self._ours = 0  # answers of this frame that were ours
         self._theirs = 0  # requests of other processes counted between them
-
-    @property
-    def reserve(self) -> int:
-        return math.floor((self.limit or 0) * self.reserve_fraction)
 
     def claim(self, check: CheckWait | None = None) -> Claim:
         """The caller's next step; a ``go`` is counted only once ``check`` accepted its delay."""
@@ -199,11 +196,9 @@ class QuotaState:
 
     def answered(self, headers: Mapping[str, str] | None) -> None:
         """Take in an answer's ``RateLimit-*`` headers (None: no answer came)."""
-        if headers is not None:
-            self._update(headers)
         self.probe_out = False
-
-    def _update(self, headers: Mapping[str, str]) -> None:
+        if headers is None:
+            return
         wall = time.time()  # header dates and epochs are wall-clock times; the state keeps its own clock
         found = parse_rate_limit(headers, now=wall)
         if found is None or found.remaining is None:
@@ -220,6 +215,7 @@ class QuotaState:
         )
         if found.limit is not None:
             self.limit = found.limit
+            self.reserve = math.floor(found.limit * self.reserve_fraction)
         if new_frame:
             self.remaining, self.reset_at = count, reset_at
             self._next_turn = now

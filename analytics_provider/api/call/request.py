@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from analytics_provider.api.call.quota import parse_retry_after
-from analytics_provider.api.wire.operations import MAX_PAGE_SIZE, Operation, encode_query_value, operation
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE, OPERATIONS, Operation, operation
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsParameterError,
@@ -66,14 +66,14 @@ def _path_only_request(name: str, path_args: tuple[Any, ...]) -> ApiRequest:
 
 
 def _build(name: str, path_args: Sequence[Any], query: Mapping[str, Any] | None, body: Any) -> ApiRequest:
-    op = operation(name)
+    op = OPERATIONS[name]
     if len(path_args) != len(op.path_params):
         raise AnalyticsParameterError(
             f"{name} takes {len(op.path_params)} path argument(s) ({', '.join(op.path_params)}), "
             f"got {len(path_args)}"
         )
-    values = {param: check_path_id(op, param, arg) for param, arg in zip(op.path_params, path_args, strict=True)}
-    path = op.path.format(**values)
+    path = op.path.format(**{param: check_path_id(op, param, arg)
+                             for param, arg in zip(op.path_params, path_args, strict=True)}) if path_args else op.path
     params = encode_query(op, query or {})
     payload = {op.wrapper: body} if op.wrapper is not None else body
     return ApiRequest(op, path, params, payload)
@@ -103,7 +103,7 @@ def check_path_id(op: Operation | str, param: str, value: Any, label: str | None
 
 def encode_query(op: Operation, query: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The query pairs of a call; lists are written ``name[]=v``. ``None`` means "not sent"."""
-    unknown = sorted(set(query) - {p.name for p in op.query})
+    unknown = sorted(set(query) - op.query_names)
     if unknown:
         allowed = ", ".join(p.name for p in op.query) or "none"
         raise AnalyticsParameterError(f"{op.name} has no option {', '.join(unknown)}; its options: {allowed}")
@@ -122,6 +122,13 @@ def encode_query(op: Operation, query: Mapping[str, Any]) -> tuple[tuple[str, st
             key = f"{param.name}[]" if isinstance(value, (list, tuple)) else param.name
             pairs.append((key, encode_query_value(item)))
     return tuple(pairs)
+
+
+def encode_query_value(value: Any) -> str:
+    """A query value as the service reads it: booleans as ``true``/``false``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _check_value(op: Operation, name: str, kind: type, choices: tuple[str, ...], value: Any) -> None:

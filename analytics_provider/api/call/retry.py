@@ -35,7 +35,6 @@ from typing import Any
 
 import tenacity
 
-from analytics_provider.api.call.request import ApiRequest
 from analytics_provider.api.wire.operations import Operation
 from analytics_provider.exceptions import (
     AnalyticsApiError,
@@ -43,7 +42,6 @@ from analytics_provider.exceptions import (
     AnalyticsParameterError,
     AnalyticsTransportError,
     MaintenanceError,
-    RateLimitExceedError,
 )
 
 log = logging.getLogger(__name__)
@@ -144,78 +142,6 @@ class WaitRetryAfter(tenacity.wait.wait_base):
         if retry_after is not None:
             return float(retry_after)
         return float(self.fallback(retry_state))
-
-
-class CallPlan:
-    """One call's retries under its policy and deadline; shared by both transports.
-
-    ``left()`` is the time an attempt may take; ``tenacity_kwargs()`` adds a stop before any
-    backoff that would pass the deadline; ``final_error()`` turns the error of a call that the
-    deadline ended into :class:`AnalyticsDeadlineExceeded`.
-    """
-
-    __slots__ = ("clock", "deadline", "deadline_stopped", "op", "policy", "request")
-
-    def __init__(self, policy: RetryPolicy, request: ApiRequest, deadline: float | None, clock: Clock) -> None:
-        self.policy = policy
-        self.request = request
-        self.op = request.operation
-        self.deadline = deadline
-        self.clock = clock
-        self.deadline_stopped = False
-
-    def left(self) -> float | None:
-        """Seconds left before the deadline (None: no deadline); raises when none are left."""
-        if self.deadline is None:
-            return None
-        left = self.deadline - self.clock()
-        if left <= 0:
-            raise AnalyticsDeadlineExceeded(
-                "the deadline passed before the request could be sent", method=self.op.method, path=self.request.path
-            )
-        return left
-
-    def quota_wait_allowed(self, delay: float) -> float | None:
-        """Refuse a quota wait that would pass the deadline (or, without one, outlast the call's
-        retry time); return the seconds left (None: no deadline)."""
-        left = self.left()
-        if left is not None and delay >= left:
-            raise AnalyticsDeadlineExceeded(
-                f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, past the deadline",
-                method=self.op.method, path=self.request.path,
-            )
-        if left is None and delay > self.policy.max_elapsed:  # with a deadline, the deadline rules
-            raise RateLimitExceedError(
-                f"the quota of {self.op.endpoint} is spent for {delay:.1f} s more, "
-                f"longer than this call may wait ({self.policy.max_elapsed:g} s)",
-                status=429,
-                method=self.op.method,
-                path=self.request.path,
-                retry_after=delay,
-            )
-        return left
-
-    def tenacity_kwargs(self) -> dict[str, Any]:
-        kwargs = self.policy.tenacity_kwargs(self.op)
-        if self.deadline is not None:
-            kwargs["stop"] = kwargs["stop"] | self._past_deadline
-        return kwargs
-
-    def _past_deadline(self, retry_state: tenacity.RetryCallState) -> bool:
-        assert self.deadline is not None
-        if self.clock() + retry_state.upcoming_sleep < self.deadline:
-            return False
-        self.deadline_stopped = True
-        return True
-
-    def final_error(self, exc: BaseException) -> BaseException:
-        """The error the call raises: ``exc``, or a deadline error carrying it."""
-        if self.deadline_stopped and not isinstance(exc, AnalyticsDeadlineExceeded) and is_retryable(exc, self.op):
-            return AnalyticsDeadlineExceeded(
-                "the next retry would come after the deadline", last_error=exc,
-                method=self.op.method, path=self.request.path,
-            )
-        return exc
 
 
 def deadline_in(seconds: float, clock: Clock = time.monotonic) -> float:

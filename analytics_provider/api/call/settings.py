@@ -100,9 +100,6 @@ class ConnectionSettings:
             mask_secret(secret)
         return self
 
-    def url(self, path: str) -> str:
-        return self.base_url + path
-
     def is_same_origin(self, url: str) -> bool:
         """Whether ``url`` points at the service itself: only there may the key be sent."""
         if url.startswith(self.base_url + "/"):  # the common case, a path of the API (its authority is ours)
@@ -110,20 +107,15 @@ class ConnectionSettings:
         ours, theirs = urlsplit(self.base_url), urlsplit(url)
         return (ours.scheme, ours.hostname, ours.port) == (theirs.scheme, theirs.hostname, theirs.port)
 
-    def auth_headers(self, url: str) -> Mapping[str, str]:
-        """The key's header for a request to ``url``; none for any other host."""
-        return self._key_header if self.is_same_origin(url) else {}
-
     @functools.cached_property
-    def _key_header(self) -> Mapping[str, str]:
+    def key_header(self) -> Mapping[str, str]:
+        """The key's header: only for a request to the service itself (:meth:`is_same_origin`)."""
         return MappingProxyType({self.header_name: self.api_key})
 
-    def timeouts(self, left: float | None = None) -> tuple[float, float]:
-        """``(connect, read)`` seconds, each capped by ``left`` (the time left before a deadline)."""
-        if left is None:
-            return self.connect_timeout, self.read_timeout
-        left = max(left, 0.001)
-        return min(self.connect_timeout, left), min(self.read_timeout, left)
+    @functools.cached_property
+    def api_proxy(self) -> str | None:
+        """The proxy of every request to the API's own address (``no_proxy`` honoured)."""
+        return self.network.proxy_for(self.base_url + "/")
 
 
 def mask_secret(secret: str) -> None:

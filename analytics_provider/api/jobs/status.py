@@ -56,7 +56,7 @@ def job_state(job: Mapping[str, Any], job_id: int) -> JobState:
     ``already_existed`` without an ``existing_job_id`` cannot be followed and counts as failed.
     """
     status = str(job.get("status") or "")
-    outcome = meaning_of(status)
+    outcome = JOB_STATUS_MEANINGS.get(status, JobOutcome.UNKNOWN)  # as meaning_of(status), without a call per look
     existing = job.get("existing_job_id")
     if outcome is JobOutcome.FOLLOW and existing is None:
         outcome = JobOutcome.FAILED

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from analytics_provider.api.wire.choices import (
     ALERT_DEST_TYPES,
@@ -92,22 +91,20 @@ class Operation:
     headers: tuple[QueryParam, ...] = ()
     keyless: bool = False
     path_params: tuple[str, ...] = field(init=False)
+    endpoint: str = field(init=False)
+    """The rate-limit bucket of the service: one per method and path template."""
+    paginated: bool = field(init=False)
+    query_names: frozenset[str] = field(init=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # what every call reads, worked out once
         object.__setattr__(self, "path_params", tuple(re.findall(r"{(\w+)}", self.path)))
-
-    @property
-    def endpoint(self) -> str:
-        """The rate-limit bucket of the service: one per method and path template."""
-        return f"{self.method} {self.path}"
+        object.__setattr__(self, "endpoint", f"{self.method} {self.path}")
+        object.__setattr__(self, "paginated", self.items_key is not None)
+        object.__setattr__(self, "query_names", frozenset(p.name for p in self.query))
 
     def is_integer_param(self, name: str) -> bool:
         """Whether the path parameter ``name`` takes a positive integer only."""
         return (name == "id" or name.endswith("_id")) and name not in self.text_params
-
-    @property
-    def paginated(self) -> bool:
-        return self.items_key is not None
 
     def query_param(self, name: str) -> QueryParam | None:
         return next((p for p in self.query if p.name == name), None)
@@ -301,9 +298,3 @@ def match_route(method: str, path: str) -> tuple[Operation, dict[str, str]] | No
             return op, found.groupdict()
     return None
 
-
-def encode_query_value(value: Any) -> str:
-    """A query value as the service reads it: booleans as ``true``/``false``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
