@@ -309,3 +309,26 @@ def test_the_trigger_module_states_the_same_default_max_outage() -> None:
     from analytics_provider.triggers import analytics as trigger_module
 
     assert trigger_module.DEFAULT_MAX_OUTAGE == DEFAULT_MAX_OUTAGE
+
+
+def test_a_wait_and_a_call_back_off_by_one_rule() -> None:
+    """``backoff``: the service's Retry-After, else doubling from the first wait up to a cap,
+    jittered (a call's retries over the whole of it, a wait's looks over its upper half)."""
+    from analytics_provider.api.call.retry import WaitBackoff, backoff
+    from analytics_provider.api.wire.operations import OPERATIONS
+
+    class Edges:
+        def __init__(self, pick: str) -> None:
+            self.pick = pick
+
+        def uniform(self, low: float, high: float) -> float:
+            return low if self.pick == "low" else high
+
+    assert backoff(RateLimitExceedError("slow", retry_after=7.0), 3, 1.0, 60.0) == 7.0
+    assert [backoff(None, n, 1.0, 60.0, rng=Edges("high")) for n in (1, 2, 3, 7, 8, 10_000)] == [1, 2, 4, 60, 60, 60]
+    assert backoff(None, 3, 5.0, 60.0, low=0.5, rng=Edges("low")) == 10.0
+    assert backoff(None, 3, 5.0, 60.0, rng=Edges("low")) == 0.0
+    t = FakeTime()  # a wait in an outage pauses within that rule, never less than its interval
+    run(t, lambda j, now: InternalServiceError("down", status=500) if now < 1100 else job(j, "success"))
+    assert all(5.0 <= s <= MAX_BACKOFF for s in t.sleeps)
+    assert isinstance(RetryPolicy().tenacity_kwargs(OPERATIONS["get_job"])["wait"], WaitBackoff)  # a call's

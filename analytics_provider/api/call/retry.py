@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ class RetryPolicy:
             stop = stop | tenacity.stop_after_attempt(self.max_attempts)
         return {
             "retry": tenacity.retry_if_exception(lambda exc: is_retryable(exc, op)),
-            "wait": WaitRetryAfter(tenacity.wait_random_exponential(multiplier=self.initial_wait, max=self.max_wait)),
+            "wait": WaitBackoff(self.initial_wait, self.max_wait),
             "stop": stop,
             "before_sleep": _log_retry,
             "reraise": True,
@@ -130,18 +131,28 @@ def is_retryable(exc: BaseException, op: Operation) -> bool:
     )
 
 
-class WaitRetryAfter(tenacity.wait.wait_base):
-    """The service's ``Retry-After`` when it gave one, else the fallback wait."""
+def backoff(exc: BaseException | None, failures: int, first: float, cap: float, *, low: float = 0.0,
+            rng: Any = random) -> float:
+    """The wait before the next try after ``failures`` failures in a row (the last one ``exc``):
+    the service's ``Retry-After`` when it gave one, else a backoff doubling from ``first`` up to
+    ``cap``, jittered: a random part of it from ``low`` of it up (0: full jitter). The one rule of
+    both a call's retries and a wait's looks during an outage."""
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:
+        return float(retry_after)
+    ceiling = min(cap, first * 2.0 ** min(failures - 1, 64))
+    return float(rng.uniform(low * ceiling, ceiling))
 
-    def __init__(self, fallback: Callable[[tenacity.RetryCallState], float]) -> None:
-        self.fallback = fallback
+
+class WaitBackoff(tenacity.wait.wait_base):
+    """:func:`backoff` as tenacity's ``wait``: full jitter from ``first`` up to ``cap``."""
+
+    def __init__(self, first: float, cap: float) -> None:
+        self.first, self.cap = first, cap
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> float:
         exc = retry_state.outcome.exception() if retry_state.outcome else None
-        retry_after = getattr(exc, "retry_after", None)
-        if retry_after is not None:
-            return float(retry_after)
-        return float(self.fallback(retry_state))
+        return backoff(exc, retry_state.attempt_number, self.first, self.cap)
 
 
 def deadline_in(seconds: float, clock: Clock = time.monotonic) -> float:

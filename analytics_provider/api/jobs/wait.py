@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from analytics_provider.api.call.events import Pause, ReadJob, Steps
-from analytics_provider.api.call.retry import RetryPolicy, is_transient
+from analytics_provider.api.call.retry import RetryPolicy, backoff, is_transient
 from analytics_provider.api.jobs.status import FINAL_JOB_STATUSES, JobOutcome, JobState, job_state
 from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsJobError, AnalyticsJobTimeout
@@ -240,12 +240,8 @@ class JobWatch:
                 message = (f"{text}; it could not be waited on for {lasted:.0f} s ({self.failures} looks in a "
                            f"row, max_outage={self.max_outage:g} s)")
             return WaitResult("error", self.job_id, status, message, error=self.last_failure)
-        retry_after = getattr(exc, "retry_after", None)
-        if retry_after is not None:
-            wait = max(float(retry_after), self.poll_interval)
-        else:
-            ceiling = max(self.poll_interval, min(MAX_BACKOFF, self.poll_interval * 2 ** (self.failures - 1)))
-            wait = max(self.poll_interval, self._rng.uniform(ceiling / 2, ceiling))
+        wait = max(self.poll_interval, backoff(exc, self.failures, self.poll_interval, MAX_BACKOFF, low=0.5,
+                                               rng=self._rng))
         outage_left = self.outage_since + self.max_outage - now  # the last look comes as the outage ends
         wait = self._until_deadline(min(wait, max(outage_left, self.poll_interval)))
         if status == UNREACHABLE:
