@@ -125,19 +125,17 @@ class AsyncAnalyticsClient:
             if isinstance(event, Send):
                 stepper.reply(await self._send(event))
             elif isinstance(event, ReadJob):
-                stepper.reply(await self._read(event))
+                try:
+                    job = await self.read_job(event.job_id, self.clock() + event.left)
+                except Exception as exc:  # the wait decides what a failed read means
+                    job = exc
+                stepper.reply(job)
             elif isinstance(event, Pause):
                 await sleep(event.seconds)
             elif isinstance(event, AwaitSignal):
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(event.done.wait(), event.seconds)
         return stepper.result
-
-    async def _read(self, event: ReadJob) -> Any:
-        try:
-            return await self.read_job(event.job_id, self.clock() + event.left)
-        except Exception as exc:  # the wait decides what a failed read means
-            return exc
 
     async def iter_body(self, answer: Answer, exchange: Exchange,
                         error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None

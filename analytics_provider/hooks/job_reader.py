@@ -25,6 +25,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from analytics_provider.api.jobs.batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
@@ -52,16 +53,14 @@ class JobSender(Protocol):
     async def read_job_alone(self, job_id: int, deadline: float = math.inf) -> Any: ...
 
 
+@dataclass(slots=True, eq=False)
 class _Ask:
     """One wait's read: its job, its deadline (on the reader's clock) and where its answer goes."""
 
-    __slots__ = ("deadline", "future", "job_id", "timed")
-
-    def __init__(self, future: asyncio.Future[Any], job_id: int, deadline: float) -> None:
-        self.future = future
-        self.job_id = job_id
-        self.deadline = deadline
-        self.timed = False  # a timer ends it at its deadline
+    future: asyncio.Future[Any]
+    job_id: int
+    deadline: float
+    timed: bool = False  # a timer ends it at its deadline
 
 
 def _pending(ask: _Ask) -> bool:

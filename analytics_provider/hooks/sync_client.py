@@ -80,18 +80,16 @@ class AnalyticsClient:
             if isinstance(event, Send):
                 stepper.reply(self._send(event))
             elif isinstance(event, ReadJob):
-                stepper.reply(self._read(event))
+                try:
+                    job = self.read_job(event.job_id, self.clock() + event.left)
+                except Exception as exc:  # the wait decides what a failed read means
+                    job = exc
+                stepper.reply(job)
             elif isinstance(event, Pause):
                 sleep(event.seconds)
             elif isinstance(event, AwaitSignal):
                 event.done.wait(event.seconds)
         return stepper.result
-
-    def _read(self, event: ReadJob) -> Any:
-        try:
-            return self.read_job(event.job_id, self.clock() + event.left)
-        except Exception as exc:  # the wait decides what a failed read means
-            return exc
 
     def iter_body(self, answer: Answer, exchange: Exchange,
                   error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -111,19 +112,15 @@ class CallPlan:
         return exc
 
 
+@dataclass(slots=True, eq=False)
 class Exchange:
     """One call: its request, the connection's settings, its plan (policy, deadline, clock) and
     the quotas of the transport (``quota_of(endpoint)``)."""
 
-    __slots__ = ("plan", "quota_of", "request", "settings")
-
-    def __init__(
-        self, request: ApiRequest, settings: ConnectionSettings, plan: CallPlan, quota_of: Callable[[str], Quota]
-    ) -> None:
-        self.request = request
-        self.settings = settings
-        self.plan = plan
-        self.quota_of = quota_of
+    request: ApiRequest
+    settings: ConnectionSettings
+    plan: CallPlan
+    quota_of: Callable[[str], Quota]
 
     def call(self) -> Steps[Any]:
         """The whole call: its unwrapped result, or the error it ends in."""
@@ -206,7 +203,7 @@ class Exchange:
         if left is not None:  # neither timeout outlasts the deadline
             connect, read = min(connect, max(left, 0.001)), min(read, max(left, 0.001))
         sent = Send(
-            method=request.method,
+            method=request.operation.method,
             url=url,
             headers={**key, **headers} if headers else key,
             timeout=(connect, read),

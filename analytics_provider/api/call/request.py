@@ -120,15 +120,8 @@ def encode_query(op: Operation, query: Mapping[str, Any]) -> tuple[tuple[str, st
         for item in value if isinstance(value, (list, tuple)) else [value]:
             _check_value(op, param.name, param.kind, param.choices, item)
             key = f"{param.name}[]" if isinstance(value, (list, tuple)) else param.name
-            pairs.append((key, encode_query_value(item)))
+            pairs.append((key, ("true" if item else "false") if isinstance(item, bool) else str(item)))  # as read
     return tuple(pairs)
-
-
-def encode_query_value(value: Any) -> str:
-    """A query value as the service reads it: booleans as ``true``/``false``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _check_value(op: Operation, name: str, kind: type, choices: tuple[str, ...], value: Any) -> None:
