@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from envs import ONCE_PER_PYTHON_CELLS, MATRIX, REPO, ensure_venv, find_python, python_of, say, test_extras
+from envs import MATRIX, ONCE_PER_PYTHON_CELLS, REPO, ensure_venv, find_python, python_of, say, test_extras
 
 PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"]
 LOGS = REPO / ".matrix" / "logs"
@@ -59,7 +59,8 @@ def run_cell(airflow: str, python_version: str) -> Result:
         return result
     LOGS.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    suites = ["airflow", "airflow-host", "airflow-free"] if (airflow, python_version) in ONCE_PER_PYTHON_CELLS else ["airflow"]
+    once = (airflow, python_version) in ONCE_PER_PYTHON_CELLS
+    suites = ["airflow", "airflow-host", "airflow-free"] if once else ["airflow"]
     summaries = []
     for suite in suites:
         log = LOGS / f"airflow-{airflow}-py{python_version}-{suite}.log"
