@@ -293,7 +293,7 @@ def list_dashboards_metadata(call: Call) -> Json:
     boards = [d for d in call.state.dashboards.values() if not d.get("_deleted")
               and (not versions or d["version"] in versions)]
     return {"dashboards_metadata": [
-        {"id": d["id"], "title": d["title"], "uname": dashboard_uname(d), "project_id": d.get("project_id"),
+        {"id": d["id"], "title": d["title"], "uname": dashboard_uname(d), "project_id": d.get("_project_id"),
          "version": d["version"]} for d in sorted(boards, key=lambda d: d["id"])
     ]}
 
