@@ -204,7 +204,7 @@ class ImpactWalk:
         if not whole and not changed_here:
             return True
         node = self._set_node(data_set)
-        for model_id, chain in changed_here.items():
+        for chain in changed_here.values():
             node.add(f"{chain}{ARROW}{data_set_label(data_set)}")
         reports = data_set.get("reports")
         if not isinstance(reports, list):

@@ -270,6 +270,12 @@ class AnalyticsEmulator:
         their labels and options. Returns their ids."""
         return self.world.add_dashboards(list(titles), int(like))
 
+    def build_workspace(self, **sizes: Any) -> dict[str, Any]:
+        """Add a large, consistent workspace: ``dashboards`` (5,000), ``widgets`` (20,000), ``models``
+        (1,000, table ``schema_<i % 20>.table_<i:05d>``), ``data_sets`` (300), ``data_sources`` (3).
+        Returns the ids added (:mod:`~analytics_provider.testing.emulator.workspace`)."""
+        return self.world.build_workspace(**sizes)
+
     def add_jobs(self, count: int, seconds: float | None = None,
                  script: list[tuple[str, float]] | None = None) -> list[int]:
         """``count`` jobs of the admin's key that run ``seconds`` (the job duration unless given)

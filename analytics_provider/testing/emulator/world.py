@@ -73,6 +73,13 @@ class World:
                 ids.append(board["id"])
             return ids
 
+    def build_workspace(self, **sizes: Any) -> dict[str, Any]:
+        """Add a large consistent workspace (see :mod:`~analytics_provider.testing.emulator.workspace`)."""
+        from analytics_provider.testing.emulator.workspace import build_workspace
+
+        with self.lock:
+            return build_workspace(self.state, **sizes)
+
     def add_users(self, count: int) -> list[int]:
         """Add ``count`` active users with varied names and roles; returns their ids."""
         if count < 0:
