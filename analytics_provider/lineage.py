@@ -236,6 +236,26 @@ def describe_deliveries(run: LineageRun) -> Description:
     return inputs, outputs, {}
 
 
+def describe_refresh(run: LineageRun) -> Description:
+    """Input the tables refreshed (in ``warehouse_namespace``, default the service's); output the
+    dashboards refreshed (before the run ends: none yet known)."""
+    from openlineage.client.event_v2 import InputDataset
+
+    op = run.operator
+    tables = run.result.get("tables") or ([] if is_templated_value(op.tables) else list(op.tables or []))
+    namespace = op.warehouse_namespace or run.namespace
+    inputs = [InputDataset(namespace=namespace, name=str(table)) for table in tables]
+    refreshed = {j.get("id") for j in run.result.get("jobs") or [] if j.get("kind") == "preload"
+                 and j.get("status") == "success"}
+    outputs = [run.service_object("dashboards", d["id"], output=True) for d in run.result.get("dashboards") or []
+               if d.get("id") in refreshed]
+    return inputs, outputs, {}
+
+
+def is_templated_value(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, (list, tuple)) and any("{{" in str(v) for v in value))
+
+
 def query_tables(conn_id: str, sql: str) -> list[Any]:
     """The tables ``sql`` reads, named as the SQL operators of ``common.sql`` name them; where the
     database's hook gives no OpenLineage details (SQLite), the parsed names in the namespace
