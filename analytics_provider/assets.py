@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from analytics_provider.locations import StorageLocation
 
@@ -93,15 +93,23 @@ def file_uri(location: str) -> str:
 # ``analytics://eu.holistics.io/dashboards/2`` (``analytics://host:port[/prefix]/dashboards/<id>``
 # for a base-address override): the OpenLineage dataset of the dashboard has the same name.
 
+SERVICE_SCHEME = "analytics"
 DASHBOARDS_ALIAS = "analytics-refreshed-dashboards"
 """The alias the refresh operator emits its dashboards' events through, unless its outlets say otherwise."""
+
+
+def service_namespace(base_url: str) -> str:
+    """The service at ``base_url`` as assets and OpenLineage name it: ``analytics://eu.holistics.io``
+    (``analytics://host:port[/prefix]`` for a base-address override)."""
+    parts = urlsplit(base_url)
+    prefix = parts.path.rstrip("/").removesuffix("/api/v2")
+    return f"{SERVICE_SCHEME}://{parts.netloc.rpartition('@')[2]}{prefix}"
 
 
 def dashboard_asset_uri(service: str, dashboard_id: Any) -> str:
     """``analytics://<host>/dashboards/<id>``; ``service``: a region (``eu``), a host
     (``eu.holistics.io``) or a base URL (``https://host:8443/api/v2``)."""
     from analytics_provider.get_provider_info import REGION_BASE_URLS
-    from analytics_provider.lineage import service_namespace
 
     text = str(service).strip()
     if not text:

@@ -19,14 +19,13 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
+from analytics_provider.assets import SERVICE_SCHEME, service_namespace  # noqa: F401 (named here too)
 from analytics_provider.lineage_mixin import OpenLineageMixin  # noqa: F401 (documented here first)
 from analytics_provider.locations import StorageLocation
 
 log = logging.getLogger(__name__)
 
-SERVICE_SCHEME = "analytics"
 PRODUCTION_PROJECT = "aml_projects/production"
 PUBLISH_FACET = "analyticsPublish"
 FACETS_URL = "https://airflow-provider-analytics.readthedocs.io/en/stable/_static/lineage/"
@@ -36,13 +35,6 @@ STATS_FACET_SCHEMA_URL = f"{FACETS_URL}AnalyticsDataSourceStatsRunFacet.json"
 START, COMPLETE, FAIL = "start", "complete", "fail"
 OBJECT_KINDS = {"Dataset": "data_sets", "DataSet": "data_sets", "Dashboard": "dashboards"}
 SCHEDULE_SOURCE_KINDS = {"Dashboard": "dashboards", "QueryReport": "query_reports"}
-
-
-def service_namespace(base_url: str) -> str:
-    """The namespace of the service at ``base_url`` (``analytics://eu.holistics.io``)."""
-    parts = urlsplit(base_url)
-    prefix = parts.path.rstrip("/").removesuffix("/api/v2")
-    return f"{SERVICE_SCHEME}://{parts.netloc.rpartition('@')[2]}{prefix}"
 
 
 @dataclass

@@ -15,8 +15,6 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from analytics_provider.api.jobs import FINAL_JOB_STATUSES
-from analytics_provider.api.lookup import normalized
 from analytics_provider.exceptions import AnalyticsParameterError
 
 FILTER_KEYS = ("include_titles", "exclude_titles", "include_tags", "exclude_tags")
@@ -42,6 +40,8 @@ def check_dashboards_filter(value: Any) -> dict[str, list[str]]:
 
 def keeps(dashboard: Mapping[str, Any], rules: Mapping[str, Sequence[str]]) -> bool:
     """Whether ``dashboards_filter`` keeps a dashboard: in the includes (when given), not in the excludes."""
+    from analytics_provider.api.lookup import normalized
+
     title = normalized(dashboard.get("title") or "")
     tags = {normalized(t) for t in dashboard.get("tags") or []}
 
@@ -73,6 +73,8 @@ def action_key(action: Mapping[str, Any]) -> str:
 
 
 def is_final(status: str) -> bool:
+    from analytics_provider.api.jobs import FINAL_JOB_STATUSES
+
     return status in FINAL_JOB_STATUSES
 
 
@@ -98,6 +100,8 @@ def next_actions(actions: Sequence[Mapping[str, Any]], book: Mapping[str, Mappin
 
 def resumable(book: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """What a new try keeps of an earlier try's book: every job but those that failed (submitted anew)."""
+    from analytics_provider.api.jobs import FINAL_JOB_STATUSES
+
     return {k: dict(v) for k, v in book.items() if str(v.get("status")) not in FINAL_JOB_STATUSES - {"success"}}
 
 
@@ -121,5 +125,5 @@ def describe_plan(result: Mapping[str, Any], *, dry_run: bool, actions: Sequence
         lines.append(f"  {verb} dashboard {board['title']!r} ({board['id']}): {board['why']}")
     for board in left_out:
         lines.append(f"  left out by dashboards_filter: dashboard {board['title']!r} ({board['id']})")
-    lines += [f"  note: {note}" for note in notes]
+    lines += [f"  note: {note}" for note in notes if not note.startswith("table ")]  # tables are shown above
     return lines

@@ -155,3 +155,52 @@ def test_bad_input_fails_before_any_request(impact_bag, analytics_emulator, anal
     dag_run = run(impact_bag, False, {"tables": "marketing.campaigns"})
     assert dag_run.state == "failed"
     assert [r for r in analytics_emulator.requests if r.origin == "api"] == []
+
+
+FRESH_EXPORT = "analytics_export_when_dashboard_fresh"
+LOAD = "analytics_after_warehouse_load"
+
+
+@pytest.fixture
+def fresh_bag(airflow_db: None, analytics_emulator, analytics_connection, monkeypatch) -> Any:
+    """The load and its downstream DAG parsed with ``ANALYTICS_SERVICE`` naming the emulator, as a
+    deployment names its service; the downstream DAG unpaused."""
+    from .conftest import EXAMPLE_DAGS
+    from .test_assets import set_paused
+
+    monkeypatch.setenv("ANALYTICS_SERVICE", analytics_emulator.base_url)
+    bag = dag_bag_of(EXAMPLE_DAGS / f"{FRESH_EXPORT}.py")
+    bag_load = dag_bag_of(EXAMPLE_DAGS / f"{LOAD}.py")
+    set_paused(FRESH_EXPORT, False)
+    yield bag, bag_load
+    set_paused(FRESH_EXPORT, True)
+
+
+@MODES
+def test_a_dag_scheduled_on_a_dashboards_asset_runs_after_the_refresh(fresh_bag, analytics_emulator, tmp_path,
+                                                                      deferrable) -> None:
+    from analytics_provider.testing.records import asset_events, asset_table, queued_asset_uris
+
+    from .test_assets import dags_ready_to_run
+
+    consumer_bag, load_bag = fresh_bag
+    uri = f"analytics://{analytics_emulator.base_url.split('://', 1)[1].removesuffix('/api/v2')}/dashboards/1"
+    assert asset_table().get(uri) is True  # declared by the downstream DAG before any event
+    load = load_bag.get_dag(LOAD)
+    set_waits(load, deferrable)
+    load_run = dag_test(load, {"export_dir": str(tmp_path / "load")})
+    assert load_run.state == "success", task_states(load_run)
+    events = [e for e in asset_events(LOAD, load_run.run_id) if e.task_id == "refresh_impacted"]
+    assert [(e.uri, e.aliases, e.extra["title"]) for e in events] == [
+        (uri, ["analytics-refreshed-dashboards"], "Sales overview")]
+    assert queued_asset_uris(FRESH_EXPORT) == {uri}
+    assert FRESH_EXPORT in dags_ready_to_run()
+    consumer = consumer_bag.get_dag(FRESH_EXPORT)
+    set_waits(consumer, deferrable)
+    export_run = dag_test(consumer, {"export_dir": str(tmp_path / "fresh")})
+    assert export_run.state == "success", task_states(export_run)
+    (csv,) = (tmp_path / "fresh").rglob("*.csv")
+    assert csv.name == "orders-by-channel.csv" and csv.stat().st_size > 0
+    preload = max(j.id for j in analytics_emulator.jobs if j.operation == "preload_dashboard")
+    export = max(j.id for j in analytics_emulator.jobs if j.operation == "submit_widget_export")
+    assert preload < export  # the export ran after the refresh
