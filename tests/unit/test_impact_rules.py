@@ -168,3 +168,60 @@ def test_dbt_run_relations() -> None:
         built_relations({"results": [{"unique_id": "model.p.gone", "status": "success"}]}, manifest)
     with pytest.raises(AnalyticsParameterError, match=r"run_results\.json"):
         built_relations({"nodes": {}}, manifest)
+
+
+def test_jobs_are_handed_out_busts_first_within_the_fan_out_and_never_twice() -> None:
+    from analytics_provider.impact.refresh import next_actions, plan_actions
+
+    actions = plan_actions([{"id": 1}, {"id": 2}], [{"id": d} for d in range(10, 16)], bust_cache=True, preload=True)
+    assert [a["kind"] for a in actions] == ["bust", "bust"] + ["preload"] * 6
+    book: dict = {}
+    assert next_actions(actions, book, 5) == actions[:2]  # no preload while a bust may still run
+    book.update({"bust:1": {"job_id": 1, "status": "running"}, "bust:2": {"job_id": 2, "status": "success"}})
+    assert next_actions(actions, book, 5) == []
+    book["bust:1"]["status"] = "failure"  # a failed bust does not hold the preloads back
+    assert next_actions(actions, book, 3) == actions[2:5]
+    book.update({f"preload:{d}": {"job_id": d, "status": "queued"} for d in (10, 11, 12)})
+    assert next_actions(actions, book, 3) == []  # three pending: the fan-out is full
+    book["preload:10"]["status"] = "success"
+    assert next_actions(actions, book, 3) == [actions[5]]
+
+
+def test_a_retry_keeps_every_job_but_the_failed_ones() -> None:
+    from analytics_provider.impact.refresh import resumable
+
+    book = {"bust:1": {"job_id": 1, "status": "success"}, "preload:2": {"job_id": 2, "status": "failure"},
+            "preload:3": {"job_id": 3, "status": "running"}, "preload:4": {"job_id": 4, "status": "cancelled"}}
+    assert sorted(resumable(book)) == ["bust:1", "preload:3"]
+
+
+@pytest.mark.parametrize(("rules", "kept"), [
+    ({}, ["Sales overview", "Old sales", "Marketing"]),
+    ({"exclude_titles": ["old *"]}, ["Sales overview", "Marketing"]),
+    ({"include_tags": ["Certified"]}, ["Sales overview"]),
+    ({"include_titles": ["*sales*"], "exclude_tags": ["deprecated"]}, ["Sales overview"]),
+])
+def test_dashboards_filter(rules: dict, kept: list) -> None:
+    from analytics_provider.impact.refresh import check_dashboards_filter, keeps
+
+    boards = [{"title": "Sales overview", "tags": ["certified"]}, {"title": "Old sales", "tags": ["deprecated"]},
+              {"title": "Marketing", "tags": []}]
+    assert [b["title"] for b in boards if keeps(b, check_dashboards_filter(rules))] == kept
+
+
+@pytest.mark.parametrize("bad", [{"titles": ["x"]}, {"include_tags": "certified"}, {"exclude_titles": [""]}, ["x"]])
+def test_a_bad_dashboards_filter_is_refused(bad: object) -> None:
+    from analytics_provider.impact.refresh import check_dashboards_filter
+
+    with pytest.raises(AnalyticsParameterError, match="dashboards_filter"):
+        check_dashboards_filter(bad)
+
+
+def test_a_dashboards_asset_names_the_service_and_the_dashboard() -> None:
+    from analytics_provider.assets import dashboard_asset_uri
+
+    assert dashboard_asset_uri("eu", 2) == "analytics://eu.holistics.io/dashboards/2"
+    assert dashboard_asset_uri("us.holistics.io", "7") == "analytics://us.holistics.io/dashboards/7"
+    assert dashboard_asset_uri("http://127.0.0.1:8123/api/v2", 2) == "analytics://127.0.0.1:8123/dashboards/2"
+    with pytest.raises(ValueError, match="dashboard id"):
+        dashboard_asset_uri("eu", "Sales overview")
