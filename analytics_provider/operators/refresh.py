@@ -312,7 +312,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         pending = {int(e["job_id"]): e for e in self.book.values() if not is_final(str(e.get("status")))}
         if not pending:
             return
-        found = {int(j["id"]): j for j in self.hook.list_jobs(sorted(pending)) if "id" in j}
+        from analytics_provider.api.job_batch import refuses_batches
+
+        try:
+            found = {int(j["id"]): j for j in self.hook.list_jobs(sorted(pending)) if "id" in j}
+        except Exception as exc:
+            if not refuses_batches(exc):
+                raise
+            found = {}  # a service that does not answer List Jobs: each job is read alone
         for job_id, entry in pending.items():
             job = found.get(job_id) or self.hook.get_job(job_id)
             state = read_job(job, job_id)

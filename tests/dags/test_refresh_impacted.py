@@ -204,3 +204,13 @@ def test_a_dag_scheduled_on_a_dashboards_asset_runs_after_the_refresh(fresh_bag,
     preload = max(j.id for j in analytics_emulator.jobs if j.operation == "preload_dashboard")
     export = max(j.id for j in analytics_emulator.jobs if j.operation == "submit_widget_export")
     assert preload < export  # the export ran after the refresh
+
+
+def test_where_list_jobs_is_refused_each_job_is_read_alone(impact_bag, analytics_emulator,
+                                                            analytics_connection) -> None:
+    analytics_emulator.inject("list_jobs", status=404, times=100)
+    dag_run = run(impact_bag, False, {"tables": ["public.orders", "finance.revenue_targets"]})
+    assert dag_run.state == "success", task_states(dag_run)
+    assert [(j["kind"], j["status"]) for j in result_of(dag_run)["jobs"]] == [
+        ("bust", "success"), ("preload", "success"), ("preload", "success")]
+    assert "get_job" in [r.operation for r in analytics_emulator.requests]
