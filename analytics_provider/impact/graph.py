@@ -307,8 +307,8 @@ class ImpactWalk:
                 if found is not None:
                     return f"{found.whys[0]}{ARROW}{label}"
         elif anything and source_type in UNDESCRIBED_SOURCES | {None}:
-            self.impact.note(f"{label} on dashboard {board.get('title')!r}: the API does not say what a "
-                             f"{source_type or 'widget without a source type'} reads; taken as impacted")
+            self.impact.note(f"dashboard {board.get('title')!r} ({board.get('id')}): the API does not say what its "
+                             f"{source_type or 'untyped'} widgets read; taken as impacted")
             return f"{label} (a {source_type}: what it reads is not in the API; taken as impacted)"
         return self._filter_why(widget, board, label)
 
