@@ -149,6 +149,8 @@ class ImpactWalk:
         """Data set id -> chain, for a data set that changed whole (given as an input)."""
         self.model_sets: dict[str, set[str]] = {}
         """Changed model id -> the data sets that use it."""
+        self.sourceless: set[str] = set()
+        """Changed models whose data source is not known (taken from the data sets that use them)."""
 
     # -- inputs ------------------------------------------------------------------------------------
 
@@ -159,6 +161,8 @@ class ImpactWalk:
                                                               extra={"table_name": model.get("table_name")}))
         node.add(chain)
         self.changed_models.setdefault(ident, chain)
+        if model.get("data_source_id") is None:
+            self.sourceless.add(ident)  # given by id alone: its data source is its data sets'
         self._add_source(model.get("data_source_id"), chain)
 
     def add_data_set(self, data_set: Json, why: str) -> None:
@@ -204,8 +208,10 @@ class ImpactWalk:
         if not whole and not changed_here:
             return True
         node = self._set_node(data_set)
-        for chain in changed_here.values():
+        for model_id, chain in changed_here.items():
             node.add(f"{chain}{ARROW}{data_set_label(data_set)}")
+            if model_id in self.sourceless:
+                self._add_source(data_set.get("data_source_id"), f"{chain}{ARROW}{data_set_label(data_set)}")
         reports = data_set.get("reports")
         if not isinstance(reports, list):
             return False

@@ -54,7 +54,9 @@ def test_names_the_warehouse_compares_alike_and_tables_nothing_reads(hook: Analy
 
 def test_models_and_data_sets_by_id_or_name(hook: AnalyticsHook, analytics_emulator) -> None:
     assert titles(hook.find_impacted(data_models=["customers"])) == ["Marketing performance"]
-    assert titles(hook.find_impacted(data_models=[3])) == ["Marketing performance"]
+    by_id = hook.find_impacted(data_models=[3])
+    assert titles(by_id) == ["Marketing performance"]
+    assert [s["id"] for s in by_id["data_sources"]] == [1]  # read from the data set that uses it
     assert titles(hook.find_impacted(data_sets=["marketing"])) == ["Marketing performance"]
     assert titles(hook.find_impacted(data_sets=[1])) == ["Sales overview", "Marketing performance",
                                                          "Executive summary"]
