@@ -106,3 +106,15 @@ def test_large_workspace_cost(hook: AnalyticsHook, analytics_emulator) -> None:
     assert "get_query_report" not in operations and "get_dashboard_widget" not in operations
     every_report = {w["id"] for w in impact["widgets"]}
     assert len(every_report) == len(impact["widgets"])
+
+
+@pytest.mark.parametrize(("shapes", "report_reads"), [
+    ({"data_set_reports": False, "widget_reports": True}, 0),  # the widgets carry their reports
+    ({"data_set_reports": False, "widget_reports": False}, 5),  # each widget's report read once
+], ids=["widgets-carry-reports", "nothing-carries-reports"])
+def test_answers_without_the_data_sets_reports(hook: AnalyticsHook, analytics_emulator, shapes, report_reads) -> None:
+    analytics_emulator.set_answer_shapes(**shapes)
+    analytics_emulator.clear_requests()
+    impact = hook.find_impacted(tables=["finance.revenue_targets"])
+    assert titles(impact) == ["Executive summary"]
+    assert api_operations(analytics_emulator).count("get_query_report") == report_reads
