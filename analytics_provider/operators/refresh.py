@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
-from analytics_provider.exceptions import AnalyticsJobError, AnalyticsParameterError, naming_the_task, refused
+from analytics_provider.exceptions import (
+    AnalyticsJobError,
+    AnalyticsJobTimeout,
+    AnalyticsParameterError,
+    naming_the_task,
+    refused,
+)
 from analytics_provider.fresh_retry import FreshRetryMixin
 from analytics_provider.hook_task import HookTask
 from analytics_provider.job_tasks import DEFAULT_MAX_OUTAGE, check_max_outage
@@ -275,9 +281,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             left = self.plan["deadline"] - self._clock()
             if left <= 0:
                 self._keep(context)
-                raise AnalyticsJobError(f"{self.task_id}: {len(pending)} job(s) still pending after "
-                                        f"{self.timeout} s: {self._describe_pending()}",
-                                        job_id=int(pending[0]), status="timeout")
+                raise AnalyticsJobTimeout(f"{self.task_id}: {len(pending)} job(s) still pending after "
+                                          f"{self.timeout:g} s: {self._describe_pending()}",
+                                          job_id=int(pending[0]), status="timeout")
             if self.deferrable:
                 self._defer(context, int(pending[0]))
             self.hook.sleep(min(self.poll_interval, left))
@@ -302,7 +308,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self.book[action_key(action)] = {"job_id": job_id, "status": status}
         self.log.info("Submitted %s of %s %s: job %s", action["kind"],
                       "data source" if action["kind"] == "bust" else "dashboard", action["id"], job_id)
-        self._keep(context)
+        self._store_book(context)
 
     def _read_pending(self) -> None:
         """Every pending job's status, a request per 100 (List Jobs); a job the answer leaves out is read alone."""
@@ -343,11 +349,16 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             method_name="execute_complete",
         )
 
-    def _keep(self, context: Context) -> None:
-        """The book where a retry finds it (the task state store) and the plan where a resume does (XCom)."""
+    def _store_book(self, context: Context) -> None:
+        """The book where a retry finds it (the task state store, Airflow 3.3+): written after each
+        submit, before anything else can fail."""
         store = context.get("task_state_store") if self.durable else None
         if store is not None:
             store.set(BOOK_KEY, {k: {"job_id": v["job_id"], "status": v["status"]} for k, v in self.book.items()})
+
+    def _keep(self, context: Context) -> None:
+        """The book where a retry finds it, and the plan where the resumed task does (XCom)."""
+        self._store_book(context)
         context["ti"].xcom_push(key=PLAN_KEY, value={"plan": self.plan, "book": self.book})
 
     def _resumed_book(self, context: Context) -> dict[str, dict[str, Any]]:

@@ -214,3 +214,18 @@ def test_where_list_jobs_is_refused_each_job_is_read_alone(impact_bag, analytics
     assert [(j["kind"], j["status"]) for j in result_of(dag_run)["jobs"]] == [
         ("bust", "success"), ("preload", "success"), ("preload", "success")]
     assert "get_job" in [r.operation for r in analytics_emulator.requests]
+
+
+def test_jobs_still_pending_at_the_timeout_fail_the_task_naming_them(impact_bag, analytics_emulator,
+                                                                     analytics_connection, capfd) -> None:
+    task = impact_bag.get_dag("impact_refresh").get_task("refresh")
+    analytics_emulator.job_duration = 3600
+    task.retries, task.timeout = 0, 1.0
+    try:
+        dag_run = run(impact_bag, False, {"tables": ["marketing.campaigns"]})
+    finally:
+        task.retries, task.timeout = 1, 3600.0
+    assert dag_run.state == "failed"
+    assert [j.operation for j in analytics_emulator.jobs] == ["bust_data_source_cache"]  # no preload before it ends
+    log = capfd.readouterr().out
+    assert "AnalyticsJobTimeout: refresh: 1 job(s) still pending after 1 s: bust:1 (job" in log
