@@ -224,13 +224,16 @@ class AnalyticsEmulator:
         with self.world.lock:
             self.world.jobs.fail_next(operation_name, last_error_log, error_lines or ())
 
-    def script_next_job(self, operation_name: str, script: list[tuple[str, float]]) -> None:
+    def script_next_job(self, operation_name: str, script: list[tuple[str, float]], *, by_reads: bool = False) -> None:
         """The next job started by ``operation_name`` passes through ``script``: ``[(status,
         seconds), ...]``, ending in ``success``, ``failure`` or ``cancelled`` (its seconds ignored),
-        for example ``[("queued", 0.1), ("flow_pending", 0.3), ("running", 0.1), ("success", 0)]``."""
+        for example ``[("queued", 0.1), ("flow_pending", 0.3), ("running", 0.1), ("success", 0)]``.
+        ``by_reads=True`` counts each step in reads of the job (Get Job, List Jobs) instead of seconds:
+        ``[("flow_pending", 2), ("success", 0)]`` answers ``flow_pending`` to its first two reads,
+        however slowly they come (for tests on a busy machine)."""
         check_operation(operation_name)
         with self.world.lock:
-            self.world.jobs.script_next(operation_name, script)
+            self.world.jobs.script_next(operation_name, script, by_reads=by_reads)
 
     def set_publish_diagnostics(self, diagnostics: list[dict[str, Any]]) -> None:
         """From now on AML publish and validate jobs fail with these syntax-error diagnostics."""

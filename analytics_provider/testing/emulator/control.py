@@ -41,7 +41,8 @@ class ControlService:
                 body["operation"], last_error_log=body.get("last_error_log", "Job failed"),
                 error_lines=body.get("error_lines"),
             ),
-            ("POST", "script_next_job"): lambda body: self.emulator.script_next_job(body["operation"], body["script"]),
+            ("POST", "script_next_job"): lambda body: self.emulator.script_next_job(
+                body["operation"], body["script"], by_reads=bool(body.get("by_reads", False))),
             ("POST", "set_rate_limit"): lambda body: self.emulator.set_rate_limit(**body),
             ("POST", "set_publish_diagnostics"): lambda body: (
                 self.emulator.set_publish_diagnostics(body["diagnostics"])
