@@ -9,6 +9,7 @@ that start a job return the Job (``{"id", "status"}``). The methods are written 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from analytics_provider.hooks.client import AnalyticsClientHook
@@ -66,3 +67,33 @@ class AnalyticsHook(
         from analytics_provider.hooks.connection_form import field_behaviour
 
         return field_behaviour()
+
+    # -- impact: what a load touched (refresh by impact) ---------------------------------------
+    # The rules are in analytics_provider.impact (no I/O); the reads in hooks/impact_reads.py.
+
+    def find_impacted(
+        self,
+        tables: Sequence[str] = (),
+        data_models: Sequence[Id] = (),
+        data_sets: Sequence[Id] = (),
+        *,
+        project_ids: Sequence[int] | None = None,
+        default_schema: str = "public",
+        fold: str = "lower",
+    ) -> Json:
+        """The data sources, data models, data sets, reports, widgets and dashboards that read the
+        given warehouse tables (``schema.table`` or ``db.schema.table``, compared as the warehouse
+        compares names: :mod:`analytics_provider.impact.tables`), data models or data sets (ids or
+        names), each with why; ``notes`` say which inputs nothing reads and where the answer is
+        wider than it might be (:mod:`analytics_provider.impact.graph`).
+
+        ``project_ids``: the AML projects whose models are matched (default: those of the
+        dashboards, one ``GET /dashboards/list_metadata``). What is read, once per call and never
+        across calls: :class:`~analytics_provider.hooks.impact_reads.ImpactReads`. Bad input is
+        refused before any request.
+        """
+        from analytics_provider.hooks.impact_reads import find_impacted
+
+        return find_impacted(self, tables, data_models, data_sets, project_ids=project_ids,
+                             default_schema=default_schema, fold=fold)
+    # -- end of impact ---------------------------------------------------------------------------

@@ -63,7 +63,8 @@ def test_after_warehouse_load(example_dag_bag, analytics_emulator, analytics_con
     kinds = [j.operation for j in analytics_emulator.jobs]
     assert kinds == ["bust_data_source_cache", "preload_dashboard", "submit_widget_export"]
     output = capfd.readouterr()
-    assert_waits_ran_where_asked(dag_run, deferrable, ["bust_data_source_cache", "preload_dashboard", "export_widget"])
+    assert_waits_ran_where_asked(dag_run, deferrable, ["refresh_impacted", "export_widget"])
+    assert [j.params["id"] for j in analytics_emulator.jobs[:2]] == [1, 1]  # the table's data source, Sales overview
     assert analytics_emulator.api_key not in output.out + output.err
 
 

@@ -273,6 +273,24 @@ class AnalyticsEmulator:
         their labels and options. Returns their ids."""
         return self.world.add_dashboards(list(titles), int(like))
 
+    def set_answer_shapes(self, **shapes: bool) -> None:
+        """What answers carry beyond what the document promises (until :meth:`reset`):
+        ``widget_reports`` (default False), each dashboard widget's ``query_report`` in dashboard
+        answers; ``data_set_reports`` (default True), a data set's ``reports`` when asked for."""
+        from analytics_provider.testing.emulator.world import ANSWER_SHAPES
+
+        unknown = set(shapes) - set(ANSWER_SHAPES)
+        if unknown or not all(isinstance(v, bool) for v in shapes.values()):
+            raise ValueError(f"answer shapes are {', '.join(ANSWER_SHAPES)}, each True or False; got {shapes!r}")
+        with self.world.lock:
+            self.world.answer_shapes.update(shapes)
+
+    def build_workspace(self, **sizes: Any) -> dict[str, Any]:
+        """Add a large, consistent workspace: ``dashboards`` (5,000), ``widgets`` (20,000), ``models``
+        (1,000, table ``schema_<i % 20>.table_<i:05d>``), ``data_sets`` (300), ``data_sources`` (3).
+        Returns the ids added (:mod:`~analytics_provider.testing.emulator.workspace`)."""
+        return self.world.build_workspace(**sizes)
+
     def add_jobs(self, count: int, seconds: float | None = None,
                  script: list[tuple[str, float]] | None = None) -> list[int]:
         """``count`` jobs of the admin's key that run ``seconds`` (the job duration unless given)

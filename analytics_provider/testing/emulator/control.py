@@ -55,6 +55,8 @@ class ControlService:
             ("POST", "set_recording"): lambda body: self.emulator.set_recording(body["enabled"]),
             ("POST", "add_dashboards"): lambda body: self.emulator.add_dashboards(body["titles"],
                                                                                   body.get("like", 1)),
+            ("POST", "set_answer_shapes"): lambda body: self.emulator.set_answer_shapes(**body),
+            ("POST", "build_workspace"): lambda body: self.emulator.build_workspace(**body),
             ("POST", "add_jobs"): lambda body: self.emulator.add_jobs(int(body["count"]), body.get("seconds"),
                                                                       body.get("script")),
             ("POST", "set_job_duration"): lambda body: setattr(self.emulator, "job_duration", float(body["seconds"])),
