@@ -83,6 +83,24 @@ def run_cell(airflow: str, python_version: str) -> Result:
     return result
 
 
+def install(cells: Sequence[tuple[str, str]]) -> int:
+    """Every cell's venv, one after another (uv installs each with all cores; its cache serves the next)."""
+    start, failed = time.monotonic(), []
+    for airflow, python_version in cells:
+        venv = REPO / ".matrix" / f"airflow-{airflow}-py{python_version}"
+        try:
+            seconds = ensure_venv(venv, find_python(python_version), airflow, test_extras(airflow))
+        except SystemExit as failure:
+            say(f"  install failed: Airflow {airflow}, Python {python_version}: {failure}")
+            failed.append(f"{airflow}/{python_version}")
+            continue
+        done = f"installed in {seconds:.0f}s" if seconds else "up to date"
+        say(f"  Airflow {airflow}, Python {python_version}: {done}")
+    failures = f"; FAILED: {', '.join(failed)}" if failed else ""
+    say(f"test-matrix: the venvs in {time.monotonic() - start:.0f}s{failures}")
+    return 1 if failed else 0
+
+
 def _failures(output: str, limit: int = 40) -> str:
     """What failed, for a log read only through CI's output: pytest's short summary lines, then the
     first error lines (``E   ...``) of the tracebacks."""
@@ -116,12 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run the whole test suite on every supported Airflow.")
     parser.add_argument("--cell", action="append", default=[], help="AIRFLOW/PYTHON, e.g. 3.0.6/3.11 (repeatable)")
     parser.add_argument("--jobs", type=int, default=1, help="cells at a time (default 1)")
+    parser.add_argument("--install-only", action="store_true", help="create or update the cells' venvs, run nothing")
     args = parser.parse_args(argv)
     cells = [cell for cell in MATRIX if not args.cell or "/".join(cell) in args.cell]
     cells.sort(key=lambda cell: (cell not in ONCE_PER_PYTHON_CELLS and cell[0] not in SLOWEST))  # the longest first
     if not cells:
         parser.error(f"no such cell; the matrix: {', '.join('/'.join(c) for c in MATRIX)}")
     start = time.monotonic()
+    if args.install_only:
+        return install(cells)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each cell is its own processes
         results = list(pool.map(lambda cell: run_cell(*cell), cells))
     results.sort(key=lambda r: MATRIX.index((r.airflow, r.python)))
