@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 AIRFLOW_VERSION ?= 3.3.2
 CONSTRAINTS := constraints/airflow-$(AIRFLOW_VERSION).txt
 
-.PHONY: demo test test-matrix lint docs bench dist wheel-smoke constraints check clean e2e
+.PHONY: demo test test-matrix test-matrix-env lint docs bench dist wheel-smoke constraints check clean e2e e2e-env
 .PHONY: help
 .DEFAULT_GOAL := help
 
@@ -28,6 +28,9 @@ test: $(VENV)/.installed  ## the whole test suite, on Airflow $(AIRFLOW_VERSION)
 MATRIX_JOBS ?= 2
 test-matrix:  ## the suite on every supported Airflow and Python, one venv each (.matrix/): scripts/test_matrix.py
 	$(PYTHON) scripts/test_matrix.py --jobs $(MATRIX_JOBS)
+
+test-matrix-env:  ## only create or update the venvs of make test-matrix (.matrix/)
+	$(PYTHON) scripts/test_matrix.py --install-only
 
 lint: $(VENV)/.installed  ## ruff on the code, tests, examples and scripts; mypy on the package
 	$(VENV)/bin/ruff check analytics_provider tests example_dags benchmarks scripts
@@ -54,9 +57,12 @@ constraints:  ## regenerate constraints/ (AIRFLOW=3.2.2 for one version); needs 
 E2E_VENV ?= .venv-e2e
 # The production shape: PostgreSQL, Celery on Redis (installed from Debian's packages when missing),
 # two workers, two triggerers, a forward proxy; Airflow installed as production installs it.
-e2e:  ## the example DAGs and failures on the production stack (minutes; not in `make test`)
-	$(PYTHON) scripts/envs.py $(E2E_VENV) --airflow $(AIRFLOW_VERSION) --extras dev --airflow-extras celery,postgres
+e2e: e2e-env  ## the example DAGs and failures on the production stack (minutes; not in `make test`)
 	$(E2E_VENV)/bin/python scripts/e2e.py
+
+e2e-env:  ## only install what make e2e needs: its venv, and PostgreSQL and Redis from Debian's packages
+	$(PYTHON) scripts/envs.py $(E2E_VENV) --airflow $(AIRFLOW_VERSION) --extras dev --airflow-extras celery,postgres
+	$(E2E_VENV)/bin/python scripts/e2e.py --install-only
 
 check: test lint docs  ## make test, make lint and make docs
 

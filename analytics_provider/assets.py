@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from analytics_provider.locations import StorageLocation
 
@@ -86,3 +86,72 @@ def run_day(context: Mapping[str, Any]) -> str | None:
 def file_uri(location: str) -> str:
     """A written file's URI as an event's extra gives it (``file:///abs/path``, ``s3://bucket/key``)."""
     return StorageLocation.parse(location).uri
+
+
+# -- dashboards: "this dashboard is fresh" ------------------------------------------------------
+# A refreshed dashboard's asset is named by the service's address and the dashboard's id:
+# ``analytics://eu.holistics.io/dashboards/2`` (``analytics://host:port[/prefix]/dashboards/<id>``
+# for a base-address override): the OpenLineage dataset of the dashboard has the same name.
+
+SERVICE_SCHEME = "analytics"
+DASHBOARDS_ALIAS = "analytics-refreshed-dashboards"
+"""The alias the refresh operator emits its dashboards' events through, unless its outlets say otherwise."""
+
+
+def service_namespace(base_url: str) -> str:
+    """The service at ``base_url`` as assets and OpenLineage name it: ``analytics://eu.holistics.io``
+    (``analytics://host:port[/prefix]`` for a base-address override)."""
+    parts = urlsplit(base_url)
+    prefix = parts.path.rstrip("/").removesuffix("/api/v2")
+    return f"{SERVICE_SCHEME}://{parts.netloc.rpartition('@')[2]}{prefix}"
+
+
+def dashboard_asset_uri(service: str, dashboard_id: Any) -> str:
+    """``analytics://<host>/dashboards/<id>``; ``service``: a region (``eu``), a host
+    (``eu.holistics.io``) or a base URL (``https://host:8443/api/v2``)."""
+    from analytics_provider.get_provider_info import REGION_BASE_URLS
+
+    text = str(service).strip()
+    if not text:
+        raise ValueError("service must be a region, a host or a base URL")
+    base_url = REGION_BASE_URLS.get(text.lower()) or (text if "://" in text else f"https://{text}")
+    if isinstance(dashboard_id, bool) or not str(dashboard_id).strip().isdigit():
+        raise ValueError(f"a dashboard id is a positive integer; got {dashboard_id!r}")
+    return f"{service_namespace(base_url)}/dashboards/{int(str(dashboard_id).strip())}"
+
+
+def dashboard_asset(dashboard_id: Any, service: str = "eu") -> Any:
+    """The ``Asset`` of a dashboard's freshness: list it in a DAG's ``schedule`` to run after the
+    dashboard was refreshed (:class:`~analytics_provider.operators.refresh.AnalyticsRefreshImpactedOperator`).
+    On Airflow 2.11, a ``Dataset`` with the same URI."""
+    return _asset_of(dashboard_asset_uri(service, dashboard_id))
+
+
+def emit_dashboard_events(operator: Any, context: Mapping[str, Any], events: list[tuple[str, dict[str, Any]]]) -> int:
+    """An event per refreshed dashboard (``(uri, extra)``): on the task's outlet of that URI, or
+    through each ``AssetAlias`` of its outlets. Returns the events emitted."""
+    from airflow.providers.common.compat.sdk import Asset, AssetAlias
+
+    outlets = list(operator.outlets or ())
+    aliases = [o for o in outlets if isinstance(o, AssetAlias)]
+    emitted = 0
+    for uri, extra in events:
+        own = [o for o in outlets if isinstance(o, Asset) and o.uri == uri]
+        for outlet in own:
+            context["outlet_events"][outlet].extra.update(extra)
+        for alias in [] if own else aliases:
+            context["outlet_events"][alias].add(_asset_of(uri), extra=extra)
+        if own or aliases:
+            emitted += 1
+            operator.log.info("Asset event for %s (dashboard %s is fresh)", uri, extra.get("dashboard_id"))
+    return emitted
+
+
+def _asset_of(uri: str) -> Any:
+    from airflow.providers.common.compat.sdk import Asset
+
+    from analytics_provider.version_compat import AIRFLOW_V_3_0_PLUS
+
+    if not AIRFLOW_V_3_0_PLUS:
+        return Asset(uri=uri)
+    return Asset(name=f"analytics-dashboard:{uri.split('://', 1)[1]}", uri=uri)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.exceptions import AirflowProviderDeprecationWarning
 
+from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE  # noqa: F401 (the job tasks' default, named here too)
 from analytics_provider.exceptions import MAX_TEXT, bounded, refused
 
 if TYPE_CHECKING:

@@ -19,13 +19,12 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
+from analytics_provider.assets import SERVICE_SCHEME, service_namespace  # noqa: F401 (named here too)
 from analytics_provider.locations import StorageLocation
 
 log = logging.getLogger(__name__)
 
-SERVICE_SCHEME = "analytics"
 PRODUCTION_PROJECT = "aml_projects/production"
 PUBLISH_FACET = "analyticsPublish"
 FACETS_URL = "https://airflow-provider-analytics.readthedocs.io/en/stable/_static/lineage/"
@@ -35,13 +34,6 @@ STATS_FACET_SCHEMA_URL = f"{FACETS_URL}AnalyticsDataSourceStatsRunFacet.json"
 START, COMPLETE, FAIL = "start", "complete", "fail"
 OBJECT_KINDS = {"Dataset": "data_sets", "DataSet": "data_sets", "Dashboard": "dashboards"}
 SCHEDULE_SOURCE_KINDS = {"Dashboard": "dashboards", "QueryReport": "query_reports"}
-
-
-def service_namespace(base_url: str) -> str:
-    """The namespace of the service at ``base_url`` (``analytics://eu.holistics.io``)."""
-    parts = urlsplit(base_url)
-    prefix = parts.path.rstrip("/").removesuffix("/api/v2")
-    return f"{SERVICE_SCHEME}://{parts.netloc.rpartition('@')[2]}{prefix}"
 
 
 @dataclass
@@ -233,6 +225,26 @@ def describe_deliveries(run: LineageRun) -> Description:
     inputs = [file_dataset(str(p.resolve()), output=False) for p in files_under(op.resolved_path())]
     outputs = [run.service_object(kind, ident, output=True) for kind, ident in op.lineage_targets]
     return inputs, outputs, {}
+
+
+def describe_refresh(run: LineageRun) -> Description:
+    """Input the tables refreshed (in ``warehouse_namespace``, default the service's); output the
+    dashboards refreshed (before the run ends: none yet known)."""
+    from openlineage.client.event_v2 import InputDataset
+
+    op = run.operator
+    tables = run.result.get("tables") or ([] if is_templated_value(op.tables) else list(op.tables or []))
+    namespace = op.warehouse_namespace or run.namespace
+    inputs = [InputDataset(namespace=namespace, name=str(table)) for table in tables]
+    refreshed = {j.get("id") for j in run.result.get("jobs") or [] if j.get("kind") == "preload"
+                 and j.get("status") == "success"}
+    outputs = [run.service_object("dashboards", d["id"], output=True) for d in run.result.get("dashboards") or []
+               if d.get("id") in refreshed]
+    return inputs, outputs, {}
+
+
+def is_templated_value(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, (list, tuple)) and any("{{" in str(v) for v in value))
 
 
 def query_tables(conn_id: str, sql: str) -> list[Any]:

@@ -19,7 +19,7 @@ from _targets import MARK
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
     "download_memory", "upload_memory", "trigger_polling", "shared_quota", "name_lookup", "aml_lint", "access_sync",
-    "operator_import", "poll_count",
+    "operator_import", "impact", "poll_count",
 )
 
 

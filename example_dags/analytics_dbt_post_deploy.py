@@ -1,12 +1,15 @@
 """After a deploy of the dbt project: dbt build, hand the manifest to the service, publish, refresh.
 
-``dbt build`` writes ``target/manifest.json``; the upload sends it to the service for the
-warehouse's data source and waits for the sync job (failing with the service's messages when a
-manifest is malformed); then the AML project is published against the fresh models, the data
-source's cache busted and the key dashboards preloaded.
+``dbt build`` writes ``target/manifest.json`` and ``target/run_results.json``; the upload sends
+the manifest to the service for the warehouse's data source and waits for the sync job (failing
+with the service's messages when a manifest is malformed); then the AML project is published
+against the fresh models, and what the run built is refreshed: the relations of the models it
+built successfully are matched to the service's data models, and the data sources and dashboards
+that read them are busted and preloaded (no list of dashboards kept by hand).
 
-Where dbt is not installed (as in this repository's tests), a stand-in task writes a manifest of
-the same shape as ``dbt build`` does (schema v12, one source and one model), so the DAG runs anywhere.
+Where dbt is not installed (as in this repository's tests), a stand-in task writes a manifest and
+run results of the same shape as ``dbt build`` does (one source and one model, built), so the DAG
+runs anywhere.
 """
 
 from __future__ import annotations
@@ -25,20 +28,18 @@ import pendulum
 from airflow.providers.common.compat.sdk import DAG, Param, task
 
 from analytics_provider.operators import (
-    AnalyticsBustDataSourceCacheOperator,
-    AnalyticsPreloadDashboardOperator,
     AnalyticsPublishAmlProjectOperator,
+    AnalyticsRefreshImpactedOperator,
     AnalyticsUploadDbtManifestOperator,
 )
 
 DBT_PROJECT_DIR = str(Path(tempfile.gettempdir()) / "analytics-dbt-project")
 AML_PROJECT_DIR = str(Path(__file__).parent / "aml_project")
-KEY_DASHBOARDS = ["Sales overview", "Marketing performance"]  # by title
 MANIFEST_SCHEMA = "https://schemas.getdbt.com/dbt/manifest/v12.json"
 
 with DAG(
     dag_id="analytics_dbt_post_deploy",
-    description="dbt build, upload the manifest, publish the AML project, bust the cache, preload",
+    description="dbt build, upload the manifest, publish the AML project, refresh what the run built",
     schedule=None,
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
@@ -46,7 +47,6 @@ with DAG(
     params={
         "dbt_project_dir": Param(DBT_PROJECT_DIR, type="string", description="the dbt project (target/ is written)"),
         "data_source_name": Param("Production warehouse", type="string", description="the warehouse's data source"),
-        "data_source_id": Param(1, type="integer", description="the same data source, for the cache bust"),
         "aml_project_dir": Param(AML_PROJECT_DIR, type="string", description="checkout of the AML project"),
     },
     default_args={"poll_interval": 1.0},
@@ -60,8 +60,9 @@ with DAG(
         if shutil.which("dbt") and (project / "dbt_project.yml").is_file():
             subprocess.run(["dbt", "build", "--project-dir", str(project), "--target-path", str(target)], check=True)
         else:
-            print("dbt is not installed here: writing the manifest a dbt build of this project would write")
+            print("dbt is not installed here: writing the manifest and run results a dbt build would write")
             write_manifest(target / "manifest.json", project_name="jaffle_shop")
+            write_run_results(target / "run_results.json", ["model.jaffle_shop.orders"])
         return str(target / "manifest.json")
 
     upload = AnalyticsUploadDbtManifestOperator(
@@ -76,16 +77,32 @@ with DAG(
         lint_custom_charts=True,
     )
 
-    bust_cache = AnalyticsBustDataSourceCacheOperator(
-        task_id="bust_data_source_cache",
-        data_source_id="{{ params.data_source_id }}",
+    refresh = AnalyticsRefreshImpactedOperator(
+        task_id="refresh_what_dbt_built",
+        dbt_run_results="{{ params.dbt_project_dir }}/target/run_results.json",
+        dbt_manifest="{{ params.dbt_project_dir }}/target/manifest.json",
     )
 
-    preload = AnalyticsPreloadDashboardOperator.partial(task_id="preload_key_dashboard", bust_cache=True).expand(
-        dashboard=KEY_DASHBOARDS
-    )
+    upload >> publish >> refresh
 
-    upload >> publish >> bust_cache >> preload
+
+def write_run_results(path: Path, built: list[str]) -> None:
+    """A dbt run_results.json (schema v6) in which each of ``built`` (unique ids) succeeded."""
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    results = [
+        {"status": "success", "timing": [{"name": "execute", "started_at": now, "completed_at": now}],
+         "thread_id": "Thread-1", "execution_time": 0.5, "adapter_response": {"_message": "SELECT 1"},
+         "message": "SELECT 1", "failures": None, "unique_id": unique_id, "compiled": True,
+         "compiled_code": None, "relation_name": None}
+        for unique_id in built
+    ]
+    run_results = {
+        "metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/run-results/v6.json",
+                     "dbt_version": "1.9.0", "generated_at": now, "invocation_id": str(uuid.uuid4()), "env": {}},
+        "results": results, "elapsed_time": 1.0, "args": {"which": "build"},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run_results, indent=2), encoding="utf-8")
 
 
 def write_manifest(path: Path, *, project_name: str) -> None:

@@ -49,7 +49,10 @@ sys.path.insert(0, str(REPO))  # the test suite's forward proxy
 from tests.hostile.proxy import ForwardProxy  # noqa: E402
 
 DAGS = ("analytics_after_warehouse_load", "analytics_post_deploy_publish", "analytics_scheduled_exports")
-CONSUMERS = ("analytics_preload_on_warehouse_table", "analytics_ship_exported_files")
+# queued by the examples' assets (the last by the dashboard that analytics_after_warehouse_load refreshes)
+CONSUMERS = ("analytics_preload_on_warehouse_table", "analytics_ship_exported_files",
+             "analytics_export_when_dashboard_fresh")
+REFRESH_OPERATOR = "AnalyticsRefreshImpactedOperator"  # submits a job per impacted data source and dashboard
 JOB_OPERATORS = (
     "AnalyticsExportWidgetOperator", "AnalyticsPreloadDashboardOperator", "AnalyticsBustDataSourceCacheOperator",
     "AnalyticsPublishAmlProjectOperator", "AnalyticsExecuteDataScheduleOperator",
@@ -279,6 +282,15 @@ class Database:
     def runs(self) -> list[tuple[str, str, str]]:
         return [(d, r, s) for d, r, s in self.rows("SELECT dag_id, run_id, state FROM dag_run")]
 
+    def refresh_jobs(self, operator: str) -> int:
+        """The jobs the refresh tasks submitted, as their results (XCom) list them."""
+        results = self.rows(
+            "SELECT x.value FROM xcom x JOIN task_instance t ON t.dag_id = x.dag_id AND t.run_id = x.run_id "
+            "AND t.task_id = x.task_id AND t.map_index = x.map_index WHERE x.key = 'return_value' AND t.operator = %s",
+            operator)
+        values = [json.loads(v) if isinstance(v, str | bytes) else v for (v,) in results]
+        return sum(1 for value in values for job in value.get("jobs", []) if job.get("job_id") is not None)
+
     def asset_rows(self) -> list[str]:
         return sorted(uri for (uri,) in self.rows("SELECT uri FROM asset"))
 
@@ -355,7 +367,7 @@ class Stack:
 
 
 def environment(home: Path, dags: Path, port: int, database: str, broker: str, connection: str,
-                proxy: str) -> dict[str, str]:
+                proxy: str, service: str) -> dict[str, str]:
     passwords = home / "passwords.json"
     passwords.write_text(json.dumps({"admin": "admin"}))
     tmp = home / "tmp"
@@ -390,6 +402,7 @@ def environment(home: Path, dags: Path, port: int, database: str, broker: str, c
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
         "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True",
         "AIRFLOW_CONN_ANALYTICS_DEFAULT": connection,
+        "ANALYTICS_SERVICE": service,  # the service the dashboard assets are on (analytics_export_when_dashboard_fresh)
         # analytics_access_sync reads its rows from PostgreSQL (a database of the same cluster)
         "AIRFLOW_CONN_ANALYTICS_WAREHOUSE": database.replace("postgresql+psycopg2", "postgres").rsplit("/", 1)[0]
         + "/warehouse",
@@ -414,7 +427,18 @@ def measured(what: str, figures: dict[str, Any]) -> Iterator[None]:
     figures[f"{what} (s)"] = round(time.monotonic() - start, 1)
 
 
+def install_only() -> int:
+    """What the run needs from Debian's packages (PostgreSQL, Redis), installed and nothing run: CI
+    fetches it while other steps run."""
+    postgres_bin()
+    debian_package("redis-server", "redis-server")
+    say("e2e: PostgreSQL and Redis are installed")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--install-only"]:
+        return install_only()
     started = time.monotonic()
     home = Path(tempfile.mkdtemp(prefix="analytics-e2e-"))
     say(f"AIRFLOW_HOME {home}")
@@ -428,7 +452,8 @@ def main() -> int:
         proxy = cleanup.enter_context(ForwardProxy())
         say(f"emulator at {emulator.base_url} (jobs take {JOB_SECONDS:g} s); proxy at {proxy.url()}")
         port = free_port()
-        env = environment(home, dags_folder(home), port, database, broker, emulator.connection, proxy.url())
+        env = environment(home, dags_folder(home), port, database, broker, emulator.connection, proxy.url(),
+                          emulator.base_url)
         subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=env, cwd=home, check=True, capture_output=True)
         stack = Stack(procs, env, port)
         for name in ("api-server", "scheduler", "dag-processor", *TRIGGERERS, *WORKERS):
@@ -633,8 +658,10 @@ class Scenario:
         runs = self.db.runs()
         self.check(all(s == "success" for _, _, s in runs), f"all {len(runs)} DAG runs green")
         tis = [t for t in self.db.task_instances() if t["operator"] in JOB_OPERATORS]
+        refreshed = self.db.refresh_jobs(REFRESH_OPERATOR)
         jobs = self.emulator.jobs()
-        self.check(len(jobs) == len(tis), f"jobs on the emulator ({len(jobs)}) = job tasks ({len(tis)})")
+        self.check(len(jobs) == len(tis) + refreshed,
+                   f"jobs on the emulator ({len(jobs)}) = job tasks ({len(tis)}) + the refreshes' jobs ({refreshed})")
         answered = self.emulator.requests()
         seen = [s for s in self.proxy.seen if s.target.startswith((self.emulator.base_url, self.emulator.files_url))]
         agents = Counter(s.headers.get("User-Agent", "").split("(", 1)[-1].split(";")[0] for s in seen)

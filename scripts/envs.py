@@ -50,9 +50,10 @@ MATRIX: tuple[tuple[str, str], ...] = (
     ("3.3.2", "3.13"),
     ("3.4.0b2", "3.11"),
 )
-# The cells that also run the tests which cannot differ between Airflow versions (tests/airflow_free.txt):
-# one per Python of the matrix other than `make test`'s, which runs them all.
-AIRFLOW_FREE_CELLS: tuple[tuple[str, str], ...] = (("3.3.2", "3.10"), ("2.11.2", "3.12"), ("3.3.2", "3.13"))
+# The cells that also run the tests which cannot differ between Airflow versions (the tiers of
+# tests/airflow_free.txt and tests/airflow_host.txt): one per Python of the matrix other than
+# `make test`'s, which runs them all.
+ONCE_PER_PYTHON_CELLS: tuple[tuple[str, str], ...] = (("3.3.2", "3.10"), ("2.11.2", "3.12"), ("3.3.2", "3.13"))
 
 
 # The openlineage extra (provider 2.16+, the first to emit task events on Airflow 3.3) needs

@@ -3,9 +3,12 @@
 Each cell of ``MATRIX`` (``scripts/envs.py``) gets ``.matrix/airflow-<version>-py<python>``,
 installed with ``constraints/airflow-<version>.txt`` (reused while the constraints and
 ``pyproject.toml`` are unchanged), then runs the tests that can differ between Airflow versions
-(``pytest --suite airflow``); the cells of ``AIRFLOW_FREE_CELLS``, one per Python, also run the
-rest (``--suite airflow-free``, where any Airflow import but its exception class fails the test),
-so every test runs on every Python and every Airflow-dependent test on every Airflow. Prints one
+(``pytest --suite airflow``); the cells of ``ONCE_PER_PYTHON_CELLS``, one per Python, also run the
+rest: ``--suite airflow-host`` (Airflow only as the connection's home; importing an operator, a
+sensor or a trigger fails the test) and ``--suite airflow-free`` (any Airflow import but its
+exception class fails the test), so every test runs on every Python and every test that can
+differ between Airflow versions on every Airflow (``tests/conftest.py`` says how a test is
+classified). Prints one
 row per cell with its result and wall times; exits non-zero if any cell failed, pytest's exit code
 5 (no test ran) included. ``--cell 3.0.6/3.11`` runs only the cells named, ``--jobs 2`` two cells
 at a time (the slowest first; their waits on the emulator overlap); pytest's output is in
@@ -24,7 +27,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from envs import AIRFLOW_FREE_CELLS, MATRIX, REPO, ensure_venv, find_python, python_of, say, test_extras
+from envs import MATRIX, ONCE_PER_PYTHON_CELLS, REPO, ensure_venv, find_python, python_of, say, test_extras
 
 PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"]
 LOGS = REPO / ".matrix" / "logs"
@@ -56,7 +59,8 @@ def run_cell(airflow: str, python_version: str) -> Result:
         return result
     LOGS.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    suites = ["airflow", "airflow-free"] if (airflow, python_version) in AIRFLOW_FREE_CELLS else ["airflow"]
+    once = (airflow, python_version) in ONCE_PER_PYTHON_CELLS
+    suites = ["airflow", "airflow-host", "airflow-free"] if once else ["airflow"]
     summaries = []
     for suite in suites:
         log = LOGS / f"airflow-{airflow}-py{python_version}-{suite}.log"
@@ -77,6 +81,24 @@ def run_cell(airflow: str, python_version: str) -> Result:
     say(f"  {'ok' if result.ok else 'FAILED'}: Airflow {airflow}, Python {python_version}: {result.summary} "
         f"({result.tests_s:.0f}s)")
     return result
+
+
+def install(cells: Sequence[tuple[str, str]]) -> int:
+    """Every cell's venv, one after another (uv installs each with all cores; its cache serves the next)."""
+    start, failed = time.monotonic(), []
+    for airflow, python_version in cells:
+        venv = REPO / ".matrix" / f"airflow-{airflow}-py{python_version}"
+        try:
+            seconds = ensure_venv(venv, find_python(python_version), airflow, test_extras(airflow))
+        except SystemExit as failure:
+            say(f"  install failed: Airflow {airflow}, Python {python_version}: {failure}")
+            failed.append(f"{airflow}/{python_version}")
+            continue
+        done = f"installed in {seconds:.0f}s" if seconds else "up to date"
+        say(f"  Airflow {airflow}, Python {python_version}: {done}")
+    failures = f"; FAILED: {', '.join(failed)}" if failed else ""
+    say(f"test-matrix: the venvs in {time.monotonic() - start:.0f}s{failures}")
+    return 1 if failed else 0
 
 
 def _failures(output: str, limit: int = 40) -> str:
@@ -112,12 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run the whole test suite on every supported Airflow.")
     parser.add_argument("--cell", action="append", default=[], help="AIRFLOW/PYTHON, e.g. 3.0.6/3.11 (repeatable)")
     parser.add_argument("--jobs", type=int, default=1, help="cells at a time (default 1)")
+    parser.add_argument("--install-only", action="store_true", help="create or update the cells' venvs, run nothing")
     args = parser.parse_args(argv)
     cells = [cell for cell in MATRIX if not args.cell or "/".join(cell) in args.cell]
-    cells.sort(key=lambda cell: (cell not in AIRFLOW_FREE_CELLS and cell[0] not in SLOWEST))  # the longest first
+    cells.sort(key=lambda cell: (cell not in ONCE_PER_PYTHON_CELLS and cell[0] not in SLOWEST))  # the longest first
     if not cells:
         parser.error(f"no such cell; the matrix: {', '.join('/'.join(c) for c in MATRIX)}")
     start = time.monotonic()
+    if args.install_only:
+        return install(cells)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each cell is its own processes
         results = list(pool.map(lambda cell: run_cell(*cell), cells))
     results.sort(key=lambda r: MATRIX.index((r.airflow, r.python)))

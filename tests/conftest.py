@@ -43,70 +43,106 @@ if int(metadata.version("apache-airflow").split(".")[0]) < 3:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--allowed-skips", metavar="FILE", default=None,
                      help="fail the run if a test skips for a reason not listed in FILE (one reason a line)")
-    parser.addoption("--suite", choices=("all", "airflow", "airflow-free"), default="all",
-                     help="all tests (default); only those that can differ between Airflow versions; or only "
-                          f"those listed in {AIRFLOW_FREE.relative_to(_REPO)}, with every other Airflow import refused")
+    parser.addoption("--suite", choices=("all", "airflow", *TIERS), default="all",
+                     help="all tests (default); only those that can differ between Airflow versions (listed in "
+                          "neither tier file); or only one tier's files, with what that tier may not use refused: "
+                          + "; ".join(f"{name}: {tier.listed_in}" for name, tier in TIERS.items()))
 
 
 # -- which tests can differ between Airflow versions ------------------------------------------------------------
 #
-# The test files and folders listed in tests/airflow_free.txt use nothing of Airflow but the exception class
-# our errors derive from, so they cannot differ between Airflow versions: a matrix cell runs them once per
-# Python (``--suite airflow-free``), the other cells only the rest (``--suite airflow``). A run of
-# ``--suite airflow-free`` refuses every other import of Airflow, so a test listed wrongly fails loudly there
-# (an ImportError that names the module) instead of being skipped where it matters.
-
-AIRFLOW_FREE = _REPO / "tests" / "airflow_free.txt"
-
-
-def _airflow_free_paths() -> tuple[str, ...]:
-    lines = AIRFLOW_FREE.read_text(encoding="utf-8").splitlines()
-    return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
-
-
-def _is_airflow_free(path: Path) -> bool:
-    relative = path.resolve().relative_to(_REPO).as_posix() + ("/" if path.is_dir() else "")
-    return any(relative == entry or relative.startswith(entry) for entry in _airflow_free_paths())
+# A test file runs in every cell of the version matrix unless a tier file lists it. Two tiers run once per Python
+# instead, each in a run of its own (``--suite NAME``) in which what its files may not use is refused at import,
+# so a file listed wrongly fails there, loudly, naming the module and the list:
+#
+# * tests/airflow_free.txt: files that use nothing of Airflow but the exception class our errors derive from
+#   (the chart compiler, the emulator over plain HTTP, the I/O-free core). Every other import of Airflow is
+#   refused.
+# * tests/airflow_host.txt: files for which Airflow is only where the hook's connection and the secrets masker
+#   come from (the hook, its drivers, downloads and uploads, access and deliveries planning, against the
+#   emulator or a hostile server). Our operators, sensors and triggers are refused: anything that puts a task
+#   or a trigger into Airflow's hands (parsing, running, deferring, XCom, assets, lineage, task state) is
+#   what differs between versions, and runs in every cell.
+#
+# Every other file (the DAG tests, operators, triggers, connection form and test, lineage, assets) runs in
+# every cell (``--suite airflow``). A new test file is in every cell until a tier file lists it.
 
 
-class _RefuseAirflow:
-    """A finder that refuses Airflow's modules not yet imported (``--suite airflow-free``)."""
+class Tier:
+    """A list of test files that run once per Python, and the modules its runs refuse."""
+
+    def __init__(self, listed_in: str, refused: tuple[str, ...], allowed: tuple[str, ...], why: str) -> None:
+        self.listed_in = listed_in
+        self.refused, self.allowed, self.why = refused, allowed, why
+
+    @property
+    def path(self) -> Path:
+        return _REPO / self.listed_in
+
+    def entries(self) -> tuple[str, ...]:
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+
+    def lists(self, path: Path) -> bool:
+        relative = path.resolve().relative_to(_REPO).as_posix() + ("/" if path.is_dir() else "")
+        return any(relative == entry or relative.startswith(entry) for entry in self.entries())
+
+    def holds_listed(self, folder: Path) -> bool:
+        prefix = folder.resolve().relative_to(_REPO).as_posix() + "/"
+        return any(entry.startswith(prefix) for entry in self.entries())
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if (name == "airflow" or name.startswith("airflow.")) and name not in sys.modules:
-            raise ImportError(
-                f"{name}: this run holds the tests listed in {AIRFLOW_FREE.relative_to(_REPO)}, which must not "
-                f"depend on Airflow's version, and this one imports Airflow's {name}: take it off that list"
-            )
+        """A ``sys.meta_path`` finder: refuses the modules this tier may not use, not yet imported."""
+        if name in sys.modules or not any(name == r or name.startswith(r + ".") for r in self.refused):
+            return
+        raise ImportError(
+            f"{name}: this run holds the tests listed in {self.listed_in}, which {self.why}, and one of them imports "
+            f"{name}: take it off that list (a file listed in no tier file runs on every Airflow)"
+        )
+
+    def start(self) -> None:
+        for name in self.allowed:  # what the tier may use, imported before the refusal starts
+            __import__(name)
+        sys.meta_path.insert(0, self)
+
+    def stop(self) -> None:
+        if self in sys.meta_path:  # Airflow's own exit handlers import what they need
+            sys.meta_path.remove(self)
 
 
-_REFUSER = _RefuseAirflow()
+TIERS: dict[str, Tier] = {
+    "airflow-free": Tier(
+        "tests/airflow_free.txt", refused=("airflow",), allowed=("analytics_provider.exceptions",),
+        why="must not depend on Airflow's version"),
+    "airflow-host": Tier(
+        "tests/airflow_host.txt",
+        refused=("analytics_provider.operators", "analytics_provider.sensors", "analytics_provider.triggers"),
+        allowed=(), why="use Airflow only for a connection and its secrets masker (no operator, sensor or trigger)"),
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("--suite") == "airflow-free":
-        import analytics_provider.exceptions  # noqa: F401  (Airflow's exception class, the one part allowed)
-
-        sys.meta_path.insert(0, _REFUSER)
+    tier = TIERS.get(config.getoption("--suite"))
+    if tier is not None:
+        tier.start()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if _REFUSER in sys.meta_path:  # Airflow's own exit handlers import what they need
-        sys.meta_path.remove(_REFUSER)
+    for tier in TIERS.values():
+        tier.stop()
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     suite = config.getoption("--suite")
     if suite == "all" or not collection_path.is_relative_to(_REPO / "tests"):
         return None
-    free = _is_airflow_free(collection_path)
     if suite == "airflow":
-        return True if free else None
-    if free:
+        return True if any(tier.lists(collection_path) for tier in TIERS.values()) else None
+    tier = TIERS[suite]
+    if tier.lists(collection_path):
         return None
-    if collection_path.is_dir():  # a folder holding a listed file
-        folder = collection_path.resolve().relative_to(_REPO).as_posix() + "/"
-        return None if any(entry.startswith(folder) for entry in _airflow_free_paths()) else True
+    if collection_path.is_dir() and tier.holds_listed(collection_path):  # a folder holding a listed file
+        return None
     return True
 
 

@@ -18,6 +18,7 @@ _WHERE = {
     "AnalyticsSyncUserAttributesOperator": "access",
     "AnalyticsSyncGroupMembersOperator": "access",
     "AnalyticsApplyDeliveriesOperator": "deliveries",
+    "AnalyticsRefreshImpactedOperator": "refresh",
 }
 __all__ = sorted(_WHERE)
 

@@ -187,6 +187,9 @@ def set_waits(dag: Any, deferrable: bool | None, poll_interval: float = 0.1) -> 
                 setattr(task, name, value)
         elif isinstance(task, AnalyticsJobSensor):
             task.poke_interval = poll_interval
+        elif type(task).__name__ == "AnalyticsRefreshImpactedOperator":  # waits for many jobs
+            for name, value in settings.items():
+                setattr(task, name, value)
 
 
 @pytest.fixture

@@ -127,8 +127,9 @@ def test_the_waits_run_in_the_triggerer_and_the_dataset_queues_the_preload(stack
 
     # each job's wait ran in the triggerer process ("trigger <dag>/<run>/<task>/<map index>/<try> (ID n) completed")
     completed = set(re.findall(r"trigger (\w+)/[^/]+/(\w+)/(-?\d+)/\d+ \(ID \d+\) completed", stack.log("triggerer")))
-    job_tasks = {(LOAD, task, "-1") for task in ("bust_data_source_cache", "preload_dashboard", "export_widget")}
+    job_tasks = {(LOAD, task, "-1") for task in ("refresh_impacted", "export_widget")}
     job_tasks |= {(PRELOAD, "bust_data_source_cache", "-1"), (PRELOAD, "preload_dashboard", "0")}
     job_tasks |= {(PRELOAD, "preload_dashboard", "1")}
     assert completed == job_tasks, stack.log("triggerer")[-3000:]
-    assert len(analytics_emulator.jobs) == len(job_tasks)  # one job each: nothing submitted twice
+    # one job each, two for the refresh (its bust and its preload): nothing submitted twice
+    assert len(analytics_emulator.jobs) == len(job_tasks) + 1

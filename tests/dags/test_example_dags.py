@@ -63,7 +63,8 @@ def test_after_warehouse_load(example_dag_bag, analytics_emulator, analytics_con
     kinds = [j.operation for j in analytics_emulator.jobs]
     assert kinds == ["bust_data_source_cache", "preload_dashboard", "submit_widget_export"]
     output = capfd.readouterr()
-    assert_waits_ran_where_asked(dag_run, deferrable, ["bust_data_source_cache", "preload_dashboard", "export_widget"])
+    assert_waits_ran_where_asked(dag_run, deferrable, ["refresh_impacted", "export_widget"])
+    assert [j.params["id"] for j in analytics_emulator.jobs[:2]] == [1, 1]  # the table's data source, Sales overview
     assert analytics_emulator.api_key not in output.out + output.err
 
 
@@ -152,7 +153,7 @@ TASK_TIME_MODULES = (
     "analytics_provider.api.wire.operations", "analytics_provider.api.call.request",
     "analytics_provider.api.wire.lookup",
     "analytics_provider.api.jobs.wait", "analytics_provider.api.jobs.status", "analytics_provider.api.call.retry",
-    "analytics_provider.api.call.exchange", "analytics_provider.access.apply", "analytics_provider.deliveries.plan",
+    "analytics_provider.api.call.exchange", "analytics_provider.plans", "analytics_provider.deliveries.plan",
     "analytics_provider.aml.lint", "analytics_provider.aml.compiler",
 )
 """What only a running task (or the triggerer) needs: the HTTP clients, the hook, the operations

@@ -62,7 +62,7 @@ def job_id_of(emulator: Any, operation: str) -> int:
 
 
 @pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "deferred"])
-def test_after_load_reports_the_data_source_the_dashboard_and_the_exported_file(
+def test_after_load_reports_the_table_the_dashboard_and_the_exported_file(
     example_dag_bag, analytics_emulator, analytics_connection, openlineage_events, tmp_path, deferrable
 ):
     dag_id = "analytics_after_warehouse_load"
@@ -71,14 +71,9 @@ def test_after_load_reports_the_data_source_the_dashboard_and_the_exported_file(
     events, ns = openlineage_events(), service_namespace(analytics_emulator)
     (csv,) = tmp_path.rglob("*.csv")
 
-    (bust,) = task_events(events, dag_id, "bust_data_source_cache", "COMPLETE")
-    assert names(bust["inputs"]) == [] and names(bust["outputs"]) == [(ns, "data_sources/1")]
-    external = bust["run"]["facets"]["externalQuery"]
-    assert external["externalQueryId"] == str(job_id_of(analytics_emulator, "bust_data_source_cache"))
-    assert external["source"] == ns
-
-    (preload,) = task_events(events, dag_id, "preload_dashboard", "COMPLETE")
-    assert names(preload["outputs"]) == [(ns, "dashboards/1")]
+    (refresh,) = task_events(events, dag_id, "refresh_impacted", "COMPLETE")
+    assert names(refresh["inputs"]) == [("postgres://warehouse:5432", "analytics.public.orders")]
+    assert names(refresh["outputs"]) == [(ns, "dashboards/1")]
 
     start, *resumed = task_events(events, dag_id, "export_widget", "START")  # a deferred task starts twice
     assert len(resumed) == (1 if deferrable else 0)

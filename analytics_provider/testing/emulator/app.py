@@ -224,13 +224,16 @@ class AnalyticsEmulator:
         with self.world.lock:
             self.world.jobs.fail_next(operation_name, last_error_log, error_lines or ())
 
-    def script_next_job(self, operation_name: str, script: list[tuple[str, float]]) -> None:
+    def script_next_job(self, operation_name: str, script: list[tuple[str, float]], *, by_reads: bool = False) -> None:
         """The next job started by ``operation_name`` passes through ``script``: ``[(status,
         seconds), ...]``, ending in ``success``, ``failure`` or ``cancelled`` (its seconds ignored),
-        for example ``[("queued", 0.1), ("flow_pending", 0.3), ("running", 0.1), ("success", 0)]``."""
+        for example ``[("queued", 0.1), ("flow_pending", 0.3), ("running", 0.1), ("success", 0)]``.
+        ``by_reads=True`` counts each step in reads of the job (Get Job, List Jobs) instead of seconds:
+        ``[("flow_pending", 2), ("success", 0)]`` answers ``flow_pending`` to its first two reads,
+        however slowly they come (for tests on a busy machine)."""
         check_operation(operation_name)
         with self.world.lock:
-            self.world.jobs.script_next(operation_name, script)
+            self.world.jobs.script_next(operation_name, script, by_reads=by_reads)
 
     def set_publish_diagnostics(self, diagnostics: list[dict[str, Any]]) -> None:
         """From now on AML publish and validate jobs fail with these syntax-error diagnostics."""
@@ -269,6 +272,24 @@ class AnalyticsEmulator:
         dashboard ``like`` under new ids: its widgets with their titles and data, its filters with
         their labels and options. Returns their ids."""
         return self.world.add_dashboards(list(titles), int(like))
+
+    def set_answer_shapes(self, **shapes: bool) -> None:
+        """What answers carry beyond what the document promises (until :meth:`reset`):
+        ``widget_reports`` (default False), each dashboard widget's ``query_report`` in dashboard
+        answers; ``data_set_reports`` (default True), a data set's ``reports`` when asked for."""
+        from analytics_provider.testing.emulator.world import ANSWER_SHAPES
+
+        unknown = set(shapes) - set(ANSWER_SHAPES)
+        if unknown or not all(isinstance(v, bool) for v in shapes.values()):
+            raise ValueError(f"answer shapes are {', '.join(ANSWER_SHAPES)}, each True or False; got {shapes!r}")
+        with self.world.lock:
+            self.world.answer_shapes.update(shapes)
+
+    def build_workspace(self, **sizes: Any) -> dict[str, Any]:
+        """Add a large, consistent workspace: ``dashboards`` (5,000), ``widgets`` (20,000), ``models``
+        (1,000, table ``schema_<i % 20>.table_<i:05d>``), ``data_sets`` (300), ``data_sources`` (3).
+        Returns the ids added (:mod:`~analytics_provider.testing.emulator.workspace`)."""
+        return self.world.build_workspace(**sizes)
 
     def add_jobs(self, count: int, seconds: float | None = None,
                  script: list[tuple[str, float]] | None = None) -> list[int]:

@@ -38,7 +38,8 @@ class ControlService:
                 body["operation"], last_error_log=body.get("last_error_log", "Job failed"),
                 error_lines=body.get("error_lines"),
             ),
-            ("POST", "script_next_job"): lambda body: self.emulator.script_next_job(body["operation"], body["script"]),
+            ("POST", "script_next_job"): lambda body: self.emulator.script_next_job(
+                body["operation"], body["script"], by_reads=bool(body.get("by_reads", False))),
             ("POST", "set_rate_limit"): lambda body: self.emulator.set_rate_limit(**body),
             ("POST", "set_publish_diagnostics"): lambda body: (
                 self.emulator.set_publish_diagnostics(body["diagnostics"])
@@ -51,6 +52,8 @@ class ControlService:
             ("POST", "set_recording"): lambda body: self.emulator.set_recording(body["enabled"]),
             ("POST", "add_dashboards"): lambda body: self.emulator.add_dashboards(body["titles"],
                                                                                   body.get("like", 1)),
+            ("POST", "set_answer_shapes"): lambda body: self.emulator.set_answer_shapes(**body),
+            ("POST", "build_workspace"): lambda body: self.emulator.build_workspace(**body),
             ("POST", "add_jobs"): lambda body: self.emulator.add_jobs(int(body["count"]), body.get("seconds"),
                                                                       body.get("script")),
             ("POST", "set_job_duration"): lambda body: setattr(self.emulator, "job_duration", float(body["seconds"])),

@@ -73,6 +73,8 @@ class Job:
     notes: list[str] = field(default_factory=list)
     script: Script = ()
     error_lines: list[str] = field(default_factory=list)  # ERROR lines a failure logs before its last error
+    by_reads: bool = False  # the script's steps last so many reads of the job (Get Job, List Jobs), not seconds
+    answered: list[str] = field(default_factory=list)  # the status each read of the job answered, in order
 
     def __post_init__(self) -> None:
         if self.script:
@@ -95,9 +97,9 @@ class Job:
     def status_at(self, now: float) -> str:
         if self.existing_job_id is not None:
             return "already_existed"
-        elapsed = now - self.created
         if self.script:
-            return self._scripted_status(elapsed)
+            return self._scripted_status(len(self.answered) if self.by_reads else now - self.created)
+        elapsed = now - self.created
         if elapsed >= self.duration:
             return "failure" if self.fails else "success"
         if elapsed < self.duration / 6:
@@ -140,6 +142,12 @@ class Job:
             "source": self.source if source else None,
             "data_source_stats": self._data_source_stats() if data_source_stats and final else None,
         }
+
+    def read(self, now: float, **details: bool) -> dict[str, Any]:
+        """The Job as a read of it answers (``to_json``), kept in ``answered``: a script by reads moves on."""
+        answer = self.to_json(now, **details)
+        self.answered.append(answer["status"])
+        return answer
 
     def _data_source_stats(self) -> list[dict[str, str]]:
         """What the job's queries cost in the data source: one execution, bytes scanned (as BigQuery reports)."""
@@ -216,14 +224,15 @@ class JobBook:
         self._ids = itertools.count(1)
         self.jobs: dict[int, Job] = {}
         self._fail_next: dict[str, deque[tuple[str, list[str]]]] = {}
-        self._script_next: dict[str, deque[Script]] = {}
+        self._script_next: dict[str, deque[tuple[Script, bool]]] = {}
 
     def fail_next(self, operation: str, last_error_log: str, error_lines: Iterable[str] = ()) -> None:
         self._fail_next.setdefault(operation, deque()).append((last_error_log, [str(e) for e in error_lines]))
 
-    def script_next(self, operation: str, script: Iterable[Any]) -> None:
-        """The next job of ``operation`` passes through ``script`` (see :func:`check_script`)."""
-        self._script_next.setdefault(operation, deque()).append(check_script(script))
+    def script_next(self, operation: str, script: Iterable[Any], *, by_reads: bool = False) -> None:
+        """The next job of ``operation`` passes through ``script`` (see :func:`check_script`), each step
+        lasting its number in seconds or, ``by_reads``, in reads of the job."""
+        self._script_next.setdefault(operation, deque()).append((check_script(script), by_reads))
 
     def reserve_id(self) -> int:
         return next(self._ids)
@@ -246,8 +255,9 @@ class JobBook:
         now = self._clock() if now is None else now
         pending = self._pending_twin(operation, user_id, params, now)
         scripted = self._script_next.get(operation) if pending is None else None
+        script, by_reads = scripted.popleft() if scripted else ((), False)
         job = Job(next(self._ids), operation, user_id, params, now, max(0.0, duration), result_type, result_data,
-                  source=source, notes=list(notes), script=scripted.popleft() if scripted else ())
+                  source=source, notes=list(notes), script=script, by_reads=by_reads)
         if pending is not None:
             job.existing_job_id, job.duration = pending.id, 0.0
         elif queued := self._fail_next.get(operation):

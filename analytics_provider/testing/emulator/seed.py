@@ -236,6 +236,7 @@ def _dashboards() -> tuple[dict[int, Json], dict[str, Json]]:
             "_last_viewed_at": "2025-01-06T10:00:00Z" if dash_id == 3 else "2025-05-12T08:30:00Z",
             "hash_code": f"embed{dash_id:03d}x7k2", "secret_key": f"sk_embed_{dash_id:03d}_3f9a2c",
             "widget_ids": list(widget_ids),
+            "_project_id": 1 if dash_id == 3 else None,  # the canvas dashboard is defined in the AML project
             "dynamic_filters": [_filter(f, i, order) for i, f in enumerate(filters)],
         }
         for widget_id in widget_ids:

@@ -13,6 +13,10 @@ from analytics_provider.testing.emulator.jobs import JobBook
 from analytics_provider.testing.emulator.seed import generated_user, seed_state
 from analytics_provider.testing.emulator.state import State
 
+ANSWER_SHAPES = {"widget_reports": False, "data_set_reports": True}
+"""What the answers carry that the document allows but does not promise: each widget of a dashboard
+its ``query_report`` (off), a data set read with ``include_reports`` its ``reports`` (on)."""
+
 
 class World:
     """Everything the handlers read and change. Hold ``lock`` while touching it."""
@@ -31,6 +35,7 @@ class World:
         self.job_duration = job_duration
         self.publish_diagnostics: list[dict[str, Any]] | None = None
         self.export_sizes: dict[str, int] = {}
+        self.answer_shapes: dict[str, bool] = dict(ANSWER_SHAPES)
         self.reset()
 
     def reset(self) -> None:
@@ -40,6 +45,7 @@ class World:
             self.job_duration = self.default_job_duration
             self.publish_diagnostics = None
             self.export_sizes = {}
+            self.answer_shapes = dict(ANSWER_SHAPES)
             self.exports.clear()
 
     def add_dashboards(self, titles: list[str], like: int = 1) -> list[int]:
@@ -72,6 +78,13 @@ class World:
                 state.dashboards[board["id"]] = board
                 ids.append(board["id"])
             return ids
+
+    def build_workspace(self, **sizes: Any) -> dict[str, Any]:
+        """Add a large consistent workspace (see :mod:`~analytics_provider.testing.emulator.workspace`)."""
+        from analytics_provider.testing.emulator.workspace import build_workspace
+
+        with self.lock:
+            return build_workspace(self.state, **sizes)
 
     def add_users(self, count: int) -> list[int]:
         """Add ``count`` active users with varied names and roles; returns their ids."""

@@ -36,7 +36,8 @@ def dashboard_json(world: World, dashboard: Json, include_embed: bool = False) -
     found = {k: copy.deepcopy(v) for k, v in public(dashboard).items() if k not in _DASHBOARD_PRIVATE}
     found["url"] = dashboard_url(world, dashboard)
     found.pop("uname", None)
-    found["widgets"] = [widget_json(world, world.state.widgets[w]) for w in dashboard["widget_ids"]]
+    embed = world.answer_shapes["widget_reports"]
+    found["widgets"] = [widget_json(world, world.state.widgets[w], report=embed) for w in dashboard["widget_ids"]]
     found["tags"] = list(world.state.object_tags.get(("dashboard", dashboard_uname(dashboard)), []))
     found["embed_info"] = (
         {"hash_code": dashboard["hash_code"], "secret_key": dashboard["secret_key"]} if include_embed else None
@@ -53,7 +54,7 @@ def widget_json(
         found["url"] = f"{dashboard_url(world, board)}?_widget={widget['id']}"
     if dashboard:
         found["dashboard"] = dashboard_json(world, board) if board is not None else {}
-    if report:
+    if report and widget.get("source_type") == "QueryReport":
         found["query_report"] = report_json(world, world.state.query_reports[int(widget["source_id"])])
     return found
 
@@ -70,7 +71,7 @@ def data_set_json(world: World, data_set: Json, models: bool = False, reports: b
     found = {k: copy.deepcopy(v) for k, v in public(data_set).items() if k != "model_ids"}
     if models:
         found["data_models"] = [copy.deepcopy(world.state.data_models[m]) for m in data_set["model_ids"]]
-    if reports:
+    if reports and world.answer_shapes["data_set_reports"]:
         found["reports"] = [
             report_json(world, r) for r in world.state.query_reports.values() if r["data_set_id"] == data_set["id"]
         ]
@@ -293,7 +294,7 @@ def list_dashboards_metadata(call: Call) -> Json:
     boards = [d for d in call.state.dashboards.values() if not d.get("_deleted")
               and (not versions or d["version"] in versions)]
     return {"dashboards_metadata": [
-        {"id": d["id"], "title": d["title"], "uname": dashboard_uname(d), "project_id": d.get("project_id"),
+        {"id": d["id"], "title": d["title"], "uname": dashboard_uname(d), "project_id": d.get("_project_id"),
          "version": d["version"]} for d in sorted(boards, key=lambda d: d["id"])
     ]}
 

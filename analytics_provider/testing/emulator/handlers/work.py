@@ -50,7 +50,7 @@ def visible_job(call: Call, ident: Any) -> Job:
 
 @handles("get_job")
 def get_job(call: Call) -> Json:
-    return {"job": visible_job(call, call.path["id"]).to_json(call.now, **_job_details(call.query))}
+    return {"job": visible_job(call, call.path["id"]).read(call.now, **_job_details(call.query))}
 
 
 def _job_details(query: Mapping[str, Any]) -> dict[str, bool]:
@@ -202,7 +202,7 @@ def list_jobs(call: Call) -> Json:
     for ident in call.query["ids"]:
         job = call.world.jobs.jobs.get(ident)
         if job is not None and (job.user_id == call.user["id"] or is_admin(call.user["role"])):
-            found.append(job.to_json(call.now, **_job_details(call.query)))
+            found.append(job.read(call.now, **_job_details(call.query)))
     return {"jobs": found}
 
 

@@ -1,0 +1,203 @@
+"""The reads of :meth:`AnalyticsHook.find_impacted <analytics_provider.hooks.analytics.AnalyticsHook.find_impacted>`:
+what the walk of :mod:`analytics_provider.impact.graph` needs, each read once per call.
+
+In order: the models of the AML projects (``GET /data_models``; the projects from ``GET
+/dashboards/list_metadata`` unless given), the dependants of their data sources (models in no
+project, found in the data sets that hold them), the data sets of each changed model (``GET
+/dependencies/downstream_dependencies``), each impacted data set with its models and reports (``GET
+/data_sets/{id}``), the dashboards 100 a page with their widgets (only when a data set is impacted),
+a report alone only where a data set's answer lacked its reports, and the name of each impacted
+data source. Nothing is kept across calls: a dashboard added since the last run is seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from analytics_provider.exceptions import AnalyticsApiError, AnalyticsParameterError
+from analytics_provider.hooks.names import LISTING_REFUSED, is_id
+
+Json = dict[str, Any]
+PAGE = 100
+
+
+class ImpactHook(Protocol):
+    """The reads the walk makes, through the :class:`~analytics_provider.hooks.analytics.AnalyticsHook`
+    that calls it (a protocol: the hook imports this module, so this one does not import the hook)."""
+
+    def get_query_report(self, report_id: Any) -> Any: ...
+    def list_data_models(self, project_id: int) -> Any: ...
+    def list_dashboards_metadata(self) -> Any: ...
+    def get_dependants(self, object_id: int, object_type: str) -> Any: ...
+    def get_data_set(self, data_set_id: Any, *, include_models: bool | None = None,
+                     include_reports: bool | None = None) -> Any: ...
+    def list_dashboards(self, *, limit: int | None = None) -> Any: ...
+    def get_data_source(self, data_source_id: Any) -> Any: ...
+
+
+def check_refs(method: str, name: str, value: Any) -> list[Any]:
+    """A list argument of names or ids; a single string is refused (it would be read letter by letter)."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise AnalyticsParameterError(f"{method}: {name} must be a list; got {value!r}")
+    items = list(value)
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (str, int)) or not str(item).strip():
+            raise AnalyticsParameterError(f"{method}: each of {name} must be a name or an id; got {item!r}")
+    return items
+
+
+def find_impacted(
+    hook: ImpactHook,
+    tables: Any,
+    data_models: Any,
+    data_sets: Any,
+    *,
+    project_ids: Sequence[int] | None,
+    default_schema: str,
+    fold: str,
+) -> Json:
+    from analytics_provider.impact.graph import ImpactWalk, match_tables
+    from analytics_provider.impact.tables import parse_table
+
+    given = {name: check_refs("find_impacted", name, value)
+             for name, value in (("tables", tables), ("data_models", data_models), ("data_sets", data_sets))}
+    for table in given["tables"]:
+        parse_table(table, default_schema=default_schema, fold=fold)
+    if project_ids is not None and (isinstance(project_ids, (str, bytes)) or not all(is_id(p) for p in project_ids)):
+        raise AnalyticsParameterError(f"find_impacted: project_ids must be a list of project ids; got {project_ids!r}")
+    if not any(given.values()):
+        raise AnalyticsParameterError("find_impacted: give tables, data_models or data_sets (none was given)")
+    reads = ImpactReads(hook, project_ids)
+    walk = ImpactWalk()
+    needs_catalog = bool(given["tables"]) or any(not is_id(m) for m in given["data_models"])
+    catalog = reads.catalog() if needs_catalog else {}
+    for table, models in match_tables(given["tables"], catalog.values(), default_schema=default_schema,
+                                      fold=fold).items():
+        walk.impact.tables[table] = [m.get("id") for m in models]
+        if not models:
+            walk.impact.note(f"table {table}: no data model reads it")
+        for model in models:
+            walk.add_model(model, f"table {table}")
+    for ref in given["data_models"]:
+        walk.add_model(reads.model(ref, catalog), "")
+    for ref in given["data_sets"]:
+        walk.add_data_set(reads.data_set_named(ref), "")
+    for model_id in list(walk.changed_models):
+        walk.uses(model_id, reads.dependants(model_id, "DataModel").get("data_set_ids") or [])
+    complete = True
+    for set_id in walk.impacted_set_ids():
+        complete = walk.read_data_set(reads.data_set(set_id)) and complete
+    if walk.impact.data_sets:
+        boards = reads.dashboards()
+        if not complete:
+            for report_id in walk.unknown_reports(boards):
+                walk.read_report(hook.get_query_report(report_id))
+        walk.read_dashboards(boards)
+    for source_id, node in walk.impact.data_sources.items():
+        node.label = reads.source_name(source_id) or node.label
+    return walk.impact.as_dict()
+
+
+class ImpactReads:
+    """The reads of one call, each made once."""
+
+    def __init__(self, hook: ImpactHook, project_ids: Sequence[int] | None = None) -> None:
+        self.hook = hook
+        self.project_ids = None if project_ids is None else [int(p) for p in project_ids]
+        self._catalog: dict[str, Json] | None = None
+        self._dependants: dict[tuple[str, str], Json] = {}
+        self._data_sets: dict[str, Json] = {}
+        self._sources: dict[str, str | None] = {}
+        self._dashboards: list[Json] | None = None
+
+    def catalog(self) -> dict[str, Json]:
+        """Every data model the key can see, by id: the projects' models, then those of their data
+        sources that are in no project (read from the data sets that hold them)."""
+        if self._catalog is not None:
+            return self._catalog
+        models: dict[str, Json] = {}
+        for project_id in self.projects():
+            for model in self.hook.list_data_models(project_id):
+                models.setdefault(str(model.get("id")), model)
+        sources = sorted({str(m["data_source_id"]) for m in models.values() if m.get("data_source_id") is not None},
+                         key=lambda s: (len(s), s))
+        for source_id in sources:
+            found = self.dependants(source_id, "DataSource")
+            unlisted = {str(m) for m in found.get("data_model_ids") or []} - set(models)
+            for set_id in found.get("data_set_ids") or []:
+                if not unlisted:
+                    break
+                for model in self.data_set(set_id).get("data_models") or []:
+                    if str(model.get("id")) in unlisted:
+                        models[str(model["id"])] = model
+                        unlisted.discard(str(model["id"]))
+        self._catalog = models
+        return models
+
+    def projects(self) -> list[int]:
+        """The AML projects given, or those the dashboards belong to (one request)."""
+        if self.project_ids is not None:
+            return self.project_ids
+        try:
+            listed = self.hook.list_dashboards_metadata()
+        except AnalyticsApiError as exc:
+            if exc.status not in LISTING_REFUSED:
+                raise
+            listed = []
+        self.project_ids = sorted({int(d["project_id"]) for d in listed if is_id(d.get("project_id"))})
+        return self.project_ids
+
+    def dependants(self, object_id: Any, object_type: str) -> Json:
+        cached = (str(object_id), object_type)
+        if cached not in self._dependants:
+            self._dependants[cached] = self.hook.get_dependants(int(object_id), object_type) or {}
+        return self._dependants[cached]
+
+    def data_set(self, data_set_id: Any) -> Json:
+        cached = str(data_set_id)
+        if cached not in self._data_sets:
+            self._data_sets[cached] = self.hook.get_data_set(data_set_id, include_models=True, include_reports=True)
+        return self._data_sets[cached]
+
+    def dashboards(self) -> list[Json]:
+        if self._dashboards is None:
+            self._dashboards = list(self.hook.list_dashboards(limit=PAGE))
+        return self._dashboards
+
+    def source_name(self, source_id: Any) -> str | None:
+        cached = str(source_id)
+        if cached not in self._sources:
+            try:
+                self._sources[cached] = self.hook.get_data_source(int(source_id)).get("name")
+            except AnalyticsApiError as exc:  # a name is a nicety: the id stands
+                if exc.status not in (403, 404):
+                    raise
+                self._sources[cached] = None
+        return self._sources[cached]
+
+    def model(self, ref: Any, catalog: Mapping[str, Json]) -> Json:
+        """A data model by id (as it is when no catalog was read) or by name."""
+        if is_id(ref):
+            return dict(catalog.get(str(ref).strip()) or {"id": int(str(ref).strip()), "name": str(ref).strip()})
+        from analytics_provider.api.wire.lookup import pick
+
+        return dict(pick("data model", str(ref), list(catalog.values()), lambda m: [str(m.get("name") or "")],
+                         lambda m: f"{m.get('name')!r} (id {m.get('id')}, table {m.get('table_name')})"))
+
+    def data_set_named(self, ref: Any) -> Json:
+        """A data set by id, or by ``uname`` or ``name`` among those of the projects' data sources."""
+        if is_id(ref):
+            return self.data_set(str(ref).strip())
+        from analytics_provider.api.wire.lookup import pick
+
+        candidates: list[Json] = []
+        sources = {str(m.get("data_source_id")) for m in self.catalog().values() if m.get("data_source_id")}
+        for source_id in sorted(sources):
+            for set_id in self.dependants(source_id, "DataSource").get("data_set_ids") or []:
+                candidates.append(self.data_set(set_id))
+        return dict(pick("data set", str(ref), candidates,
+                         lambda d: [str(d.get("uname") or ""), str(d.get("name") or "")],
+                         lambda d: f"{d.get('uname') or d.get('name')!r} (id {d.get('id')})"))

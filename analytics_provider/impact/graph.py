@@ -1,0 +1,336 @@
+"""From changed tables, models and data sets to the dashboards that read them, each with why.
+
+The walk, over what the API gives (no I/O here; the hook reads and hands the answers in):
+
+* a table is read by the data models whose ``table_name`` names it (:mod:`.tables`); a table no
+  model reads is noted, not an error;
+* a changed model changes the data sets that use it (``GET /dependencies/downstream_dependencies``)
+  and its data source's cache;
+* in such a data set, a report whose fields (``viz_setting``: each field's ``path_hash`` or
+  ``field_path`` names its ``model_id``) name a changed model is impacted; one whose fields name
+  only other models is not; one whose fields name no model at all is taken as impacted, and its
+  why says the contract could not tell. Every report of a changed data set (given as an input) is
+  impacted;
+* a widget shows a report (``source_type`` QueryReport, ``source_id``); a dashboard filter mapped
+  to a widget on a changed model's field impacts that widget too; a widget whose source the API
+  does not describe (a VizBlock without its definition, a QueryMetric) is taken as impacted when
+  any data set is, and says so; text widgets never are;
+* a dashboard is impacted when one of its widgets is.
+
+Ids are compared as text (the API gives widget and some model ids as strings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from analytics_provider.impact.tables import DEFAULT_SCHEMA, TableName, parse_table, table_or_none
+
+Json = Mapping[str, Any]
+ARROW = " -> "
+MAX_WHYS = 3
+"""The most chains a dashboard's why shows (then how many more there are)."""
+UNDESCRIBED_SOURCES = frozenset({"VizBlock", "QueryMetric"})
+TEXT_SOURCES = frozenset({"Text"})
+
+
+def key(value: Any) -> str:
+    return str(value).strip()
+
+
+@dataclass
+class Node:
+    """One impacted object: its id, its label and the chains that link it to an input."""
+
+    id: Any
+    label: str
+    whys: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def why(self) -> str:
+        shown = self.whys[:MAX_WHYS]
+        more = len(self.whys) - len(shown)
+        return "; ".join(shown) + (f" (and {more} more)" if more else "")
+
+    def add(self, why: str) -> None:
+        if why not in self.whys:
+            self.whys.append(why)
+
+
+@dataclass
+class Impact:
+    """What the inputs impact. ``notes`` say where the answer is wider than it might be, and which
+    inputs nothing reads."""
+
+    tables: dict[str, list[Any]] = field(default_factory=dict)
+    """Each table asked (as given) and the ids of the models that read it (none: nothing reads it)."""
+    data_sources: dict[str, Node] = field(default_factory=dict)
+    data_models: dict[str, Node] = field(default_factory=dict)
+    data_sets: dict[str, Node] = field(default_factory=dict)
+    reports: dict[str, Node] = field(default_factory=dict)
+    widgets: dict[str, Node] = field(default_factory=dict)
+    dashboards: dict[str, Node] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON: each kind a list of ``{"id", "name" or "title", "why"}``."""
+        def rows(nodes: Mapping[str, Node], label: str) -> list[dict[str, Any]]:
+            return [{"id": n.id, label: n.label, "why": n.why, **n.extra} for n in nodes.values()]
+
+        return {
+            "tables": [{"table": t, "data_model_ids": ids} for t, ids in self.tables.items()],
+            "data_sources": rows(self.data_sources, "name"),
+            "data_models": rows(self.data_models, "name"),
+            "data_sets": rows(self.data_sets, "name"),
+            "reports": rows(self.reports, "title"),
+            "widgets": rows(self.widgets, "title"),
+            "dashboards": rows(self.dashboards, "title"),
+            "notes": list(self.notes),
+        }
+
+
+def match_tables(
+    tables: Sequence[str], models: Iterable[Json], *, default_schema: str = DEFAULT_SCHEMA, fold: str = "lower"
+) -> dict[str, list[Json]]:
+    """Each table (as given) and the models whose ``table_name`` names it (checked first: a name
+    that is not a table's raises :class:`~analytics_provider.exceptions.AnalyticsParameterError`)."""
+    wanted = [(t, parse_table(t, default_schema=default_schema, fold=fold)) for t in tables]
+    named: list[tuple[TableName, Json]] = []
+    for model in models:
+        parsed = table_or_none(model.get("table_name"), default_schema=default_schema, fold=fold)
+        if parsed is not None:
+            named.append((parsed, model))
+    return {given: [m for parsed, m in named if parsed.matches(want)] for given, want in wanted}
+
+
+def model_label(model: Json) -> str:
+    return f"model {model.get('name') or '?'} ({model.get('id')})"
+
+
+def data_set_label(data_set: Json) -> str:
+    return f"data set {data_set.get('uname') or data_set.get('name') or '?'} ({data_set.get('id')})"
+
+
+def field_models(viz_setting: Any) -> set[str]:
+    """The model ids a report's fields, filters and ad-hoc fields name (``path_hash`` or ``field_path``)."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Mapping):
+            for name in ("path_hash", "field_path"):
+                path = value.get(name)
+                if isinstance(path, Mapping) and path.get("model_id") not in (None, ""):
+                    found.add(key(path["model_id"]))
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(viz_setting)
+    return found
+
+
+class ImpactWalk:
+    """Builds an :class:`Impact` step by step as the hook hands in what it read."""
+
+    def __init__(self) -> None:
+        self.impact = Impact()
+        self.changed_models: dict[str, str] = {}
+        """Changed model id -> the chain to it."""
+        self.changed_sets: dict[str, str] = {}
+        """Data set id -> chain, for a data set that changed whole (given as an input)."""
+        self.model_sets: dict[str, set[str]] = {}
+        """Changed model id -> the data sets that use it."""
+        self.sourceless: set[str] = set()
+        """Changed models whose data source is not known (taken from the data sets that use them)."""
+
+    # -- inputs ------------------------------------------------------------------------------------
+
+    def add_model(self, model: Json, why: str) -> None:
+        ident = key(model.get("id"))
+        chain = f"{why}{ARROW}{model_label(model)}" if why else model_label(model)
+        node = self.impact.data_models.setdefault(ident, Node(model.get("id"), str(model.get("name") or ""),
+                                                              extra={"table_name": model.get("table_name")}))
+        node.add(chain)
+        self.changed_models.setdefault(ident, chain)
+        if model.get("data_source_id") is None:
+            self.sourceless.add(ident)  # given by id alone: its data source is its data sets'
+        self._add_source(model.get("data_source_id"), chain)
+
+    def add_data_set(self, data_set: Json, why: str) -> None:
+        """A data set given as an input: all of it changed."""
+        ident = key(data_set.get("id"))
+        chain = f"{why}{ARROW}{data_set_label(data_set)}" if why else data_set_label(data_set)
+        self._set_node(data_set).add(chain)
+        self.changed_sets.setdefault(ident, chain)
+        self._add_source(data_set.get("data_source_id"), chain)
+
+    def _add_source(self, source_id: Any, chain: str) -> None:
+        if source_id is None:
+            return
+        node = self.impact.data_sources.setdefault(key(source_id), Node(source_id, f"data source {source_id}"))
+        node.add(f"{chain}{ARROW}data source {source_id}")
+
+    def _set_node(self, data_set: Json) -> Node:
+        ident = key(data_set.get("id"))
+        return self.impact.data_sets.setdefault(
+            ident, Node(data_set.get("id"), str(data_set.get("uname") or data_set.get("name") or "")))
+
+    # -- models to data sets -----------------------------------------------------------------------
+
+    def uses(self, model_id: Any, data_set_ids: Iterable[Any]) -> None:
+        """The data sets that use a changed model (its downstream dependants)."""
+        self.model_sets.setdefault(key(model_id), set()).update(key(d) for d in data_set_ids)
+
+    def impacted_set_ids(self) -> list[str]:
+        """The data sets that use a changed model or changed whole, in a stable order."""
+        found = set(self.changed_sets)
+        for model_id in self.changed_models:
+            found |= self.model_sets.get(model_id, set())
+        return sorted(found, key=_id_order)
+
+    # -- data sets to reports ----------------------------------------------------------------------
+
+    def read_data_set(self, data_set: Json) -> bool:
+        """Take a data set as read with its models and reports; mark the reports impacted.
+        False when its answer has no ``reports`` (they are then known only from the widgets)."""
+        ident = key(data_set.get("id"))
+        whole = self.changed_sets.get(ident)
+        changed_here = {m: self.changed_models[m] for m in self.changed_models if ident in self.model_sets.get(m, ())}
+        if not whole and not changed_here:
+            return True
+        node = self._set_node(data_set)
+        for model_id, chain in changed_here.items():
+            node.add(f"{chain}{ARROW}{data_set_label(data_set)}")
+            if model_id in self.sourceless:
+                self._add_source(data_set.get("data_source_id"), f"{chain}{ARROW}{data_set_label(data_set)}")
+        reports = data_set.get("reports")
+        if not isinstance(reports, list):
+            return False
+        for report in reports:
+            if isinstance(report, Mapping):
+                self.read_report(report, data_set)
+        return True
+
+    def read_report(self, report: Json, data_set: Json | None = None) -> None:
+        """Mark a report impacted when it reads a changed model of its data set (or the data set changed)."""
+        set_id = key(report.get("data_set_id") if data_set is None else data_set.get("id"))
+        set_chain = self._set_chain(set_id, data_set)
+        if set_chain is None:
+            return
+        label = f"report {report.get('title')!r} ({report.get('id')})"
+        whole = self.changed_sets.get(set_id)
+        named = field_models(report.get("viz_setting"))
+        changed_here = [m for m in self.changed_models if set_id in self.model_sets.get(m, ())]
+        if whole:
+            why = f"{whole}{ARROW}{label}"
+        elif not named:
+            why = f"{set_chain}{ARROW}{label} (its fields do not name their models: taken as impacted)"
+        else:
+            used = [m for m in changed_here if m in named]
+            if not used:
+                return
+            set_label = data_set_label(data_set) if data_set is not None else f"data set {set_id}"
+            why = f"{self.changed_models[used[0]]}{ARROW}{set_label}{ARROW}{label}"
+        node = self.impact.reports.setdefault(key(report.get("id")), Node(report.get("id"), str(report.get("title"))))
+        node.add(why)
+
+    def _set_chain(self, set_id: str, data_set: Json | None) -> str | None:
+        if set_id in self.changed_sets:
+            return self.changed_sets[set_id]
+        for model_id, chain in self.changed_models.items():
+            if set_id in self.model_sets.get(model_id, ()):
+                label = data_set_label(data_set) if data_set is not None else f"data set {set_id}"
+                return f"{chain}{ARROW}{label}"
+        return None
+
+    # -- widgets and dashboards --------------------------------------------------------------------
+
+    def unknown_reports(self, dashboards: Iterable[Json]) -> list[str]:
+        """Report ids shown by widgets whose report was not read and is not in the widget's answer
+        (asked for where a data set's answer gave no reports)."""
+        missing = []
+        for board in dashboards:
+            for widget in board.get("widgets") or []:
+                if (isinstance(widget, Mapping) and widget.get("source_type") == "QueryReport"
+                        and key(widget.get("source_id")) not in self.impact.reports
+                        and not isinstance(widget.get("query_report"), Mapping)):
+                    missing.append(key(widget.get("source_id")))
+        return sorted(set(missing), key=_id_order)
+
+    def read_dashboards(self, dashboards: Iterable[Json]) -> None:
+        """Mark the widgets and dashboards impacted (after the data sets and reports were read)."""
+        anything = bool(self.changed_models or self.changed_sets)
+        for board in dashboards:
+            board_label = f"dashboard {board.get('title')!r} ({board.get('id')})"
+            whys: list[str] = []
+            for widget in board.get("widgets") or []:
+                if not isinstance(widget, Mapping):
+                    continue
+                why = self._widget_why(widget, board, anything)
+                if why is None:
+                    continue
+                wid = key(widget.get("id"))
+                title = str(widget.get("source_title") or "")
+                node = self.impact.widgets.setdefault(wid, Node(widget.get("id"), title,
+                                                                extra={"dashboard_id": board.get("id")}))
+                node.add(why)
+                whys.append(why)
+            if whys:
+                node = self.impact.dashboards.setdefault(
+                    key(board.get("id")),
+                    Node(board.get("id"), str(board.get("title") or ""), extra={"tags": list(board.get("tags") or [])}))
+                for why in whys:
+                    node.add(f"{why}{ARROW}{board_label}")
+
+    def _widget_why(self, widget: Json, board: Json, anything: bool) -> str | None:
+        label = f"widget {widget.get('source_title')!r} ({widget.get('id')})"
+        source_type = widget.get("source_type")
+        if source_type in TEXT_SOURCES:
+            return None
+        embedded = widget.get("query_report")
+        if source_type == "QueryReport":
+            report_id = key(widget.get("source_id"))
+            if report_id not in self.impact.reports and isinstance(embedded, Mapping):
+                self.read_report(embedded)
+            if report_id in self.impact.reports:
+                return f"{self.impact.reports[report_id].whys[0]}{ARROW}{label}"
+        elif source_type == "VizBlock" and isinstance(widget.get("viz_block_definition"), Mapping):
+            viz = widget["viz_block_definition"].get("viz") or {}
+            as_report = {"id": f"viz {widget.get('id')}", "title": widget.get("source_title"),
+                         "data_set_id": viz.get("dataset_id"), "viz_setting": viz.get("viz_setting")}
+            if viz.get("dataset_id") is not None:
+                self.read_report(as_report)
+                found = self.impact.reports.pop(key(as_report["id"]), None)
+                if found is not None:
+                    return f"{found.whys[0]}{ARROW}{label}"
+        elif anything and source_type in UNDESCRIBED_SOURCES | {None}:
+            self.impact.note(f"dashboard {board.get('title')!r} ({board.get('id')}): the API does not say what its "
+                             f"{source_type or 'untyped'} widgets read; taken as impacted")
+            return f"{label} (a {source_type}: what it reads is not in the API; taken as impacted)"
+        return self._filter_why(widget, board, label)
+
+    def _filter_why(self, widget: Json, board: Json, label: str) -> str | None:
+        """A dashboard filter mapped to this widget on a changed model's field."""
+        wid = key(widget.get("id"))
+        for dynamic_filter in board.get("dynamic_filters") or []:
+            for mapping in (dynamic_filter or {}).get("mappings") or []:
+                if not isinstance(mapping, Mapping) or key(mapping.get("viz_conditionable_id")) != wid:
+                    continue
+                model_id = key((mapping.get("field_path") or {}).get("model_id"))
+                if model_id in self.changed_models:
+                    name = ((dynamic_filter.get("definition") or {}).get("label")) or dynamic_filter.get("uname")
+                    return f"{self.changed_models[model_id]}{ARROW}filter {name!r} of {label}"
+        return None
+
+
+def _id_order(value: str) -> tuple[int, int | str]:
+    return (0, int(value)) if value.isdigit() else (1, value)

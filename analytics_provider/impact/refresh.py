@@ -1,0 +1,129 @@
+"""The refresh of what a load touched, without I/O: which dashboards are kept, the plan's jobs
+and their order, the job book a retried try resumes from, and the plan as the task logs it.
+
+A plan is a list of actions, ``{"kind": "bust", "id": <data source>}`` first, then ``{"kind":
+"preload", "id": <dashboard>}``: each data source is busted once and each dashboard preloaded once.
+The book (``{"bust:3": {"job_id": 17, "status": "running"}}``) says which action's job was
+submitted; :func:`next_actions` hands out the actions to submit now: none twice, at most
+``max_active`` jobs pending at a time, preloads only once every bust has ended (a preload before
+its data source's bust would cache the stale rows again).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from analytics_provider.exceptions import AnalyticsParameterError
+
+FILTER_KEYS = ("include_titles", "exclude_titles", "include_tags", "exclude_tags")
+FILTER_RULE = ("a dict of include_titles, exclude_titles, include_tags, exclude_tags, each a list of titles or "
+               "tags (titles may hold * and ? wildcards; compared without case)")
+
+
+def check_dashboards_filter(value: Any) -> dict[str, list[str]]:
+    """``dashboards_filter`` as lists of texts; :class:`AnalyticsParameterError` naming the rule."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or set(value) - set(FILTER_KEYS):
+        raise AnalyticsParameterError(f"dashboards_filter must be {FILTER_RULE}; got {value!r}")
+    checked: dict[str, list[str]] = {}
+    for name, items in value.items():
+        if isinstance(items, str) or not isinstance(items, Sequence) or not all(
+                isinstance(i, str) and i.strip() for i in items):
+            raise AnalyticsParameterError(f"dashboards_filter[{name!r}] must be a list of non-empty texts; "
+                                          f"got {items!r}")
+        checked[name] = list(items)
+    return checked
+
+
+def keeps(dashboard: Mapping[str, Any], rules: Mapping[str, Sequence[str]]) -> bool:
+    """Whether ``dashboards_filter`` keeps a dashboard: in the includes (when given), not in the excludes."""
+    from analytics_provider.api.wire.lookup import normalized
+
+    title = normalized(dashboard.get("title") or "")
+    tags = {normalized(t) for t in dashboard.get("tags") or []}
+
+    def titled(patterns: Sequence[str]) -> bool:
+        return any(fnmatch.fnmatchcase(title, normalized(p)) for p in patterns)
+
+    def tagged(names: Sequence[str]) -> bool:
+        return bool(tags & {normalized(n) for n in names})
+
+    included = [rule for name, rule in (("include_titles", titled), ("include_tags", tagged)) if rules.get(name)]
+    if included and not any(rule(rules[name]) for name, rule in (("include_titles", titled),
+                                                                  ("include_tags", tagged)) if rules.get(name)):
+        return False
+    return not (titled(rules.get("exclude_titles") or []) or tagged(rules.get("exclude_tags") or []))
+
+
+def plan_actions(data_sources: Sequence[Mapping[str, Any]], dashboards: Sequence[Mapping[str, Any]], *,
+                 bust_cache: bool, preload: bool) -> list[dict[str, Any]]:
+    actions: list[dict[str, Any]] = []
+    if bust_cache:
+        actions += [{"kind": "bust", "id": s["id"]} for s in data_sources]
+    if preload:
+        actions += [{"kind": "preload", "id": d["id"]} for d in dashboards]
+    return actions
+
+
+def action_key(action: Mapping[str, Any]) -> str:
+    return f"{action['kind']}:{action['id']}"
+
+
+def is_final(status: str) -> bool:
+    from analytics_provider.api.jobs.status import FINAL_JOB_STATUSES
+
+    return status in FINAL_JOB_STATUSES
+
+
+def next_actions(actions: Sequence[Mapping[str, Any]], book: Mapping[str, Mapping[str, Any]],
+                 max_active: int) -> list[Mapping[str, Any]]:
+    """The actions to submit now (see the module's text)."""
+    pending = sum(1 for entry in book.values() if not is_final(str(entry.get("status"))))
+    room = max(0, max_active - pending)
+    busts_over = all(is_final(str(book[action_key(a)].get("status"))) for a in actions
+                     if a["kind"] == "bust" and action_key(a) in book)
+    busts_left = any(a["kind"] == "bust" and action_key(a) not in book for a in actions)
+    chosen: list[Mapping[str, Any]] = []
+    for action in actions:
+        if len(chosen) >= room:
+            break
+        if action_key(action) in book:
+            continue
+        if action["kind"] == "preload" and (busts_left or not busts_over):
+            break
+        chosen.append(action)
+    return chosen
+
+
+def resumable(book: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """What a new try keeps of an earlier try's book: every job but those that failed (submitted anew)."""
+    from analytics_provider.api.jobs.status import FINAL_JOB_STATUSES
+
+    return {k: dict(v) for k, v in book.items() if str(v.get("status")) not in FINAL_JOB_STATUSES - {"success"}}
+
+
+def describe_plan(result: Mapping[str, Any], *, dry_run: bool, actions: Sequence[Mapping[str, Any]],
+                  left_out: Sequence[Mapping[str, Any]] = (), notes: Sequence[str] = ()) -> list[str]:
+    """The plan as the task logs it, one line each: inputs, what is refreshed and why, what is not."""
+    head = "Refresh plan (dry run: nothing is submitted)" if dry_run else "Refresh plan"
+    busts = [a for a in actions if a["kind"] == "bust"]
+    preloads = [a for a in actions if a["kind"] == "preload"]
+    lines = [f"{head}: {len(result['tables'])} table(s), {len(result['data_models'])} data model(s), "
+             f"{len(result['data_sets'])} data set(s); {len(busts)} cache bust(s), {len(preloads)} preload(s)"]
+    for table in result["tables"]:
+        ids = table["data_model_ids"]
+        lines.append(f"  table {table['table']}: " + (f"read by data model(s) {', '.join(map(str, ids))}" if ids
+                                                       else "no data model reads it"))
+    for source in result["data_sources"]:
+        verb = "bust cache of" if busts else "(cache not busted)"
+        lines.append(f"  {verb} data source {source['name']!r} ({source['id']}): {source['why']}")
+    for board in result["dashboards"]:
+        verb = "preload" if preloads else "(not preloaded)"
+        lines.append(f"  {verb} dashboard {board['title']!r} ({board['id']}): {board['why']}")
+    for board in left_out:
+        lines.append(f"  left out by dashboards_filter: dashboard {board['title']!r} ({board['id']})")
+    lines += [f"  note: {note}" for note in notes if not note.startswith("table ")]  # tables are shown above
+    return lines

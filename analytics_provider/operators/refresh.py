@@ -1,0 +1,424 @@
+"""Refresh what a load touched: from warehouse tables (or a dbt run) to the dashboards that read them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.providers.common.compat.sdk import BaseOperator, conf
+
+from analytics_provider.exceptions import (
+    AnalyticsJobError,
+    AnalyticsJobTimeout,
+    AnalyticsParameterError,
+    naming_the_task,
+    refused,
+)
+from analytics_provider.fresh_retry import FreshRetryMixin
+from analytics_provider.hook_task import HookTask
+from analytics_provider.job_tasks import DEFAULT_MAX_OUTAGE, check_max_outage
+from analytics_provider.lineage_mixin import LineageFunction, OpenLineageMixin
+from analytics_provider.operators.analytics import is_templated
+from analytics_provider.operators.dbt import _holds_xcom_arg
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+BOOK_KEY = "analytics_refresh_jobs"
+"""The task state store's key (Airflow 3.3+) of the jobs a try submitted: a retry resumes them."""
+PLAN_KEY = "refresh_plan"
+"""The XCom key of this try's plan and jobs (read back after a deferral)."""
+
+
+def _path_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, (str, os.PathLike)) or hasattr(value, "open")
+
+
+class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMixin, BaseOperator):
+    """Bust the caches and preload the dashboards that read the tables a load wrote.
+
+    :param tables: warehouse tables (``schema.table`` or ``db.schema.table``, templated), matched
+        to the data models' ``table_name`` as the warehouse compares names (see
+        :meth:`~analytics_provider.hooks.analytics.AnalyticsHook.find_impacted`).
+    :param dbt_run_results: a dbt ``run_results.json`` (a path, a URL or an ``ObjectStoragePath``;
+        templated); with ``dbt_manifest``, the relations of the models, seeds and snapshots the run
+        built successfully are added to ``tables``.
+    :param dbt_manifest: the run's ``manifest.json`` (as ``dbt_run_results``).
+    :param project_ids: the AML projects whose models are matched (default: those of the dashboards).
+    :param default_schema: the schema of a table named without one (default ``public``).
+    :param fold: how the warehouse folds unquoted names: ``lower`` (PostgreSQL, Redshift) or
+        ``upper`` (Snowflake).
+    :param bust_cache: bust each impacted data source's cache once, before any preload.
+    :param preload: preload each impacted dashboard once.
+    :param dashboards_filter: keep or leave out dashboards: ``{"include_tags": ["certified"],
+        "exclude_titles": ["Old *"]}`` (also ``include_titles``, ``exclude_tags``; titles compared
+        without case, ``*`` and ``?`` wildcards).
+    :param dry_run: log the plan and return it; submit nothing.
+    :param max_active_jobs: the most jobs pending at once (the fan-out stays within the key's quota).
+    :param poll_interval: seconds between two reads of the pending jobs (one request per 100 jobs).
+    :param timeout: seconds for all jobs together.
+    :param deferrable: wait in the triggerer (default ``[operators] default_deferrable``).
+    :param max_outage: seconds of failures in a row a deferred wait outlasts.
+    :param durable: keep the submitted jobs in the task state store (Airflow 3.3+), so that a retry
+        resumes them instead of submitting them again.
+    :param warehouse_namespace: the OpenLineage namespace of the tables (``postgres://host:5432``);
+        default: the service's.
+
+    Logs the plan first: every table, data source and dashboard with why. All jobs are waited for
+    together; a failed job does not stop the others, and the task fails at the end naming each
+    failed job. Returns ``{"tables", "data_sources", "data_models", "data_sets", "dashboards":
+    [{"id", "title", "why"}], "jobs": [{"kind", "id", "job_id", "status"}]}``. Each refreshed
+    dashboard is an asset event on :func:`~analytics_provider.assets.dashboard_asset` (through the
+    task's outlets: by default the alias ``analytics-refreshed-dashboards``). On Airflow 3.3+ the
+    submitted jobs are kept in the task state store: a retried try submits none of them again
+    (a failed one is submitted anew).
+    """
+
+    describe_lineage = LineageFunction("describe_refresh")
+    template_fields: Sequence[str] = ("analytics_conn_id", "tables", "dbt_run_results", "dbt_manifest",
+                                      "dashboards_filter", "is_dry_run")
+    template_fields_renderers: ClassVar[dict[str, str]] = {"tables": "json", "dashboards_filter": "json"}
+    ui_color = "#dfeefc"
+
+    def __init__(
+        self,
+        *,
+        tables: Any = None,
+        dbt_run_results: Any = None,
+        dbt_manifest: Any = None,
+        project_ids: Sequence[int] | None = None,
+        default_schema: str = "public",
+        fold: str = "lower",
+        bust_cache: bool = True,
+        preload: bool = True,
+        dashboards_filter: dict[str, list[str]] | None = None,
+        dry_run: bool = False,
+        max_active_jobs: int = 5,
+        analytics_conn_id: str = "analytics_default",
+        poll_interval: float = 5.0,
+        timeout: float = 3600.0,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        max_outage: float = DEFAULT_MAX_OUTAGE,
+        warehouse_namespace: str | None = None,
+        durable: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        if "outlets" not in kwargs:
+            from airflow.providers.common.compat.sdk import AssetAlias
+
+            from analytics_provider.assets import DASHBOARDS_ALIAS
+
+            kwargs["outlets"] = [AssetAlias(DASHBOARDS_ALIAS)]
+        super().__init__(**kwargs)
+        self.tables = tables
+        self.dbt_run_results = dbt_run_results
+        self.dbt_manifest = dbt_manifest
+        self.project_ids = project_ids
+        self.default_schema = default_schema
+        self.fold = fold
+        self.bust_cache = bust_cache
+        self.preload = preload
+        self.dashboards_filter = dashboards_filter
+        self.is_dry_run = dry_run  # dry_run() is a method of Airflow's BaseOperator
+        self.max_active_jobs = max_active_jobs
+        self.analytics_conn_id = analytics_conn_id
+        self.poll_interval = poll_interval
+        self.timeout = timeout
+        self.deferrable = deferrable
+        self.max_outage = max_outage
+        self.warehouse_namespace = warehouse_namespace
+        self.durable = durable
+        if tables is None and dbt_run_results is None and dbt_manifest is None:
+            raise refused(self.task_id, "tables", None, "a list of tables, or dbt_run_results with dbt_manifest")
+        if (dbt_run_results is None) != (dbt_manifest is None):
+            raise refused(self.task_id, "dbt_manifest" if dbt_manifest is None else "dbt_run_results", None,
+                          "given with the other: dbt_run_results and dbt_manifest come as a pair")
+        for name in ("bust_cache", "preload"):
+            if not isinstance(getattr(self, name), bool):
+                raise refused(self.task_id, name, getattr(self, name), "True or False")
+        if fold not in ("lower", "upper"):
+            raise refused(self.task_id, "fold", fold, "'lower' or 'upper'")
+        if isinstance(max_active_jobs, bool) or not isinstance(max_active_jobs, int) or max_active_jobs < 1:
+            raise refused(self.task_id, "max_active_jobs", max_active_jobs, "a positive integer")
+        for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise refused(self.task_id, name, value, "a positive number of seconds")
+        check_max_outage(self.task_id, max_outage, None)
+        if not is_templated(tables) and not _holds_xcom_arg(tables):
+            self._check_tables()
+        if not is_templated(dashboards_filter):
+            with naming_the_task(self.task_id):
+                from analytics_provider.impact.refresh import check_dashboards_filter
+
+                check_dashboards_filter(dashboards_filter)
+        self.plan: dict[str, Any] = {}
+        self.book: dict[str, dict[str, Any]] = {}
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    def _check_tables(self) -> list[str]:
+        tables = self.tables
+        if tables is None:
+            return []
+        if isinstance(tables, str) or not isinstance(tables, Sequence):
+            raise refused(self.task_id, "tables", tables, "a list of 'schema.table' or 'db.schema.table' names")
+        from analytics_provider.impact.tables import parse_table
+
+        for table in tables:
+            try:
+                parse_table(table, default_schema=self.default_schema, fold=self.fold)
+            except AnalyticsParameterError as exc:
+                raise refused(self.task_id, "tables", table, f"a table's name ({exc})") from None
+        return list(tables)
+
+    def check_inputs(self) -> None:
+        """Refuse bad (rendered) parameters before any request."""
+        from analytics_provider.impact.refresh import check_dashboards_filter
+
+        self._check_tables()
+        with naming_the_task(self.task_id):
+            self.dashboards_filter = check_dashboards_filter(self.dashboards_filter)
+        if isinstance(self.is_dry_run, str) and self.is_dry_run.strip().lower() in ("true", "false"):
+            self.is_dry_run = self.is_dry_run.strip().lower() == "true"  # rendered from a template
+        if not isinstance(self.is_dry_run, bool):
+            raise refused(self.task_id, "dry_run", self.is_dry_run, "True or False")
+        if self.tables is None and self.dbt_run_results is None:
+            raise refused(self.task_id, "tables", None, "a list of tables, or dbt_run_results with dbt_manifest")
+        if (self.dbt_run_results is None) != (self.dbt_manifest is None):
+            raise refused(self.task_id, "dbt_manifest" if self.dbt_manifest is None else "dbt_run_results", None,
+                          "given with the other: dbt_run_results and dbt_manifest come as a pair")
+        for name in ("dbt_run_results", "dbt_manifest"):
+            if not _path_or_none(getattr(self, name)):
+                raise refused(self.task_id, name, getattr(self, name), "a path, a URL or an ObjectStoragePath")
+
+    def refreshed_tables(self) -> list[str]:
+        """``tables`` and the relations the dbt run built, each once, in order."""
+        tables = self._check_tables()
+        if self.dbt_run_results is not None:
+            from analytics_provider.impact.dbt import built_relations
+
+            run = built_relations(self._read_json("dbt_run_results"), self._read_json("dbt_manifest"), self.task_id)
+            self.log.info("The dbt run built %d relation(s)%s", len(run.relations),
+                          f"; not built: {', '.join(run.not_built)}" if run.not_built else "")
+            tables += [r for r in run.relations if r not in tables]
+        return tables
+
+    def _read_json(self, name: str) -> Any:
+        import json
+
+        from analytics_provider.locations import StorageLocation
+
+        value = getattr(self, name)
+        try:
+            if hasattr(value, "open"):
+                with value.open("rb") as handle:
+                    return json.load(handle)
+            where = StorageLocation.parse(value)
+            if where.scheme == "file":
+                with open(where.path, "rb") as handle:
+                    return json.load(handle)
+            from airflow.providers.common.compat.sdk import ObjectStoragePath
+
+            with ObjectStoragePath(os.fspath(value)).open("rb") as handle:
+                return json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise AnalyticsParameterError(f"{self.task_id}: {name} could not be read as JSON from {value}: "
+                                          f"{type(exc).__name__}: {exc}") from None
+
+    # -- the flow -------------------------------------------------------------------------------
+
+    def execute(self, context: Context) -> Any:
+        from analytics_provider.impact.refresh import describe_plan, keeps, plan_actions
+
+        with self.closing_hook():
+            self.check_inputs()
+            tables = self.refreshed_tables()
+            impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
+                                             default_schema=self.default_schema, fold=self.fold) if tables else {
+                "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [], "notes": []}
+            rules = self.dashboards_filter or {}
+            kept = [d for d in impact["dashboards"] if keeps(d, rules)]
+            left_out = [d for d in impact["dashboards"] if not keeps(d, rules)]
+            actions = plan_actions(impact["data_sources"], kept, bust_cache=self.bust_cache, preload=self.preload)
+            self.plan = {
+                "tables": tables,
+                "data_sources": [_row(s, "name") for s in impact["data_sources"]],
+                "data_models": [_row(m, "name") for m in impact["data_models"]],
+                "data_sets": [_row(d, "name") for d in impact["data_sets"]],
+                "dashboards": [_row(d, "title") for d in kept],
+                "actions": actions,
+                "deadline": self._clock() + self.timeout,
+            }
+            for line in describe_plan({**impact, "dashboards": kept}, dry_run=self.is_dry_run, actions=actions,
+                                      left_out=left_out, notes=impact.get("notes") or ()):
+                self.log.info("%s", line)
+            if self.is_dry_run:
+                return self._result([])
+            self.book = self._resumed_book(context)
+            return self._run(context)
+
+    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
+        """Resume after the trigger: read every pending job, submit what is next, wait again or finish."""
+        ti = context["ti"]
+        kept = ti.xcom_pull(task_ids=self.task_id, key=PLAN_KEY, map_indexes=ti.map_index) or {}
+        self.plan, self.book = kept.get("plan") or {}, kept.get("book") or {}
+        with self.closing_hook():
+            return self._run(context)
+
+    def _run(self, context: Context) -> Any:
+        from analytics_provider.impact.refresh import action_key, is_final, next_actions
+
+        while True:
+            self._read_pending()
+            for action in next_actions(self.plan["actions"], self.book, self.max_active_jobs):
+                self._submit(context, action)
+            pending = [e["job_id"] for e in self.book.values() if not is_final(str(e.get("status")))]
+            if not pending:
+                if all(action_key(a) in self.book for a in self.plan["actions"]):
+                    return self._finish(context)
+                continue
+            left = self.plan["deadline"] - self._clock()
+            if left <= 0:
+                self._keep(context)
+                raise AnalyticsJobTimeout(f"{self.task_id}: {len(pending)} job(s) still pending after "
+                                          f"{self.timeout:g} s: {self._describe_pending()}",
+                                          job_id=int(pending[0]), status="timeout")
+            if self.deferrable:
+                self._defer(context, int(pending[0]))
+            self.hook.sleep(min(self.poll_interval, left))
+
+    @staticmethod
+    def _clock() -> float:
+        """Unix time, the clock of the trigger's deadline (tests swap it with the trigger's)."""
+        from analytics_provider.triggers.analytics import AnalyticsJobTrigger
+
+        return AnalyticsJobTrigger.clock()
+
+    def _submit(self, context: Context, action: Mapping[str, Any]) -> None:
+        from analytics_provider.impact.refresh import action_key
+
+        if action["kind"] == "bust":
+            job = self.hook.bust_data_source_cache(action["id"])
+        else:
+            job = self.hook.preload_dashboard(action["id"])
+        job_id, status = int(job["id"]), str(job.get("status") or "created")
+        if status == "already_existed" and job.get("existing_job_id") is not None:
+            job_id, status = int(job["existing_job_id"]), "created"  # an identical job pending: follow it
+        self.book[action_key(action)] = {"job_id": job_id, "status": status}
+        self.log.info("Submitted %s of %s %s: job %s", action["kind"],
+                      "data source" if action["kind"] == "bust" else "dashboard", action["id"], job_id)
+        self._store_book(context)
+
+    def _read_pending(self) -> None:
+        """Every pending job's status, a request per 100 (List Jobs); a job the answer leaves out is read alone."""
+        from analytics_provider.api.jobs.status import JobOutcome, job_state
+        from analytics_provider.impact.refresh import is_final
+
+        pending = {int(e["job_id"]): e for e in self.book.values() if not is_final(str(e.get("status")))}
+        if not pending:
+            return
+        from analytics_provider.api.jobs.batch import refuses_batches
+
+        try:
+            found = {int(j["id"]): j for j in self.hook.list_jobs(sorted(pending)) if "id" in j}
+        except Exception as exc:
+            if not refuses_batches(exc):
+                raise
+            found = {}  # a service that does not answer List Jobs: each job is read alone
+        for job_id, entry in pending.items():
+            job = found.get(job_id) or self.hook.get_job(job_id)
+            state = job_state(job, job_id)
+            if state.outcome is JobOutcome.FOLLOW and state.existing_job_id is not None:
+                entry["job_id"], entry["status"] = state.existing_job_id, "created"
+                continue
+            entry["status"] = state.status
+            if state.last_error_log:
+                entry["last_error_log"] = state.last_error_log
+
+    def _defer(self, context: Context, job_id: int) -> None:
+        from analytics_provider.triggers.analytics import AnalyticsJobTrigger
+
+        self._keep(context)
+        self.defer(
+            trigger=AnalyticsJobTrigger(
+                analytics_conn_id=self.analytics_conn_id, job_id=job_id, poll_interval=self.poll_interval,
+                end_time=float(self.plan["deadline"]), max_outage=self.max_outage,
+                try_number=context["ti"].try_number,
+            ),
+            method_name="execute_complete",
+        )
+
+    def _store_book(self, context: Context) -> None:
+        """The book where a retry finds it (the task state store, Airflow 3.3+): written after each
+        submit, before anything else can fail."""
+        store = context.get("task_state_store") if self.durable else None
+        if store is not None:
+            store.set(BOOK_KEY, {k: {"job_id": v["job_id"], "status": v["status"]} for k, v in self.book.items()})
+
+    def _keep(self, context: Context) -> None:
+        """The book where a retry finds it, and the plan where the resumed task does (XCom)."""
+        self._store_book(context)
+        context["ti"].xcom_push(key=PLAN_KEY, value={"plan": self.plan, "book": self.book})
+
+    def _resumed_book(self, context: Context) -> dict[str, dict[str, Any]]:
+        """An earlier try's jobs (Airflow 3.3+): those not failed are waited on, not submitted again."""
+        from analytics_provider.impact.refresh import resumable
+
+        store = context.get("task_state_store") if self.durable else None
+        earlier = store.get(BOOK_KEY) if store is not None else None
+        if not isinstance(earlier, dict) or not earlier:
+            return {}
+        self.book = {str(k): dict(v) for k, v in earlier.items() if isinstance(v, dict)}
+        for entry in self.book.values():
+            if entry.get("status") != "success":
+                entry["status"] = "created"  # read again now: it may have ended since
+        self._read_pending()
+        book = resumable(self.book)
+        self.log.info("Resuming %d job(s) an earlier try submitted; %d failed one(s) are submitted anew",
+                      len(book), len(self.book) - len(book))
+        return book
+
+    def _describe_pending(self) -> str:
+        from analytics_provider.impact.refresh import is_final
+
+        return ", ".join(f"{k} (job {v['job_id']})" for k, v in self.book.items() if not is_final(str(v["status"])))
+
+    def _finish(self, context: Context) -> Any:
+        from analytics_provider.assets import dashboard_asset_uri, emit_dashboard_events
+        from analytics_provider.job_tasks import describe_job_failure
+
+        jobs = [{"kind": a["kind"], "id": a["id"], **self.book[f"{a['kind']}:{a['id']}"]}
+                for a in self.plan["actions"]]
+        failed = [j for j in jobs if j["status"] != "success"]
+        fresh = {j["id"] for j in jobs if j["kind"] == "preload" and j["status"] == "success"}
+        base_url = self.hook.settings.base_url
+        events = [(dashboard_asset_uri(base_url, d["id"]), {"dashboard_id": d["id"], "title": d["title"],
+                                                             "job_id": next(j["job_id"] for j in jobs
+                                                                            if j["kind"] == "preload"
+                                                                            and j["id"] == d["id"])})
+                  for d in self.plan["dashboards"] if d["id"] in fresh]
+        result = self._result(jobs)
+        self.lineage_result = result
+        self._keep(context)
+        if failed:
+            stories = [f"{j['kind']} of {'data source' if j['kind'] == 'bust' else 'dashboard'} {j['id']}: "
+                       + describe_job_failure(self.hook, j["job_id"], j["status"], j.get("last_error_log"))
+                       for j in failed]
+            raise AnalyticsJobError(f"{self.task_id}: {len(failed)} of {len(jobs)} job(s) failed "
+                                    f"({len(jobs) - len(failed)} succeeded):\n" + "\n".join(stories),
+                                    job_id=int(failed[0]["job_id"]), status=str(failed[0]["status"]))
+        emit_dashboard_events(self, context, events)
+        self.log.info("Refreshed %d data source(s) and %d dashboard(s)",
+                      sum(j["kind"] == "bust" for j in jobs), len(fresh))
+        return result
+
+    def _result(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
+        keys = ("tables", "data_sources", "data_models", "data_sets", "dashboards")
+        return {**{k: self.plan[k] for k in keys},
+                "jobs": [{k: j[k] for k in ("kind", "id", "job_id", "status")} for j in jobs]}
+
+
+def _row(item: dict[str, Any], label: str) -> dict[str, Any]:
+    return {"id": item["id"], label: item.get(label), "why": item.get("why")}
+
