@@ -163,6 +163,12 @@ def describe_bust_cache(run: LineageRun) -> Description:
     return [], [run.service_object("data_sources", run.operator.data_source_id, output=True)], run.job_facets()
 
 
+def describe_validate(run: LineageRun) -> Description:
+    """Input the project checkout (when given); a validation writes nothing."""
+    op = run.operator
+    return ([file_dataset(op.project_dir, output=False)] if op.project_dir else []), [], run.job_facets()
+
+
 def describe_execute_schedule(run: LineageRun) -> Description:
     """Input what the schedule sends (its dashboard or report); output the schedule's delivery."""
     op = run.operator

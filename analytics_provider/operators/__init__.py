@@ -13,6 +13,7 @@ _WHERE = {
     "AnalyticsBustDataSourceCacheOperator": "analytics",
     "AnalyticsExecuteDataScheduleOperator": "analytics",
     "AnalyticsPublishAmlProjectOperator": "publish",
+    "AnalyticsValidateAmlProjectOperator": "publish",
     "AnalyticsQueryDataSetOperator": "query",
     "AnalyticsUploadDbtManifestOperator": "dbt",
     "AnalyticsSyncUserAttributesOperator": "access",
