@@ -50,6 +50,7 @@ def get_provider_info() -> dict[str, Any]:
                     "analytics_provider.operators.dbt",
                     "analytics_provider.operators.access",
                     "analytics_provider.operators.deliveries",
+                    "analytics_provider.operators.review",
                 ],
             }
         ],

@@ -169,6 +169,11 @@ def describe_validate(run: LineageRun) -> Description:
     return ([file_dataset(op.project_dir, output=False)] if op.project_dir else []), [], run.job_facets()
 
 
+def describe_review(run: LineageRun) -> Description:
+    """A review reads and writes nothing of the service (the apply after it does)."""
+    return [], [], {}
+
+
 def describe_execute_schedule(run: LineageRun) -> Description:
     """Input what the schedule sends (its dashboard or report); output the schedule's delivery."""
     op = run.operator

@@ -19,6 +19,7 @@ _WHERE = {
     "AnalyticsSyncUserAttributesOperator": "access",
     "AnalyticsSyncGroupMembersOperator": "access",
     "AnalyticsApplyDeliveriesOperator": "deliveries",
+    "AnalyticsReviewPlanOperator": "review",
 }
 __all__ = sorted(_WHERE)
 
