@@ -97,8 +97,8 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 
 
 def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared]) -> int:
-    from analytics_provider.access.apply import SyncApplyError
     from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
+    from analytics_provider.plans.apply import SyncApplyError
 
     plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune)
     print(plan.table())

@@ -18,12 +18,13 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from analytics_provider.access.apply import Step, apply_steps
-from analytics_provider.access.plan import ADD, CHANGE, REMOVE, Change, Plan, shown_values
+from analytics_provider.access.plan import AccessPlan, shown_values
 from analytics_provider.access.rows import AttributeColumns, RowErrors, UserKey, cells, user_key
 from analytics_provider.access.users import invitable, invitations, invite_step, shown, unknown_users, walk_users
 from analytics_provider.api.operations import MAX_PAGE_SIZE, MAX_UPSERT_ENTRIES
 from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.plans.apply import Step, apply_steps
+from analytics_provider.plans.plan import Action, Change
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]
@@ -70,21 +71,21 @@ class UserAttributeSync:
 
     # -- plan ---------------------------------------------------------------------------------
 
-    def plan(self, rows: Iterable[Any], source: str = "the rows") -> Plan:
+    def plan(self, rows: Iterable[Any], source: str = "the rows") -> AccessPlan:
         self._read_attributes()
         managed = None if self.attributes is None else {self._attribute(a, None) for a in self.attributes}
         desired = self._desired(rows, source, managed)
         if managed is None:
             managed = {attr for wanted in desired.values() for attr in wanted}
         self.managed = managed
-        plan = Plan("user attributes", "user", "attribute", kept=0,
+        plan = AccessPlan("user attributes", "user", "attribute", kept=0,
                     scope="attributes " + ", ".join(sorted(self._by_id[a]["name"] for a in managed)),
                     declared=sum(len(wanted) for wanted in desired.values()))
         for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
             plan.users_read += 1
             changes, held = self._user_changes(user, want or {}, managed)
             plan.changes.extend(changes)
-            plan.kept = (plan.kept or 0) + held - sum(1 for c in changes if c.action == REMOVE)
+            plan.kept = (plan.kept or 0) + held - sum(1 for c in changes if c.action is Action.REMOVE)
         plan.unknown = unknown_users(desired)
         if self.invite_role:
             plan.changes += invitations(invitable(self.hook, desired, plan), self.invite_role)
@@ -142,7 +143,7 @@ class UserAttributeSync:
         errors.check()
         return desired
 
-    def _user_changes(self, user: Json, want: Wanted, managed: set[int]) -> tuple[list[Change], int]:
+    def _user_changes(self, user: Json, want: Wanted, managed: set[int]) -> tuple[list[Change[Json]], int]:
         """The user's changes, and how many managed attributes the user has values for: the
         values they have (one request) decide which attributes need a write; where one of those
         has values, the user's own entries are read (one more request) to tell a change of their
@@ -166,13 +167,15 @@ class UserAttributeSync:
             kind, wanted = own.get(attr_id), want.get(attr_id)
             held = None if kind == "all" else effective[attr_id]  # own values override the groups'
             if wanted:
-                changes.append(self._change(ADD if kind is None else CHANGE, user, attr_id, held, wanted))
+                changes.append(self._change(Action.ADD if kind is None else Action.CHANGE, user, attr_id, held, wanted))
             elif kind is not None:  # inherited values are the groups': nothing of the user's to remove
-                changes.append(self._change(REMOVE, user, attr_id, held, None))
+                changes.append(self._change(Action.REMOVE, user, attr_id, held, None))
         return changes, has_values
 
-    def _change(self, action: str, user: Json, attr_id: int, held: set[str] | None, wanted: set[str] | None) -> Change:
-        before = "" if action == ADD else ALL_VALUES if held is None else shown_values(held)
+    def _change(self, action: Action, user: Json, attr_id: int, held: set[str] | None,
+                wanted: set[str] | None) -> Change[Json]:
+        """A change whose write is the user's upsert entry for the attribute."""
+        before = "" if action is Action.ADD else ALL_VALUES if held is None else shown_values(held)
         entry = {"subject_type": "User", "subject_id": user["id"], "user_attribute_id": attr_id}
         if wanted:
             entry.update(input_type="manual", values=sorted(wanted))
@@ -183,14 +186,14 @@ class UserAttributeSync:
 
     # -- apply --------------------------------------------------------------------------------
 
-    def apply(self, plan: Plan) -> int:
+    def apply(self, plan: AccessPlan) -> int:
         """Write the plan: the invitations, then the entries, 100 a request; the number of changes
-        applied. A failure raises :class:`~analytics_provider.access.apply.SyncApplyError`."""
-        entries = [c for c in plan.changes if c.action in (ADD, CHANGE, REMOVE)]
+        applied. A failure raises :class:`~analytics_provider.plans.apply.SyncApplyError`."""
+        entries = [c for c in plan.changes if c.action in (Action.ADD, Action.CHANGE, Action.REMOVE)]
         return apply_steps(self.task_id, plan, [
             invite_step(self.hook, plan),
             Step(entries, MAX_UPSERT_ENTRIES, lambda chunk: self.hook.upsert_user_attribute_entries(
-                [c.write for c in chunk])),
+                [c.sent for c in chunk])),
         ])
 
 

@@ -9,14 +9,16 @@ and ``remove_user``), after the groups to create, when told to create missing on
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from analytics_provider.access.apply import Step, apply_steps
-from analytics_provider.access.plan import ADD, CREATE, REMOVE, Change, Plan
+from analytics_provider.access.plan import AccessPlan
 from analytics_provider.access.rows import MemberColumns, RowErrors, UserKey, cells, user_key
 from analytics_provider.access.users import invitable, invitations, invite_step, shown, unknown_users, walk_users
 from analytics_provider.api.operations import MAX_PAGE_SIZE
 from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.plans.apply import Step, apply_steps
+from analytics_provider.plans.plan import Action, Change
+from analytics_provider.plans.writes import GROUPS, Write, send_write
 
 Json = dict[str, Any]
 MANAGED_GROUPS_NEEDED = ("delete_missing needs groups= or group_ids=: the groups this task manages (the groups the "
@@ -24,6 +26,13 @@ MANAGED_GROUPS_NEEDED = ("delete_missing needs groups= or group_ids=: the groups
                          "would never be applied)")
 GroupRef = Any
 """A group's id (int) or, for a group still to create, its name (str)."""
+
+
+class Membership(NamedTuple):
+    """The write of an ``add`` or ``remove`` change: ``user_id`` into or out of ``group``."""
+
+    group: GroupRef
+    user_id: int
 
 
 class GroupMemberSync:
@@ -69,7 +78,7 @@ class GroupMemberSync:
 
     # -- plan ---------------------------------------------------------------------------------
 
-    def plan(self, rows: Iterable[Any], source: str = "the rows") -> Plan:
+    def plan(self, rows: Iterable[Any], source: str = "the rows") -> AccessPlan:
         for group in self.hook.list_groups(limit=MAX_PAGE_SIZE):
             self._by_id[int(group["id"])] = str(group["name"])
             self._by_name.setdefault(same_name(group["name"]), int(group["id"]))
@@ -81,22 +90,23 @@ class GroupMemberSync:
         if managed is None:
             managed = {g for wanted in desired.values() for g in wanted}
         self.managed = managed
-        plan = Plan("group members", "user", "group", kept=0,
+        plan = AccessPlan("group members", "user", "group", kept=0,
                     scope="groups " + ", ".join(sorted(self._name(g) for g in managed)),
                     declared=sum(len(wanted) for wanted in desired.values()))
-        plan.changes += [Change(CREATE, "", name, "", "created", write=name) for name in self._to_create.values()]
+        plan.changes += [Change(Action.CREATE, "", name, "", "created", write=Write(GROUPS, fields={"name": name}))
+                         for name in self._to_create.values()]
         for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
             plan.users_read += 1
             held = {g for g in user.get("group_ids") or [] if g in managed}
             wanted = want or set()
             plan.kept = (plan.kept or 0) + len(held & wanted)
             for group in sorted(wanted - held, key=self._name):
-                plan.changes.append(Change(ADD, shown(user), self._name(group), "", "member",
-                                           write=(group, user["id"])))
+                plan.changes.append(Change(Action.ADD, shown(user), self._name(group), "", "member",
+                                           write=Membership(group, user["id"])))
             if self.delete_missing:
                 for group in sorted(held - wanted, key=self._name):
-                    plan.changes.append(Change(REMOVE, shown(user), self._name(group), "member", "",
-                                               write=(group, user["id"])))
+                    plan.changes.append(Change(Action.REMOVE, shown(user), self._name(group), "member", "",
+                                               write=Membership(group, user["id"])))
         plan.unknown = unknown_users(desired)
         if self.invite_role:
             emails = invitable(self.hook, desired, plan)
@@ -161,28 +171,28 @@ class GroupMemberSync:
 
     # -- apply --------------------------------------------------------------------------------
 
-    def apply(self, plan: Plan) -> int:
+    def apply(self, plan: AccessPlan) -> int:
         """Create the groups, send the invitations, then add and remove members, one request each;
         the number of changes applied. A failure raises
-        :class:`~analytics_provider.access.apply.SyncApplyError`."""
+        :class:`~analytics_provider.plans.apply.SyncApplyError`."""
         created = self._created
 
-        def create(chunk: Sequence[Change]) -> None:
+        def create(chunk: Sequence[Change[Write]]) -> None:
             for change in chunk:
-                created[change.write] = int(self.hook.create_group({"name": change.write})["id"])
+                created[change.target] = int(send_write(self.hook, change)["id"])
 
-        def member(chunk: Sequence[Change]) -> None:
+        def member(chunk: Sequence[Change[Membership]]) -> None:
             for change in chunk:
-                group, user_id = change.write
+                group, user_id = change.sent
                 group_id = created[group] if isinstance(group, str) else group
-                if change.action == ADD:
+                if change.action is Action.ADD:
                     self.hook.add_user_to_group(group_id, user_id)
                 else:
                     self.hook.remove_user_from_group(group_id, user_id)
 
-        memberships = [c for c in plan.changes if c.action in (ADD, REMOVE)]
+        memberships = [c for c in plan.changes if c.action in (Action.ADD, Action.REMOVE)]
         return apply_steps(self.task_id, plan, [
-            Step(plan.of(CREATE), 1, create),
+            Step(plan.of(Action.CREATE), 1, create),
             invite_step(self.hook, plan),
             Step(memberships, 1, member),
         ])

@@ -1,166 +1,51 @@
-"""A sync's plan as data: each change, what it was and what it becomes, as a table for the log
-and a summary for XCom. Nothing here talks to the service."""
+"""An access sync's plan: the shared plan (:mod:`analytics_provider.plans.plan`) with the users the
+rows name that the service does not know, and how many users were read."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-ADD, CHANGE, REMOVE, CREATE, INVITE = "add", "change", "remove", "create", "invite"
-ACTIONS = (CREATE, INVITE, ADD, CHANGE, REMOVE)
-LOGGED_ROWS = 200
-"""Changes a plan's table shows in the log; the rest are counted."""
-XCOM_ROWS = 1000
-"""Changes a plan's XCom lists; the rest are counted (the counts are always whole)."""
+from analytics_provider.plans.plan import LOGGED_ROWS, XCOM_ROWS, Plan
+
 XCOM_UNKNOWN_USERS = 100
 """Unknown users a plan's XCom lists; the rest are counted."""
-REFUSAL_ROWS = 20
-"""Removals a refusal names; the rest are counted."""
-
-
-@dataclass(frozen=True)
-class Change:
-    """One write of a plan: ``action`` on ``target`` for ``subject``, shown as ``before`` → ``after``.
-
-    ``write`` is what the applier sends (an upsert entry, a membership, a group's name); it is
-    not shown.
-    """
-
-    action: str
-    subject: str
-    target: str
-    before: str = ""
-    after: str = ""
-    write: Any = field(default=None, compare=False)
-
-    def row(self) -> dict[str, str]:
-        return {"action": self.action, "subject": self.subject, "target": self.target,
-                "before": self.before, "after": self.after}
 
 
 @dataclass
-class Plan:
-    """The changes that make the service hold what the rows say, and what could not be planned.
+class AccessPlan(Plan):
+    """``unknown`` lists the rows' users the service does not know (those named by e-mail may be
+    planned for an invitation: changes with action ``invite``); ``users_read`` counts the
+    service's users read."""
 
-    ``subject_label``/``target_label`` name the table's columns (``user``/``attribute``).
-    ``unknown`` lists the rows' users the service does not know (those named by e-mail may be
-    planned for an invitation: changes with action ``invite``).
-    """
-
-    what: str
-    subject_label: str
-    target_label: str
-    changes: list[Change] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     users_read: int = 0
-    left: list[str] = field(default_factory=list)
-    """What the service holds that the input no longer names, kept (``delete_missing`` or
-    ``prune`` off): shown, never written."""
-    scope: str = ""
-    """What the plan may remove, for messages: ``scope 'sales'``, ``attributes region``."""
-    declared: int | None = None
-    """How many things of the scope the input declares (rows' values, files' objects)."""
-    kept: int | None = None
-    """How many things of the scope the service holds that the plan keeps (changed or not)."""
-    conflicts: list[tuple[str, list[str]]] = field(default_factory=list)
-    """Keys the service has more than one resource for (a key, the resources): shown; the apply
-    refuses until one is left."""
 
-    def of(self, action: str) -> list[Change]:
-        return [c for c in self.changes if c.action == action]
+    def summary_notes(self) -> list[str]:
+        unknown = [f"{len(self.unknown)} user(s) the service does not know"] if self.unknown else []
+        return unknown + super().summary_notes()
 
-    def counts(self) -> dict[str, int]:
-        counted = Counter(c.action for c in self.changes)
-        return {action: counted.get(action, 0) for action in ACTIONS}
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.changes
-
-    def refusal(self, max_deletes: int | None, allow_delete_all: bool,
-                flags: tuple[str, str] = ("allow_delete_all=True", "max_deletes")) -> str | None:
-        """Why the plan must not be applied, naming what it would remove; None when it may.
-        Refused: keys carried by several resources; more removals than ``max_deletes``; unless
-        ``allow_delete_all``, removals when the input declares nothing of the scope, or when
-        nothing of it is kept. ``flags``: how the caller spells the two settings."""
-        if self.conflicts:
-            named = "; ".join(f"{key}: {' and '.join(held)}" for key, held in self.conflicts[:REFUSAL_ROWS])
-            return (f"{self.what}: {len(self.conflicts)} key(s) carried by more than one resource: {named}; delete "
-                    "all but one in the service (or take the marker out of their titles), then run again; nothing "
-                    "was written")
-        removals = self.of(REMOVE)
-        count = len(removals)
-        scope = f" of {self.scope}" if self.scope else ""
-        if not removals:
-            return None
-        if max_deletes is not None and count > max_deletes:
-            reason = f"the plan deletes {count}, more than max_deletes ({max_deletes})"
-        elif allow_delete_all:
-            return None
-        elif self.declared == 0:
-            reason = f"the input declares nothing{scope} and the plan deletes {count}"
-        elif self.kept == 0:
-            reason = f"the plan deletes everything{scope} ({count}, none kept)"
-        else:
-            return None
-        named = ", ".join(f"{c.subject}: {c.target}" for c in removals[:REFUSAL_ROWS])
-        more = f" and {count - REFUSAL_ROWS} more" if count > REFUSAL_ROWS else ""
-        return (f"{self.what}: {reason}: {named}{more}; nothing was written. If that is meant: {flags[0]} (or a "
-                f"higher {flags[1]})")
-
-    def summary(self) -> str:
-        counts = self.counts()
-        parts = [f"{n} to {action}" for action, n in counts.items() if n]
-        text = f"{self.what}: {', '.join(parts) if parts else 'nothing to change'}"
+    def table_notes(self, limit: int = LOGGED_ROWS) -> list[str]:
+        lines = []
         if self.unknown:
-            text += f"; {len(self.unknown)} user(s) the service does not know"
-        if self.left:
-            text += f"; {len(self.left)} left as they are"
-        if self.conflicts:
-            text += f"; {len(self.conflicts)} key(s) carried by more than one resource"
-        return text
-
-    def table(self, limit: int = LOGGED_ROWS) -> str:
-        """The summary, then the first ``limit`` changes as aligned columns, then the unknown users."""
-        lines = [self.summary()]
-        if self.changes:
-            header = ("action", self.subject_label, self.target_label, "before", "after")
-            rows = [tuple(c.row().values()) for c in self.changes[:limit]]
-            lines += _aligned([header, *rows])
-            if len(self.changes) > limit:
-                lines.append(f"... and {len(self.changes) - limit} more change(s)")
-        if self.unknown:
-            shown = ", ".join(self.unknown[:limit])
             more = f" and {len(self.unknown) - limit} more" if len(self.unknown) > limit else ""
-            lines.append(f"Not known to the service: {shown}{more}")
-        for key, held in self.conflicts[:limit]:
-            lines.append(f"Conflict: {key} is carried by {' and '.join(held)}: the apply refuses until one is left")
-        if self.left:
-            lines.append(f"Left as they are (no longer in the input): {', '.join(self.left[:limit])}"
-                         + (f" and {len(self.left) - limit} more" if len(self.left) > limit else ""))
-        return "\n".join(lines)
+            lines.append(f"Not known to the service: {', '.join(self.unknown[:limit])}{more}")
+        return lines + super().table_notes(limit)
 
     def to_xcom(self, limit: int = XCOM_ROWS) -> dict[str, Any]:
-        """JSON for XCom: counts, the first ``limit`` changes, the first 100 unknown users (the
-        rest counted), what is left and what conflicts."""
+        """The shared plan's XCom, with the first 100 unknown users (the rest counted) and the
+        users read (in the order the keys have always had)."""
+        shared = super().to_xcom(limit)
+        left, conflicts = shared.pop("left"), shared.pop("conflicts")
         return {
-            "what": self.what,
-            "counts": self.counts(),
-            "changes": [c.row() for c in self.changes[:limit]],
-            "changes_left_out": max(0, len(self.changes) - limit),
+            **shared,
             "unknown_users": list(self.unknown[:XCOM_UNKNOWN_USERS]),
             "unknown_users_left_out": max(0, len(self.unknown) - XCOM_UNKNOWN_USERS),
-            "left": list(self.left[:limit]),
-            "conflicts": [{"key": key, "resources": held} for key, held in self.conflicts[:limit]],
+            "left": left,
+            "conflicts": conflicts,
             "users_read": self.users_read,
         }
-
-
-def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
 def shown_values(values: Iterable[str] | None) -> str:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from analytics_provider.access.apply import Step
-from analytics_provider.access.plan import INVITE, Change, Plan
+from analytics_provider.access.plan import AccessPlan
 from analytics_provider.access.rows import UserKey, shown_user
 from analytics_provider.api.operations import MAX_PAGE_SIZE
 from analytics_provider.exceptions import AnalyticsJobError
+from analytics_provider.plans.apply import Step
+from analytics_provider.plans.plan import Action, Change, Plan
 
 T = TypeVar("T")
 Json = dict[str, Any]
@@ -41,7 +43,7 @@ def unknown_users(left: MutableMapping[UserKey, Any]) -> list[str]:
     return sorted(shown_user(key) for key in left)
 
 
-def invitable(hook: Any, left: MutableMapping[UserKey, Any], plan: Plan) -> list[str]:
+def invitable(hook: Any, left: MutableMapping[UserKey, Any], plan: AccessPlan) -> list[str]:
     """The unknown users that can be invited: those named by e-mail whose address the service
     does not hold (one request each); a deleted user's is shown as such in ``plan.unknown``."""
     emails = []
@@ -57,25 +59,33 @@ INVITES_PER_JOB = 100
 """E-mails one invitation job carries."""
 
 
-def invitations(emails: list[str], role: str, group_ids: dict[str, list[int]] | None = None) -> list[Change]:
+@dataclass(frozen=True)
+class Invitation:
+    """The write of an ``invite`` change: ``email`` invited with ``role``, into ``group_ids``."""
+
+    email: str
+    role: str
+    group_ids: tuple[int, ...] = ()
+
+
+def invitations(emails: list[str], role: str, group_ids: dict[str, list[int]] | None = None) -> list[Change[Any]]:
     """Planned invitations of ``emails`` with ``role`` (and the groups each joins, when known)."""
     return [
-        Change(INVITE, email, role, "", f"invited as {role}" + (f", groups {ids}" if ids else ""),
-               write={"email": email, "role": role, "group_ids": ids})
+        Change(Action.INVITE, email, role, "", f"invited as {role}" + (f", groups {ids}" if ids else ""),
+               write=Invitation(email, role, tuple(ids)))
         for email in emails
         for ids in [(group_ids or {}).get(email) or []]
     ]
 
 
-def invite_step(hook: Any, plan: Plan, timeout: float = 600.0) -> Step:
+def invite_step(hook: Any, plan: Plan, timeout: float = 600.0) -> Step[Invitation]:
     """The plan's invitations: one job per role and groups (at most 100 e-mails each), waited for.
     A failed invitation does not stop the other writes (none needs it): it is reported at the end."""
 
-    def send(chunk: Sequence[Change]) -> None:
+    def send(chunk: Sequence[Change[Invitation]]) -> None:
         batches: dict[tuple[str, tuple[int, ...]], list[str]] = {}
-        for change in chunk:
-            key = (change.write["role"], tuple(change.write["group_ids"]))
-            batches.setdefault(key, []).append(change.write["email"])
+        for invitation in (change.sent for change in chunk):
+            batches.setdefault((invitation.role, invitation.group_ids), []).append(invitation.email)
         for (role, group_ids), emails in batches.items():
             job = hook.invite_users(emails, role, group_ids=list(group_ids) or None)
             state = hook.wait_for_job(int(job["id"]), poll_interval=2.0, timeout=timeout)
@@ -84,4 +94,4 @@ def invite_step(hook: Any, plan: Plan, timeout: float = 600.0) -> Step:
                                         job_id=int(job["id"]), status=state.status,
                                         last_error_log=state.last_error_log)
 
-    return Step(plan.of(INVITE), INVITES_PER_JOB, send, independent=True)
+    return Step(plan.of(Action.INVITE), INVITES_PER_JOB, send, independent=True)

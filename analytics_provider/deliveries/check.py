@@ -12,11 +12,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from analytics_provider.access.rows import EMAIL
 from analytics_provider.aml.diagnostics import Diagnostic
 from analytics_provider.api.deliveries import ALERT_DESTS, SCHEDULE_DESTS
 from analytics_provider.deliveries.files import KEY, DeliveryFile, Where
 
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+"""An e-mail address as the service accepts one (the pattern of access's rows: features do not
+import each other)."""
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
 SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 MARKER = re.compile(r"\s*\[managed: (?:([^\]/]+)/)?([^\]/]+)\]$")

@@ -15,15 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from analytics_provider.access.apply import NotApplied, Step, apply_steps
-from analytics_provider.access.plan import CHANGE, CREATE, REMOVE, Change, Plan
-from analytics_provider.api.operations import MAX_PAGE_SIZE
 from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
 from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.plans.apply import NotApplied, Step, apply_steps
+from analytics_provider.plans.plan import Action, Change, Plan
+from analytics_provider.plans.writes import DATA_ALERTS, DATA_SCHEDULES, Kind, Write, send_write
 
 Json = dict[str, Any]
-API = {"schedules": "data_schedule", "alerts": "data_alert"}
-"""Each section's name in the hook's methods (``list_data_schedules``, ``create_data_alert``...)."""
+SECTIONS: dict[str, Kind] = {"schedules": DATA_SCHEDULES, "alerts": DATA_ALERTS}
+"""The kind of resource each section of the files declares."""
+SHOWN = {kind.name: KINDS[section] for section, kind in SECTIONS.items()}
+"""Each kind as messages name it (``data schedule``)."""
 
 
 def check_scope(scope: Any, prune: bool, where: str) -> None:
@@ -42,10 +44,10 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
     check_scope(scope, prune, "plan")
     plan = Plan("deliveries", "resource", "key", scope=f"scope {scope!r}" if scope else "",
                 declared=len(declared), kept=0)
-    for section, api in API.items():
+    for section, kind in SECTIONS.items():
         owned: dict[str, list[Json]] = {}
         unscoped: dict[str, list[Json]] = {}  # made before scopes: adopted when declared
-        for resource in getattr(hook, f"list_{api}s")(limit=MAX_PAGE_SIZE):
+        for resource in kind.list(hook):
             marker = marker_of(resource.get("title"))
             if marker is not None and marker[0] in (scope, None):
                 (owned if marker[0] == scope else unscoped).setdefault(marker[1], []).append(resource)
@@ -56,22 +58,22 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
                 plan.conflicts.append((f"{KINDS[section]} {item.key}", [f"{KINDS[section]} {r['id']}" for r in found]))
                 continue
             if not found:
-                plan.changes.append(Change(CREATE, KINDS[section], item.key, "", item.where,
-                                           write=(section, None, body)))
+                plan.changes.append(Change(Action.CREATE, KINDS[section], item.key, "", item.where,
+                                           write=Write(kind, None, body)))
                 continue
             resource = found[0]
             plan.kept = (plan.kept or 0) + 1
             changed = differences(body, resource)
             if changed:
-                plan.changes.append(Change(CHANGE, f"{KINDS[section]} {resource['id']}", item.key,
+                plan.changes.append(Change(Action.CHANGE, f"{KINDS[section]} {resource['id']}", item.key,
                                            "; ".join(f"{k} {v!r}" for k, v, _ in changed),
                                            "; ".join(f"{k} {w!r}" for k, _, w in changed),
-                                           write=(section, resource["id"], body)))
+                                           write=Write(kind, int(resource["id"]), body)))
         for key, resources in sorted(owned.items()):
             for resource in resources:
                 if prune:
-                    plan.changes.append(Change(REMOVE, f"{KINDS[section]} {resource['id']}", key, "in no file", "",
-                                               write=(section, resource["id"], None)))
+                    plan.changes.append(Change(Action.REMOVE, f"{KINDS[section]} {resource['id']}", key,
+                                               "in no file", "", write=Write(kind, int(resource["id"]))))
                 else:
                     plan.left.append(f"{KINDS[section]} {resource['id']} ({key})")
         if scope is not None:
@@ -82,7 +84,7 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
 
 def targets(plan: Plan) -> list[tuple[str, int]]:
     """The resources the plan changes or deletes (for lineage): ``("data_schedules", 12)``."""
-    return [(f"{API[c.write[0]]}s", int(c.write[1])) for c in plan.changes if c.write[1] is not None]
+    return [(c.sent.kind.name, c.sent.id) for c in plan.changes if c.sent.id is not None]
 
 
 class _Reset:
@@ -130,26 +132,22 @@ def apply_deliveries(hook: Any, plan: Plan, task_id: str, created: list[tuple[st
     the service is read again: a resource that another apply made meanwhile with the same scope
     and key is not made twice (that change is reported as not applied)."""
 
-    def send(chunk: Sequence[Change]) -> None:
+    def send(chunk: Sequence[Change[Write]]) -> None:
         for change in chunk:
-            section, ident, body = change.write
-            api = API[section]
-            if change.action == CREATE:
-                _not_made_meanwhile(hook, section, change)
-                answer = getattr(hook, f"create_{api}")(body)
-                if created is not None and isinstance(answer, dict) and answer.get("id") is not None:
-                    created.append((f"{api}s", int(answer["id"])))
-            elif change.action == CHANGE:
-                getattr(hook, f"update_{api}")(ident, body)
-            else:
-                getattr(hook, f"delete_{api}")(ident)
+            if change.action is Action.CREATE:
+                _not_made_meanwhile(hook, change.sent)
+            answer = send_write(hook, change)
+            if (change.action is Action.CREATE and created is not None and isinstance(answer, dict)
+                    and answer.get("id") is not None):
+                created.append((change.sent.kind.name, int(answer["id"])))
 
-    return apply_steps(task_id, plan, [Step(plan.of(action), 1, send) for action in (CREATE, CHANGE, REMOVE)])
+    return apply_steps(task_id, plan, [Step(plan.of(action), 1, send)
+                                       for action in (Action.CREATE, Action.CHANGE, Action.REMOVE)])
 
 
-def _not_made_meanwhile(hook: Any, section: str, change: Change) -> None:
-    marker = marker_of(change.write[2]["title"])
-    for resource in getattr(hook, f"list_{API[section]}s")(limit=MAX_PAGE_SIZE):
+def _not_made_meanwhile(hook: Any, write: Write) -> None:
+    marker = marker_of((write.fields or {})["title"])
+    for resource in write.kind.list(hook):
         if marker_of(resource.get("title")) == marker:
-            raise NotApplied(f"{KINDS[section]} {resource['id']} carrying its key was created meanwhile (another "
-                             "apply?): not created twice; the next run plans against it", rerun_helps=True)
+            raise NotApplied(f"{SHOWN[write.kind.name]} {resource['id']} carrying its key was created meanwhile "
+                             "(another apply?): not created twice; the next run plans against it", rerun_helps=True)

@@ -12,7 +12,7 @@ from analytics_provider.hook_task import HookTask
 from analytics_provider.lineage_mixin import OpenLineageMixin
 
 if TYPE_CHECKING:
-    from analytics_provider.access.plan import Plan
+    from analytics_provider.plans.plan import Plan
 
 
 class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):

@@ -151,7 +151,7 @@ TASK_TIME_MODULES = (
     "analytics_provider.hooks", "analytics_provider.triggers", "analytics_provider.lineage",
     "analytics_provider.api.operations", "analytics_provider.api.request", "analytics_provider.api.lookup",
     "analytics_provider.api.follow", "analytics_provider.api.jobs", "analytics_provider.api.retry",
-    "analytics_provider.api.exchange", "analytics_provider.access.apply", "analytics_provider.deliveries.plan",
+    "analytics_provider.api.exchange", "analytics_provider.plans", "analytics_provider.deliveries.plan",
     "analytics_provider.aml.lint", "analytics_provider.aml.compiler",
 )
 """What only a running task (or the triggerer) needs: the HTTP clients, the hook, the operations

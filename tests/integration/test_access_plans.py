@@ -9,9 +9,10 @@ import pytest
 
 from analytics_provider.access.attributes import AttributeColumns, UserAttributeSync
 from analytics_provider.access.groups import GroupMemberSync
-from analytics_provider.access.plan import Change, Plan
+from analytics_provider.access.plan import AccessPlan
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.plans.plan import Action, Change, Plan
 
 READS = {"list_users", "list_user_attributes", "list_user_attribute_entries", "compute_user_attribute_values",
          "list_groups"}
@@ -105,8 +106,8 @@ def test_groups_unknown_by_name_are_refused_unless_created(hook, analytics_emula
 
 
 def test_the_plan_as_a_table_and_as_xcom_is_bounded_and_counts_everything() -> None:
-    plan = Plan("user attributes", "user", "attribute", unknown=["x@example.org"])
-    plan.changes = [Change("add", f"u{i}@example.com ({i})", "region", "", "EU") for i in range(1500)]
+    plan = AccessPlan("user attributes", "user", "attribute", unknown=["x@example.org"])
+    plan.changes = [Change(Action.ADD, f"u{i}@example.com ({i})", "region", "", "EU") for i in range(1500)]
     table = plan.table(limit=2).splitlines()
     assert table == [
         "user attributes: 1500 to add; 1 user(s) the service does not know",

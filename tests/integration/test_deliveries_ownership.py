@@ -144,10 +144,10 @@ def test_two_resources_with_one_key_are_shown_and_the_apply_refuses(tmp_path, ho
 
 
 def test_a_resource_created_by_another_apply_meanwhile_is_not_created_twice(tmp_path, hook, analytics_emulator) -> None:
-    from analytics_provider.access.apply import SyncApplyError
     from analytics_provider.deliveries.check import check
     from analytics_provider.deliveries.files import load
     from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
+    from analytics_provider.plans.apply import SyncApplyError
 
     write(tmp_path, "sales.yml", schedule("weekly-sales"), schedule("monthly-sales", "0 8 1 * *"))
     declared, _ = check(load(tmp_path))

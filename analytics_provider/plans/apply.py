@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from airflow.providers.common.compat.sdk import AirflowException
 
-from analytics_provider.access.plan import Change, Plan
 from analytics_provider.exceptions import bounded
+from analytics_provider.plans.plan import Change, Plan
 
+W = TypeVar("W")
 LISTED_FAILURES = 20
 """Changes not applied that a failure lists one by one; the rest are counted."""
 
@@ -39,7 +40,7 @@ class NotApplied(Exception):
     """Raised by a step's ``send``: these ``changes`` (default: the whole chunk) were not sent,
     for ``reason``; ``rerun_helps`` says whether the next run can apply them as they are."""
 
-    def __init__(self, reason: str, *, rerun_helps: bool, changes: Sequence[Change] | None = None) -> None:
+    def __init__(self, reason: str, *, rerun_helps: bool, changes: Sequence[Change[Any]] | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.rerun_helps = rerun_helps
@@ -47,13 +48,13 @@ class NotApplied(Exception):
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(Generic[W]):
     """Changes sent ``size`` at a time by ``send`` (one request, or one job, per call);
     ``independent``: a failure does not stop the steps after it (none of them needs its changes)."""
 
-    changes: Sequence[Change]
+    changes: Sequence[Change[W]]
     size: int
-    send: Callable[[Sequence[Change]], Any]
+    send: Callable[[Sequence[Change[W]]], Any]
     independent: bool = False
 
 
@@ -64,7 +65,7 @@ def rerun_helps(exc: BaseException) -> bool:
     return not (isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429))
 
 
-def apply_steps(task_id: str, plan: Plan, steps: Sequence[Step]) -> int:
+def apply_steps(task_id: str, plan: Plan, steps: Sequence[Step[Any]]) -> int:
     """Send each step's changes in order; the number of changes applied. A failure of a
     dependent step raises :class:`SyncApplyError` at once with the counts and the first changes
     not known to be applied; changes not applied otherwise are raised together at the end."""
@@ -96,7 +97,7 @@ def apply_steps(task_id: str, plan: Plan, steps: Sequence[Step]) -> int:
     return applied
 
 
-def _failed(task_id: str, plan: Plan, exc: Exception, chunk: Sequence[Change], applied: int, total: int,
+def _failed(task_id: str, plan: Plan, exc: Exception, chunk: Sequence[Change[Any]], applied: int, total: int,
             missed: list[str]) -> SyncApplyError:
     not_sent = total - applied - len(chunk) - len(missed)
     first = "; ".join(_short(c) for c in chunk[:3]) + (" ..." if len(chunk) > 3 else "")
@@ -111,9 +112,9 @@ def _failed(task_id: str, plan: Plan, exc: Exception, chunk: Sequence[Change], a
     )
 
 
-def _missed(change: Change, reason: str, rerun: bool) -> str:
+def _missed(change: Change[Any], reason: str, rerun: bool) -> str:
     return f"{_short(change)}: {reason} ({'a rerun may apply it' if rerun else 'a rerun will not help as it is'})"
 
 
-def _short(change: Change) -> str:
-    return f"{change.action} {change.target} for {change.subject}"
+def _short(change: Change[Any]) -> str:
+    return f"{change.action.value} {change.target} for {change.subject}"
