@@ -242,7 +242,8 @@ def describe_deliveries(run: LineageRun) -> Description:
     from analytics_provider.deliveries.files import files_under
 
     op = run.operator
-    inputs = [file_dataset(str(p.resolve()), output=False) for p in files_under(op.resolved_path())]
+    files = files_under(op.resolved_path()) if op.path else []  # a saved plan's apply reads no file
+    inputs = [file_dataset(str(p.resolve()), output=False) for p in files]
     outputs = [run.service_object(kind, ident, output=True) for kind, ident in op.lineage_targets]
     return inputs, outputs, {}
 

@@ -20,6 +20,7 @@ _WHERE = {
     "AnalyticsSyncGroupMembersOperator": "access",
     "AnalyticsApplyDeliveriesOperator": "deliveries",
     "AnalyticsReviewPlanOperator": "review",
+    "plan_review_apply": "review",
 }
 __all__ = sorted(_WHERE)
 

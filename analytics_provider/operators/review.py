@@ -7,14 +7,14 @@ operators' modules: only a DAG file that uses the review step pays for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from analytics_provider.exceptions import AnalyticsParameterError, refused
 from analytics_provider.lineage_mixin import LineageFunction, OpenLineageMixin
 
 if TYPE_CHECKING:
-    from airflow.providers.common.compat.sdk import Context
+    from airflow.providers.common.compat.sdk import Context, TaskGroup
 
 NEEDS_HITL = (
     "AnalyticsReviewPlanOperator needs Airflow 3.1 or later (human-in-the-loop tasks: "
@@ -105,3 +105,27 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
     def execute_complete(self, context: Context, event: dict[str, Any]) -> Any:
         answer = super().execute_complete(context, event)
         return {**answer, "reviewed": True}
+
+
+def plan_review_apply(group_id: str, operator: type[Any], *, review: Mapping[str, Any] | None = None,
+                      **arguments: Any) -> TaskGroup:
+    """The three tasks of a reviewed change, in a task group ``group_id``: ``plan`` (``operator``
+    with ``arguments`` and ``dry_run=True``), ``review`` (:class:`AnalyticsReviewPlanOperator` of
+    that plan, with the ``review`` arguments: ``assigned_users``, ``response_timeout``,
+    ``notifiers``...), and ``apply`` (``operator`` applying exactly the reviewed plan: ``plan=``).
+    ``operator`` is one that takes a saved plan (:class:`AnalyticsApplyDeliveriesOperator`)."""
+    from airflow.providers.common.compat.sdk import TaskGroup
+
+    if not getattr(operator, "takes_saved_plan", False):
+        raise refused(group_id, "operator", getattr(operator, "__name__", operator),
+                      "an operator that applies a saved plan (AnalyticsApplyDeliveriesOperator)")
+    for name in ("task_id", "dry_run", "plan"):
+        if name in arguments:
+            raise refused(group_id, name, arguments[name], "left out: plan_review_apply sets it")
+    connection = {k: arguments[k] for k in ("analytics_conn_id",) if k in arguments}
+    with TaskGroup(group_id) as group:
+        plan = operator(task_id="plan", dry_run=True, **arguments)
+        asked = AnalyticsReviewPlanOperator(task_id="review", plan=plan.output, **dict(review or {}))
+        apply = operator(task_id="apply", plan=plan.output, **connection)
+        plan >> asked >> apply
+    return group

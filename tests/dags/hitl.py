@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
@@ -17,11 +17,13 @@ WAITING = 0.2
 
 
 @contextmanager
-def answering(dag_id: str, task_id: str, option: str | None, seen: dict[str, Any]) -> Iterator[None]:
+def answering(dag_id: str, task_id: str, option: str | None, seen: dict[str, Any],
+              before: Callable[[], Any] | None = None) -> Iterator[None]:
     """While the block runs, answer ``task_id``'s request with ``option`` ("Approve", "Reject") once
     it is parked, or time it out (``None``: the scheduler's sweep answers with the defaults). The
-    request's subject and body are put into ``seen``."""
+    request's subject and body are put into ``seen``; ``before`` runs just before the answer."""
     done = threading.Event()
+    failures: list[BaseException] = []
 
     def answer() -> None:
         from airflow.models.hitl import HITLDetail
@@ -39,7 +41,14 @@ def answering(dag_id: str, task_id: str, option: str | None, seen: dict[str, Any
                 if ti is not None:
                     detail = session.scalar(select(HITLDetail).where(HITLDetail.ti_id == ti.id))
                     seen.update(subject=detail.subject, body=detail.body, assignees=detail.assignees)
-                    if option is None:
+                    chosen = option
+                    try:
+                        if before is not None:
+                            before()
+                    except Exception as exc:  # answered anyway (Reject): dag.test() would wait for ever
+                        failures.append(exc)
+                        chosen = "Reject"
+                    if chosen is None:
                         ti.trigger_timeout = datetime.now(timezone.utc)
                         session.flush()
                         from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
@@ -49,7 +58,7 @@ def answering(dag_id: str, task_id: str, option: str | None, seen: dict[str, Any
                     else:
                         detail.responded_by = {"id": "ann", "name": "Ann"}
                         detail.responded_at = datetime.now(timezone.utc)
-                        detail.chosen_options = [option]
+                        detail.chosen_options = [chosen]
                         detail.params_input = {}
                         handle_event_submit(TriggerEvent(detail.as_resume_event_payload()), task_instance=ti,
                                             session=session)
@@ -63,3 +72,5 @@ def answering(dag_id: str, task_id: str, option: str | None, seen: dict[str, Any
     finally:
         done.set()
         thread.join()
+    if failures:
+        raise failures[0]

@@ -1,5 +1,7 @@
-"""The review step through Airflow (3.3+, where dag.test() waits for the answer): approved, the apply
-writes; rejected or timed out, the apply is skipped and nothing is written; the request shows the plan."""
+"""The reviewed change through Airflow (3.3+, where dag.test() waits for the answer): plan, review,
+apply exactly the reviewed plan. Approved, it is written; rejected or timed out, the apply is skipped
+and nothing is written; changed in the service between review and apply, the apply refuses and
+nothing is written; a plan with nothing to change is put to no one. The request shows the plan."""
 
 from __future__ import annotations
 
@@ -8,12 +10,15 @@ from typing import Any
 
 import pytest
 
+from analytics_provider.hooks.analytics import AnalyticsHook
+
 from .conftest import AIRFLOW_VERSION, dag_bag_of, dag_test
 from .hitl import answering
 
 pytestmark = pytest.mark.skipif(AIRFLOW_VERSION < (3, 3), reason="dag.test() answers human-in-the-loop from 3.3")
 
 REVIEW_DAGS = Path(__file__).resolve().parent / "review_dags"
+DAG_ID, REVIEW = "reviewed_deliveries", "deliveries.review"
 WRITES = ("create_data_schedule", "update_data_schedule", "delete_data_schedule", "create_data_alert",
           "update_data_alert", "delete_data_alert")
 
@@ -28,14 +33,14 @@ def writes(emulator: Any) -> list[str]:
 
 
 def states(dag_run: Any) -> dict[str, str]:
-    return {ti.task_id: ti.state for ti in dag_run.get_task_instances()}
+    return {ti.task_id.removeprefix("deliveries."): ti.state for ti in dag_run.get_task_instances()}
 
 
 def test_an_approved_plan_is_applied_and_the_request_shows_its_rows(review_bag, analytics_emulator,
                                                                     analytics_connection) -> None:
     seen: dict[str, Any] = {}
-    with answering("reviewed_deliveries", "review", "Approve", seen):
-        dag_run = dag_test(review_bag.get_dag("reviewed_deliveries"))
+    with answering(DAG_ID, REVIEW, "Approve", seen):
+        dag_run = dag_test(review_bag.get_dag(DAG_ID))
     assert states(dag_run) == {"plan": "success", "review": "success", "apply": "success"}
     assert seen["subject"] == "Apply deliveries: 2 to create, 0 to change, 0 to remove?"
     assert "| create | data schedule | weekly-sales |" in seen["body"]
@@ -46,22 +51,42 @@ def test_an_approved_plan_is_applied_and_the_request_shows_its_rows(review_bag, 
 @pytest.mark.parametrize("answer", ["Reject", None], ids=["rejected", "timed-out"])
 def test_a_rejected_or_timed_out_review_skips_the_apply(review_bag, analytics_emulator, analytics_connection,
                                                         answer) -> None:
-    with answering("reviewed_deliveries", "review", answer, {}):
-        dag_run = dag_test(review_bag.get_dag("reviewed_deliveries"))
+    with answering(DAG_ID, REVIEW, answer, {}):
+        dag_run = dag_test(review_bag.get_dag(DAG_ID))
     assert states(dag_run) == {"plan": "success", "review": "success", "apply": "skipped"}
+    assert writes(analytics_emulator) == []
+
+
+def test_a_change_in_the_service_between_review_and_apply_is_refused(review_bag, analytics_emulator,
+                                                                     analytics_connection, capsys) -> None:
+    def made_by_hand() -> None:  # another apply makes the reviewed schedule meanwhile
+        hook = AnalyticsHook(analytics_connection)
+        try:
+            hook.create_data_schedule({
+                "title": "Weekly sales [managed: sales/weekly-sales]", "source_type": "Dashboard", "source_id": 1,
+                "schedule": {"repeat": "0 8 * * 1", "paused": False},
+                "dest": {"type": "EmailDest", "recipients": ["ann@example.com"]}})
+        finally:
+            hook.close()
+        analytics_emulator.clear_requests()
+
+    with answering(DAG_ID, REVIEW, "Approve", {}, before=made_by_hand):
+        dag_run = dag_test(review_bag.get_dag(DAG_ID))
+    assert states(dag_run) == {"plan": "success", "review": "success", "apply": "failed"}
+    assert "deliveries.apply: stale plan: plan again. 1 resource(s) the plan touches changed" in (
+        capsys.readouterr().out)  # the task's log
     assert writes(analytics_emulator) == []
 
 
 def test_a_plan_with_nothing_to_change_is_not_put_to_anyone(review_bag, analytics_emulator,
                                                             analytics_connection) -> None:
-    with answering("reviewed_deliveries", "review", "Approve", {}):
-        dag_test(review_bag.get_dag("reviewed_deliveries"))  # applied: the service holds what the files say
+    with answering(DAG_ID, REVIEW, "Approve", {}):
+        dag_test(review_bag.get_dag(DAG_ID))  # applied: the service holds what the files say
     analytics_emulator.clear_requests()
     asked: dict[str, Any] = {}
-    with answering("reviewed_deliveries", "review", "Approve", asked):  # would answer, were anyone asked
-        dag_run = dag_test(review_bag.get_dag("reviewed_deliveries"))
+    with answering(DAG_ID, REVIEW, "Approve", asked):  # would answer, were anyone asked
+        dag_run = dag_test(review_bag.get_dag(DAG_ID))
     assert asked == {}
     assert states(dag_run) == {"plan": "success", "review": "success", "apply": "success"}
-    review = next(ti for ti in dag_run.get_task_instances() if ti.task_id == "review")
-    assert review.xcom_pull(task_ids="review")["reviewed"] is False
+    assert dag_run.get_task_instance(REVIEW).xcom_pull(task_ids=REVIEW)["reviewed"] is False
     assert writes(analytics_emulator) == []

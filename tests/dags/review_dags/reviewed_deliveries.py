@@ -1,4 +1,4 @@
-"""Plan the delivery files, have a person review the plan, then apply it (Airflow 3.1+)."""
+"""Plan the delivery files, have a person review the plan, then apply exactly that plan (Airflow 3.1+)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,10 @@ from pathlib import Path
 
 from airflow.providers.common.compat.sdk import DAG
 
-from analytics_provider.operators import AnalyticsApplyDeliveriesOperator, AnalyticsReviewPlanOperator
+from analytics_provider.operators import AnalyticsApplyDeliveriesOperator, plan_review_apply
 
 DELIVERIES = str(Path(__file__).resolve().parents[3] / "example_dags" / "deliveries")
 
-with DAG(dag_id="reviewed_deliveries", schedule=None, catchup=False, params={"response_minutes": 240}) as dag:
-    plan = AnalyticsApplyDeliveriesOperator(task_id="plan", path=DELIVERIES, scope="sales", dry_run=True)
-    review = AnalyticsReviewPlanOperator(task_id="review", plan=plan.output, response_timeout=timedelta(hours=4))
-    apply = AnalyticsApplyDeliveriesOperator(task_id="apply", path=DELIVERIES, scope="sales")
-    plan >> review >> apply
+with DAG(dag_id="reviewed_deliveries", schedule=None, catchup=False) as dag:
+    plan_review_apply("deliveries", AnalyticsApplyDeliveriesOperator, path=DELIVERIES, scope="sales",
+                      review={"response_timeout": timedelta(hours=4)})
