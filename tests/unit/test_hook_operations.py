@@ -39,42 +39,182 @@ def case(
     return pytest.param(call, method, path, query or {}, body, answer, status, expected, headers or {}, id=name)
 
 
+MESSAGE = {"message": "done"}
+QUERY = {"dimensions": [{"field": "orders.region"}], "metrics": [{"field": "orders.revenue", "aggregation": "sum"}],
+         "filters": [{"field": "orders.created_at", "operator": "last", "values": [7], "modifier": "day"}]}
+DATA = {"fields": ["orders.region", "orders.revenue"], "values": [["EU", "10"]],
+        "meta": {"page": 1, "page_size": 20, "num_rows": 1}}
+SIGNATURE = "sha256=" + "ab" * 32
+
+
 CASES = [
+    # -- users (users.py) --------------------------------------------------------------------------
     case("get_current_user", lambda h: h.get_current_user(), "GET", "/users/me", answer={"user": USER}, expected=USER),
-    case("get_job", lambda h: h.get_job(7), "GET", "/jobs/7", answer={"job": {"id": 7, "status": "running"}},
-         expected={"id": 7, "status": "running"}),
     case(
-        "get_job_result",
-        lambda h: h.get_job_result(7),
+        "list_users",
+        lambda h: list(h.list_users(role="analyst", status="active", exclude_deleted=False)),
         "GET",
-        "/jobs/7/result",
-        answer={"status": "success", "error": None, "result": None},
-        expected={"status": "success", "error": None, "result": None},
+        "/users",
+        query={"role": "analyst", "status": "active", "exclude_deleted": "false"},
+        answer={"users": [USER], "cursors": {"next": None}, "counters": {}},
+        expected=[USER],
     ),
     case(
-        "get_job_logs",
-        lambda h: h.get_job_logs(7),
-        "GET",
-        "/jobs/7/logs",
-        answer={"job_logs": [{"level": "INFO", "message": "m"}]},
-        expected=[{"level": "INFO", "message": "m"}],
+        "update_user",
+        lambda h: h.update_user(1, {"title": "Dr"}),
+        "PUT",
+        "/users/1",
+        body={"user": {"title": "Dr"}},
+        answer=USER,
+        expected=USER,
     ),
     case(
-        "submit_widget_export",
-        lambda h: h.submit_widget_export(
-            "101", "xlsx", [{"dynamic_filter_id": 3, "condition": {"operator": "is", "values": ["EU"]}}]
-        ),
+        "delete_user",
+        lambda h: h.delete_user(1),
+        "DELETE",
+        "/users/1",
+        answer={"message": "m"},
+        expected={"message": "m"},
+    ),
+    case("restore_user", lambda h: h.restore_user(9), "POST", "/users/9/restore", answer=MESSAGE, expected=MESSAGE),
+    case(
+        "invite_users",
+        lambda h: h.invite_users(["a@x.io"], "analyst", group_ids=[2]),
         "POST",
-        "/dashboard_widgets/101/submit_export",
-        body={
-            "output": "xlsx",
-            "dashboard_filter_conditions": [
-                {"dynamic_filter_id": 3, "condition": {"operator": "is", "values": ["EU"]}}
-            ],
-        },
+        "/users/invite",
+        body={"emails": ["a@x.io"], "role": "analyst", "group_ids": [2]},
         answer=JOB,
         expected=JOB["job"],
     ),
+    case("resend_user_invite", lambda h: h.resend_user_invite(8), "POST", "/users/8/resend_invite", answer=JOB,
+         expected=JOB["job"]),
+    case(
+        "is_email_used",
+        lambda h: h.is_email_used("a@x.io"),
+        "GET",
+        "/users/check_holistics_user",
+        query={"email": "a@x.io"},
+        answer={"is_already_user": True},
+        expected=True,
+    ),
+    case("revoke_user_api_key", lambda h: h.revoke_user_api_key(6), "POST", "/users/6/revoke_authentication_token",
+         answer=MESSAGE, expected=MESSAGE),
+
+    # -- groups (groups.py) ------------------------------------------------------------------------
+    case(
+        "create_group",
+        lambda h: h.create_group({"name": "Finance"}),
+        "POST",
+        "/groups",
+        body={"group": {"name": "Finance"}},
+        status=201,
+        answer={"group": {"id": 3}},
+        expected={"id": 3},
+    ),
+    case(
+        "list_groups",
+        lambda h: list(h.list_groups(include_users=True)),
+        "GET",
+        "/groups",
+        query={"include_users": "true"},
+        answer={"groups": [{"id": 3}], "cursors": {}},
+        expected=[{"id": 3}],
+    ),
+    case("get_group", lambda h: h.get_group(3), "GET", "/groups/3", answer={"group": {"id": 3}}, expected={"id": 3}),
+    case(
+        "update_group",
+        lambda h: h.update_group(3, {"name": "F"}),
+        "PUT",
+        "/groups/3",
+        body={"group": {"name": "F"}},
+        answer={"group": {"id": 3}},
+        expected={"id": 3},
+    ),
+    case("delete_group", lambda h: h.delete_group(2), "DELETE", "/groups/2", answer=MESSAGE, expected=MESSAGE),
+    case("add_user_to_group", lambda h: h.add_user_to_group(2, 4), "POST", "/groups/2/add_user/4", answer=MESSAGE,
+         expected=MESSAGE),
+    case("remove_user_from_group", lambda h: h.remove_user_from_group(2, 5), "POST", "/groups/2/remove_user/5",
+         answer=MESSAGE, expected=MESSAGE),
+
+    # -- user attributes (attributes.py) -----------------------------------------------------------
+    case(
+        "create_user_attribute",
+        lambda h: h.create_user_attribute({"name": "region"}),
+        "POST",
+        "/user_attributes",
+        body={"user_attribute": {"name": "region"}},
+        answer={"user_attribute": {"id": 1}, "status": "created"},
+        expected={"id": 1},
+    ),
+    case(
+        "list_user_attributes",
+        lambda h: list(h.list_user_attributes(limit=100)),
+        "GET",
+        "/user_attributes",
+        query={"limit": "100"},
+        answer={"user_attributes": [{"id": 1}], "cursors": {"next": None}},
+        expected=[{"id": 1}],
+    ),
+    case(
+        "update_user_attribute",
+        lambda h: h.update_user_attribute(1, {"label": "R"}),
+        "PUT",
+        "/user_attributes/1",
+        body={"user_attribute": {"label": "R"}},
+        answer={"user_attribute": {"id": 1}},
+        expected={"id": 1},
+    ),
+    case("delete_user_attribute", lambda h: h.delete_user_attribute(4), "DELETE", "/user_attributes/4",
+         answer=MESSAGE, expected=MESSAGE),
+    case(
+        "list_user_attribute_entries",
+        lambda h: list(h.list_user_attribute_entries("User", 1)),
+        "GET",
+        "/user_attribute_entries",
+        query={"subject_type": "User", "subject_id": "1"},
+        answer={"user_attribute_entries": [{"subject_id": 1}], "cursors": {}},
+        expected=[{"subject_id": 1}],
+    ),
+    case(
+        "compute_user_attribute_values",
+        lambda h: h.compute_user_attribute_values("Group", 2),
+        "GET",
+        "/user_attribute_entries/computed_values",
+        query={"subject_type": "Group", "subject_id": "2"},
+        answer={"user_attribute_values": {"region": ["EU"]}},
+        expected={"region": ["EU"]},
+    ),
+    case(
+        "upsert_user_attribute_entries",
+        lambda h: h.upsert_user_attribute_entries(
+            [
+                {
+                    "user_attribute_name": "region",
+                    "values": ["EU"],
+                    "subject_type": "User",
+                    "subject_id": 1,
+                    "input_type": "manual",
+                }
+            ]
+        ),
+        "PUT",
+        "/user_attribute_entries/upsert",
+        body={
+            "user_attribute_entries": [
+                {
+                    "user_attribute_name": "region",
+                    "values": ["EU"],
+                    "subject_type": "User",
+                    "subject_id": 1,
+                    "input_type": "manual",
+                }
+            ]
+        },
+        answer={"user_attribute_entries": [{"subject_id": 1}]},
+        expected=[{"subject_id": 1}],
+    ),
+
+    # -- dashboards and widgets (dashboards.py) ----------------------------------------------------
     case(
         "get_dashboard",
         lambda h: h.get_dashboard(12),
@@ -92,6 +232,9 @@ CASES = [
         answer={"dashboards": [{"id": 1}], "cursors": {"next": None}},
         expected=[{"id": 1}],
     ),
+    case("list_dashboards_metadata", lambda h: h.list_dashboards_metadata(version=[3, 4], permission_action="read"),
+         "GET", "/dashboards/list_metadata", query={"version[]": ["3", "4"], "permission_action": "read"},
+         answer={"dashboards_metadata": [{"id": 1}]}, expected=[{"id": 1}]),
     case(
         "build_dashboard_url",
         lambda h: h.build_dashboard_url(12),
@@ -110,6 +253,12 @@ CASES = [
         answer=JOB,
         expected=JOB["job"],
     ),
+    case("clone_canvas_dashboard", lambda h: h.clone_canvas_dashboard(3, "copy", new_title="Copy"), "POST",
+         "/dashboards/3/clone_canvas_dashboard",
+         body={"new_uname": "copy", "category_type": "ReportCategory", "new_title": "Copy"}, answer=JOB,
+         expected=JOB["job"]),
+    case("delete_dashboard", lambda h: h.delete_dashboard(12), "DELETE", "/dashboards/12", answer=MESSAGE,
+         expected=MESSAGE),
     case(
         "get_dashboard_widget",
         lambda h: h.get_dashboard_widget("101", include_report=True),
@@ -119,6 +268,133 @@ CASES = [
         answer={"dashboard_widget": {"id": "101"}},
         expected={"id": "101"},
     ),
+    case("delete_dashboard_widget", lambda h: h.delete_dashboard_widget("101"), "DELETE", "/dashboard_widgets/101",
+         answer=MESSAGE, expected=MESSAGE),
+    case(
+        "submit_widget_export",
+        lambda h: h.submit_widget_export(
+            "101", "xlsx", [{"dynamic_filter_id": 3, "condition": {"operator": "is", "values": ["EU"]}}]
+        ),
+        "POST",
+        "/dashboard_widgets/101/submit_export",
+        body={
+            "output": "xlsx",
+            "dashboard_filter_conditions": [
+                {"dynamic_filter_id": 3, "condition": {"operator": "is", "values": ["EU"]}}
+            ],
+        },
+        answer=JOB,
+        expected=JOB["job"],
+    ),
+
+    # -- query reports and data sets (reports.py) --------------------------------------------------
+    case(
+        "get_query_report",
+        lambda h: h.get_query_report(6, include_data_set=False),
+        "GET",
+        "/query_reports/6",
+        query={"include_data_set": "false"},
+        answer={"query_report": {"id": 6}},
+        expected={"id": 6},
+    ),
+    case(
+        "get_data_set",
+        lambda h: h.get_data_set(4, include_models=True),
+        "GET",
+        "/data_sets/4",
+        query={"include_models": "true"},
+        answer={"data_set": {"id": 4}},
+        expected={"id": 4},
+    ),
+    case(
+        "delete_data_set",
+        lambda h: h.delete_data_set(4),
+        "DELETE",
+        "/data_sets/4",
+        answer={"message": "m"},
+        expected={"message": "m"},
+    ),
+    case("submit_data_set_query", lambda h: h.submit_data_set_query(1, QUERY), "POST", "/data_sets/1/submit_query",
+         body={"query": QUERY}, answer=DATA, expected=DATA),
+    case("generate_data_set_sql", lambda h: h.generate_data_set_sql(1, QUERY), "POST", "/data_sets/1/generate_sql",
+         body={"query": QUERY}, answer={"sql": "SELECT 1"}, expected="SELECT 1"),
+
+    # -- data sources and models (data_sources.py) -------------------------------------------------
+    case(
+        "get_data_source",
+        lambda h: h.get_data_source(2),
+        "GET",
+        "/data_sources/2",
+        answer={"data_source": {"id": 2}},
+        expected={"id": 2},
+    ),
+    case(
+        "update_data_source",
+        lambda h: h.update_data_source(2, {"name": "dw"}),
+        "PUT",
+        "/data_sources/2",
+        body={"data_source": {"name": "dw"}},
+        answer={"data_source": {"id": 2}},
+        expected={"id": 2},
+    ),
+    case("delete_data_source", lambda h: h.delete_data_source(2), "DELETE", "/data_sources/2", answer=MESSAGE,
+         expected=MESSAGE),
+    case(
+        "bust_data_source_cache",
+        lambda h: h.bust_data_source_cache(2),
+        "POST",
+        "/data_sources/2/bust_exploration_cache",
+        answer=JOB,
+        expected=JOB["job"],
+    ),
+    case(
+        "list_data_models",
+        lambda h: list(h.list_data_models(1, commit_oid="abc")),
+        "GET",
+        "/data_models",
+        query={"project_id": "1", "commit_oid": "abc"},
+        answer={"data_models": [{"id": 8}]},
+        expected=[{"id": 8}],
+    ),
+    case("validate_ddl", lambda h: h.validate_ddl("CREATE TABLE t AS (select 1)"), "POST",
+         "/data_model_persistences/validate_ddl", body={"ddl": "CREATE TABLE t AS (select 1)"},
+         answer={"status": "success"}, expected="success"),
+    case(
+        "get_dependants",
+        lambda h: h.get_dependants(4, "DataSet"),
+        "GET",
+        "/dependencies/downstream_dependencies",
+        query={"id": "4", "type": "DataSet"},
+        answer={"dependants": {"data_model_ids": [1]}},
+        expected={"data_model_ids": [1]},
+    ),
+
+    # -- jobs (jobs.py) ----------------------------------------------------------------------------
+    case("get_job", lambda h: h.get_job(7), "GET", "/jobs/7", answer={"job": {"id": 7, "status": "running"}},
+         expected={"id": 7, "status": "running"}),
+    case("list_jobs", lambda h: h.list_jobs([7, 8], include_source=True), "GET", "/jobs",
+         query={"ids[]": ["7", "8"], "include_source": "true"}, answer={"jobs": [{"id": 7}, {"id": 8}]},
+         expected=[{"id": 7}, {"id": 8}]),
+    case(
+        "get_job_result",
+        lambda h: h.get_job_result(7),
+        "GET",
+        "/jobs/7/result",
+        answer={"status": "success", "error": None, "result": None},
+        expected={"status": "success", "error": None, "result": None},
+    ),
+    case(
+        "get_job_logs",
+        lambda h: h.get_job_logs(7),
+        "GET",
+        "/jobs/7/logs",
+        answer={"job_logs": [{"level": "INFO", "message": "m"}]},
+        expected=[{"level": "INFO", "message": "m"}],
+    ),
+    case("list_job_queues", lambda h: h.list_job_queues(), "GET", "/job_queues",
+         answer={"job_queues": [{"id": 1, "queue": "default"}]}, expected=[{"id": 1, "queue": "default"}]),
+
+    # -- data schedules and alerts (schedules.py) --------------------------------------------------
     case(
         "create_data_schedule",
         lambda h: h.create_data_schedule({"source_id": 1}),
@@ -171,6 +447,9 @@ CASES = [
         answer=JOB,
         expected=JOB["job"],
     ),
+    case("test_data_schedule", lambda h: h.test_data_schedule({"source_id": 1}), "POST",
+         "/data_schedules/submit_execute", body={"test_data_schedule": {"source_id": 1}}, answer=JOB,
+         expected=JOB["job"]),
     case(
         "create_data_alert",
         lambda h: h.create_data_alert({"title": "t"}),
@@ -232,232 +511,8 @@ CASES = [
         answer=JOB,
         expected=JOB["job"],
     ),
-    case(
-        "get_dependants",
-        lambda h: h.get_dependants(4, "DataSet"),
-        "GET",
-        "/dependencies/downstream_dependencies",
-        query={"id": "4", "type": "DataSet"},
-        answer={"dependants": {"data_model_ids": [1]}},
-        expected={"data_model_ids": [1]},
-    ),
-    case(
-        "list_users",
-        lambda h: list(h.list_users(role="analyst", status="active", exclude_deleted=False)),
-        "GET",
-        "/users",
-        query={"role": "analyst", "status": "active", "exclude_deleted": "false"},
-        answer={"users": [USER], "cursors": {"next": None}, "counters": {}},
-        expected=[USER],
-    ),
-    case(
-        "update_user",
-        lambda h: h.update_user(1, {"title": "Dr"}),
-        "PUT",
-        "/users/1",
-        body={"user": {"title": "Dr"}},
-        answer=USER,
-        expected=USER,
-    ),
-    case(
-        "delete_user",
-        lambda h: h.delete_user(1),
-        "DELETE",
-        "/users/1",
-        answer={"message": "m"},
-        expected={"message": "m"},
-    ),
-    case(
-        "invite_users",
-        lambda h: h.invite_users(["a@x.io"], "analyst", group_ids=[2]),
-        "POST",
-        "/users/invite",
-        body={"emails": ["a@x.io"], "role": "analyst", "group_ids": [2]},
-        answer=JOB,
-        expected=JOB["job"],
-    ),
-    case(
-        "is_email_used",
-        lambda h: h.is_email_used("a@x.io"),
-        "GET",
-        "/users/check_holistics_user",
-        query={"email": "a@x.io"},
-        answer={"is_already_user": True},
-        expected=True,
-    ),
-    case(
-        "create_group",
-        lambda h: h.create_group({"name": "Finance"}),
-        "POST",
-        "/groups",
-        body={"group": {"name": "Finance"}},
-        status=201,
-        answer={"group": {"id": 3}},
-        expected={"id": 3},
-    ),
-    case(
-        "list_groups",
-        lambda h: list(h.list_groups(include_users=True)),
-        "GET",
-        "/groups",
-        query={"include_users": "true"},
-        answer={"groups": [{"id": 3}], "cursors": {}},
-        expected=[{"id": 3}],
-    ),
-    case("get_group", lambda h: h.get_group(3), "GET", "/groups/3", answer={"group": {"id": 3}}, expected={"id": 3}),
-    case(
-        "update_group",
-        lambda h: h.update_group(3, {"name": "F"}),
-        "PUT",
-        "/groups/3",
-        body={"group": {"name": "F"}},
-        answer={"group": {"id": 3}},
-        expected={"id": 3},
-    ),
-    case(
-        "create_shortened_embed_token",
-        lambda h: h.create_shortened_embed_token("abc", "tok"),
-        "POST",
-        "/embed/abc/shorten_token",
-        body={"token": "tok"},
-        status=201,
-        answer={"shortened_token": "s"},
-        expected="s",
-    ),
-    case(
-        "get_data_source",
-        lambda h: h.get_data_source(2),
-        "GET",
-        "/data_sources/2",
-        answer={"data_source": {"id": 2}},
-        expected={"id": 2},
-    ),
-    case(
-        "update_data_source",
-        lambda h: h.update_data_source(2, {"name": "dw"}),
-        "PUT",
-        "/data_sources/2",
-        body={"data_source": {"name": "dw"}},
-        answer={"data_source": {"id": 2}},
-        expected={"id": 2},
-    ),
-    case(
-        "bust_data_source_cache",
-        lambda h: h.bust_data_source_cache(2),
-        "POST",
-        "/data_sources/2/bust_exploration_cache",
-        answer=JOB,
-        expected=JOB["job"],
-    ),
-    case(
-        "get_data_set",
-        lambda h: h.get_data_set(4, include_models=True),
-        "GET",
-        "/data_sets/4",
-        query={"include_models": "true"},
-        answer={"data_set": {"id": 4}},
-        expected={"id": 4},
-    ),
-    case(
-        "delete_data_set",
-        lambda h: h.delete_data_set(4),
-        "DELETE",
-        "/data_sets/4",
-        answer={"message": "m"},
-        expected={"message": "m"},
-    ),
-    case(
-        "list_data_models",
-        lambda h: list(h.list_data_models(1, commit_oid="abc")),
-        "GET",
-        "/data_models",
-        query={"project_id": "1", "commit_oid": "abc"},
-        answer={"data_models": [{"id": 8}]},
-        expected=[{"id": 8}],
-    ),
-    case(
-        "get_query_report",
-        lambda h: h.get_query_report(6, include_data_set=False),
-        "GET",
-        "/query_reports/6",
-        query={"include_data_set": "false"},
-        answer={"query_report": {"id": 6}},
-        expected={"id": 6},
-    ),
-    case(
-        "create_user_attribute",
-        lambda h: h.create_user_attribute({"name": "region"}),
-        "POST",
-        "/user_attributes",
-        body={"user_attribute": {"name": "region"}},
-        answer={"user_attribute": {"id": 1}, "status": "created"},
-        expected={"id": 1},
-    ),
-    case(
-        "list_user_attributes",
-        lambda h: list(h.list_user_attributes(limit=100)),
-        "GET",
-        "/user_attributes",
-        query={"limit": "100"},
-        answer={"user_attributes": [{"id": 1}], "cursors": {"next": None}},
-        expected=[{"id": 1}],
-    ),
-    case(
-        "update_user_attribute",
-        lambda h: h.update_user_attribute(1, {"label": "R"}),
-        "PUT",
-        "/user_attributes/1",
-        body={"user_attribute": {"label": "R"}},
-        answer={"user_attribute": {"id": 1}},
-        expected={"id": 1},
-    ),
-    case(
-        "list_user_attribute_entries",
-        lambda h: list(h.list_user_attribute_entries("User", 1)),
-        "GET",
-        "/user_attribute_entries",
-        query={"subject_type": "User", "subject_id": "1"},
-        answer={"user_attribute_entries": [{"subject_id": 1}], "cursors": {}},
-        expected=[{"subject_id": 1}],
-    ),
-    case(
-        "compute_user_attribute_values",
-        lambda h: h.compute_user_attribute_values("Group", 2),
-        "GET",
-        "/user_attribute_entries/computed_values",
-        query={"subject_type": "Group", "subject_id": "2"},
-        answer={"user_attribute_values": {"region": ["EU"]}},
-        expected={"region": ["EU"]},
-    ),
-    case(
-        "upsert_user_attribute_entries",
-        lambda h: h.upsert_user_attribute_entries(
-            [
-                {
-                    "user_attribute_name": "region",
-                    "values": ["EU"],
-                    "subject_type": "User",
-                    "subject_id": 1,
-                    "input_type": "manual",
-                }
-            ]
-        ),
-        "PUT",
-        "/user_attribute_entries/upsert",
-        body={
-            "user_attribute_entries": [
-                {
-                    "user_attribute_name": "region",
-                    "values": ["EU"],
-                    "subject_type": "User",
-                    "subject_id": 1,
-                    "input_type": "manual",
-                }
-            ]
-        },
-        answer={"user_attribute_entries": [{"subject_id": 1}]},
-        expected=[{"subject_id": 1}],
-    ),
+
+    # -- AML projects and tags (aml.py) ------------------------------------------------------------
     case(
         "publish_aml_project",
         lambda h: h.publish_aml_project({"datasets": {"3": "sales"}}),
@@ -476,47 +531,19 @@ CASES = [
         answer=JOB,
         expected=JOB["job"],
     ),
-]
+    case("list_tags", lambda h: h.list_tags(), "GET", "/tags", answer={"tags": [{"name": "certified"}]},
+         expected=[{"name": "certified"}]),
+    case("add_object_tags", lambda h: h.add_object_tags("sales", "dataset", ["finance"], project_id=1), "POST",
+         "/tags/submit_add_object_tags",
+         body={"object_params": {"uname": "sales", "type": "dataset"}, "tags": ["finance"], "project_id": 1},
+         answer=JOB, expected=JOB["job"]),
+    case("remove_object_tags", lambda h: h.remove_object_tags("sales", "dataset"), "POST",
+         "/tags/submit_remove_object_tags", body={"object_params": {"uname": "sales", "type": "dataset"}, "tags": []},
+         answer=JOB, expected=JOB["job"]),
+    case("recommend_archivable_objects", lambda h: h.recommend_archivable_objects(), "GET",
+         "/tags/recommend_archivable_objects", answer={"archivable_objects": [{"id": 3}]}, expected=[{"id": 3}]),
 
-
-
-MESSAGE = {"message": "done"}
-QUERY = {"dimensions": [{"field": "orders.region"}], "metrics": [{"field": "orders.revenue", "aggregation": "sum"}],
-         "filters": [{"field": "orders.created_at", "operator": "last", "values": [7], "modifier": "day"}]}
-DATA = {"fields": ["orders.region", "orders.revenue"], "values": [["EU", "10"]],
-        "meta": {"page": 1, "page_size": 20, "num_rows": 1}}
-SIGNATURE = "sha256=" + "ab" * 32
-
-CASES += [
-    case("restore_user", lambda h: h.restore_user(9), "POST", "/users/9/restore", answer=MESSAGE, expected=MESSAGE),
-    case("resend_user_invite", lambda h: h.resend_user_invite(8), "POST", "/users/8/resend_invite", answer=JOB,
-         expected=JOB["job"]),
-    case("revoke_user_api_key", lambda h: h.revoke_user_api_key(6), "POST", "/users/6/revoke_authentication_token",
-         answer=MESSAGE, expected=MESSAGE),
-    case("list_jobs", lambda h: h.list_jobs([7, 8], include_source=True), "GET", "/jobs",
-         query={"ids[]": ["7", "8"], "include_source": "true"}, answer={"jobs": [{"id": 7}, {"id": 8}]},
-         expected=[{"id": 7}, {"id": 8}]),
-    case("list_job_queues", lambda h: h.list_job_queues(), "GET", "/job_queues",
-         answer={"job_queues": [{"id": 1, "queue": "default"}]}, expected=[{"id": 1, "queue": "default"}]),
-    case("delete_dashboard", lambda h: h.delete_dashboard(12), "DELETE", "/dashboards/12", answer=MESSAGE,
-         expected=MESSAGE),
-    case("list_dashboards_metadata", lambda h: h.list_dashboards_metadata(version=[3, 4], permission_action="read"),
-         "GET", "/dashboards/list_metadata", query={"version[]": ["3", "4"], "permission_action": "read"},
-         answer={"dashboards_metadata": [{"id": 1}]}, expected=[{"id": 1}]),
-    case("clone_canvas_dashboard", lambda h: h.clone_canvas_dashboard(3, "copy", new_title="Copy"), "POST",
-         "/dashboards/3/clone_canvas_dashboard",
-         body={"new_uname": "copy", "category_type": "ReportCategory", "new_title": "Copy"}, answer=JOB,
-         expected=JOB["job"]),
-    case("delete_dashboard_widget", lambda h: h.delete_dashboard_widget("101"), "DELETE", "/dashboard_widgets/101",
-         answer=MESSAGE, expected=MESSAGE),
-    case("test_data_schedule", lambda h: h.test_data_schedule({"source_id": 1}), "POST",
-         "/data_schedules/submit_execute", body={"test_data_schedule": {"source_id": 1}}, answer=JOB,
-         expected=JOB["job"]),
-    case("delete_group", lambda h: h.delete_group(2), "DELETE", "/groups/2", answer=MESSAGE, expected=MESSAGE),
-    case("add_user_to_group", lambda h: h.add_user_to_group(2, 4), "POST", "/groups/2/add_user/4", answer=MESSAGE,
-         expected=MESSAGE),
-    case("remove_user_from_group", lambda h: h.remove_user_from_group(2, 5), "POST", "/groups/2/remove_user/5",
-         answer=MESSAGE, expected=MESSAGE),
+    # -- shareable links and embedding (sharing.py) ------------------------------------------------
     case("create_shareable_link",
          lambda h: h.create_shareable_link({"resource_type": "Dashboard", "resource_id": 1, "dynamic_filter_presets": [
              {"dynamic_filter_id": 1, "preset_condition": {"operator": "matches_user_attribute",
@@ -535,30 +562,18 @@ CASES += [
          body={"shareable_link": {"title": "t"}}, answer={"shareable_link": {"id": 3}}, expected={"id": 3}),
     case("delete_shareable_link", lambda h: h.delete_shareable_link(3), "DELETE", "/shareable_links/3",
          answer=MESSAGE, expected=MESSAGE),
-    case("delete_data_source", lambda h: h.delete_data_source(2), "DELETE", "/data_sources/2", answer=MESSAGE,
-         expected=MESSAGE),
-    case("submit_data_set_query", lambda h: h.submit_data_set_query(1, QUERY), "POST", "/data_sets/1/submit_query",
-         body={"query": QUERY}, answer=DATA, expected=DATA),
-    case("generate_data_set_sql", lambda h: h.generate_data_set_sql(1, QUERY), "POST", "/data_sets/1/generate_sql",
-         body={"query": QUERY}, answer={"sql": "SELECT 1"}, expected="SELECT 1"),
-    case("delete_user_attribute", lambda h: h.delete_user_attribute(4), "DELETE", "/user_attributes/4",
-         answer=MESSAGE, expected=MESSAGE),
-    case("validate_ddl", lambda h: h.validate_ddl("CREATE TABLE t AS (select 1)"), "POST",
-         "/data_model_persistences/validate_ddl", body={"ddl": "CREATE TABLE t AS (select 1)"},
-         answer={"status": "success"}, expected="success"),
-    case("list_tags", lambda h: h.list_tags(), "GET", "/tags", answer={"tags": [{"name": "certified"}]},
-         expected=[{"name": "certified"}]),
-    case("add_object_tags", lambda h: h.add_object_tags("sales", "dataset", ["finance"], project_id=1), "POST",
-         "/tags/submit_add_object_tags",
-         body={"object_params": {"uname": "sales", "type": "dataset"}, "tags": ["finance"], "project_id": 1},
-         answer=JOB, expected=JOB["job"]),
-    case("remove_object_tags", lambda h: h.remove_object_tags("sales", "dataset"), "POST",
-         "/tags/submit_remove_object_tags", body={"object_params": {"uname": "sales", "type": "dataset"}, "tags": []},
-         answer=JOB, expected=JOB["job"]),
-    case("recommend_archivable_objects", lambda h: h.recommend_archivable_objects(), "GET",
-         "/tags/recommend_archivable_objects", answer={"archivable_objects": [{"id": 3}]}, expected=[{"id": 3}]),
-    case("list_ai_skills", lambda h: h.list_ai_skills(), "GET", "/ai/skills", answer={"skills": [{"name": "s"}]},
-         expected=[{"name": "s"}]),
+    case(
+        "create_shortened_embed_token",
+        lambda h: h.create_shortened_embed_token("abc", "tok"),
+        "POST",
+        "/embed/abc/shorten_token",
+        body={"token": "tok"},
+        status=201,
+        answer={"shortened_token": "s"},
+        expected="s",
+    ),
+
+    # -- webhooks and AI (integrations.py) ---------------------------------------------------------
     case("send_github_event",
          lambda h: h.send_github_event({"action": "opened"}, event="pull_request", hook_id="42", signature=SIGNATURE),
          "POST", "/git_webhooks/github_event", body={"action": "opened"},
@@ -573,6 +588,8 @@ CASES += [
          "POST", "/git_webhooks/github_app_event", body={"action": "created"},
          headers={"X-GitHub-Event": "installation", "X-Hub-Signature-256": SIGNATURE},
          answer={"status": "processed", "data": []}, expected={"status": "processed", "data": []}),
+    case("list_ai_skills", lambda h: h.list_ai_skills(), "GET", "/ai/skills", answer={"skills": [{"name": "s"}]},
+         expected=[{"name": "s"}]),
 ]
 
 
@@ -652,6 +669,40 @@ def test_timeouts_are_sent_on_every_request(hook, mock, monkeypatch) -> None:
     assert seen == [(10.0, 60.0)]
 
 
+# -- what each resource's methods check before sending, and which are never re-sent --------------------------
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"metrics": [{"aggregation": "sum"}]}, r"query\.metrics\[0\]\.field is required"),
+        ({"dimensions": [{"field": "a", "transformation": "datetrunc decade"}]},
+         r"dimensions\[0\]\.transformation must be one of datetrunc year"),
+        ({"filters": [{"field": "a", "operator": "between", "values": [1]}]}, r"filters\[0\]\.values between takes"),
+        ({"limit": 0}, r"query\.limit must be an integer from 1 to 1000000; got 0"),
+        ({"order": [{"id": "a", "order": "up"}]}, r"order\[0\]\.order must be one of asc, desc"),
+        ({"timezone": "CET"}, r"timezone must be an IANA name"),
+        ("rows please", r"query must be an object"),
+    ],
+)
+def test_data_set_queries_are_checked_before_sending(hook, mock, query: Any, message: str) -> None:
+    from analytics_provider.exceptions import AnalyticsParameterError
+
+    with pytest.raises(AnalyticsParameterError, match=message):
+        hook.submit_data_set_query(1, query)
+    with pytest.raises(AnalyticsParameterError, match=message):
+        hook.generate_data_set_sql(1, query)
+    assert not mock.request_history
+
+
+def test_a_data_set_query_answers_a_job_or_the_rows(hook, mock) -> None:
+    from analytics_provider.hooks.analytics import is_job
+
+    mock.post(BASE + "/data_sets/1/submit_query", [{"json": JOB}, {"json": DATA}])
+    first, second = hook.submit_data_set_query(1, QUERY), hook.submit_data_set_query(1, QUERY)
+    assert first == JOB["job"] and is_job(first)
+    assert second == DATA and not is_job(second)
+
+
 def test_upload_dbt_manifests_wire_format(hook, mock, tmp_path) -> None:
     first = tmp_path / "manifest.json"
     first.write_bytes(b'{"nodes": {}}')
@@ -725,6 +776,44 @@ def test_upload_is_never_sent_twice(hook, mock, tmp_path) -> None:
     assert len(mock.request_history) == 1  # the body may have arrived: a second upload would duplicate the sync
     mock.post(url, [{"status_code": 503, "json": {"type": "MaintenanceError", "message": "m"}}, {"json": JOB}])
     assert hook.upload_dbt_manifests([manifest]) == JOB["job"]  # a 503 refused it before any work: sent again
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda h: h.list_dashboards_metadata(permission_action="steal"), "permission_action must be one of create"),
+        (lambda h: h.clone_canvas_dashboard(3, ""), "new_uname must be a non-empty string"),
+        (lambda h: h.clone_canvas_dashboard(3, "x", category_type="Drawer"), "category_type must be one of Report"),
+        (lambda h: h.validate_ddl(" "), "ddl must be a non-empty string"),
+        (lambda h: h.list_jobs([]), "job_ids must be a non-empty list"),
+        (lambda h: h.add_object_tags("sales", "report", ["a"]), "object_type must be one of dataset, dashboard"),
+        (lambda h: h.add_object_tags("sales", "dataset", "finance"), "tags must be a list of tag names"),
+        (lambda h: h.create_shareable_link({"resource_type": "Dashboard", "resource_id": 1, "dynamic_filter_presets": [
+            {"dynamic_filter_id": 1, "preset_condition": {"operator": "matches_user_attribute", "values": []}}]}),
+         r"dynamic_filter_presets\[0\]\.preset_condition\.values matches_user_attribute takes at least 1 value"),
+        (lambda h: h.send_github_event({}, event="fork", hook_id="1", signature=SIGNATURE), "event must be one of"),
+        (lambda h: h.send_github_event({}, event="push", hook_id="", signature=SIGNATURE), "X-GitHub-Hook-ID header"),
+        (lambda h: h.send_gitlab_event({}, event="Tag Hook", token="t"), "event must be one of Merge Request Hook"),
+    ],
+)
+def test_operations_refuse_bad_input_before_sending(hook, mock, call, message: str) -> None:
+    from analytics_provider.exceptions import AnalyticsParameterError
+
+    with pytest.raises(AnalyticsParameterError, match=message):
+        call(hook)
+    assert not mock.request_history
+
+
+@pytest.mark.parametrize(
+    ("name", "creates"),
+    [("resend_user_invite", True), ("delete_group", False), ("clone_canvas_dashboard", True),
+     ("submit_data_set_query", False), ("upload_dbt_manifests", True), ("list_jobs", False),
+     ("test_data_schedule", False), ("add_object_tags", False), ("create_shareable_link", True),
+     ("send_github_event", True), ("send_gitlab_event", True), ("send_github_app_event", True)],
+)
+def test_retry_class_of_operations(name: str, creates: bool) -> None:
+    # a create is never re-sent once it may have arrived: a duplicate link, dashboard, sync, e-mail or event
+    assert OPERATIONS[name].creates is creates
 
 
 # -- the table and the hook's checks against the vendor's own document --------------------------------------
@@ -818,73 +907,3 @@ def test_the_hook_refuses_what_the_vendor_refuses(hook, mock, condition: dict[st
     with pytest.raises(AnalyticsParameterError, match=r"dashboard_filter_conditions\[0\]\.condition\." + message):
         hook.submit_widget_export(101, "csv", [{"dynamic_filter_id": 1, "condition": condition}])
     assert not mock.request_history
-
-
-@pytest.mark.parametrize(
-    ("query", "message"),
-    [
-        ({"metrics": [{"aggregation": "sum"}]}, r"query\.metrics\[0\]\.field is required"),
-        ({"dimensions": [{"field": "a", "transformation": "datetrunc decade"}]},
-         r"dimensions\[0\]\.transformation must be one of datetrunc year"),
-        ({"filters": [{"field": "a", "operator": "between", "values": [1]}]}, r"filters\[0\]\.values between takes"),
-        ({"limit": 0}, r"query\.limit must be an integer from 1 to 1000000; got 0"),
-        ({"order": [{"id": "a", "order": "up"}]}, r"order\[0\]\.order must be one of asc, desc"),
-        ({"timezone": "CET"}, r"timezone must be an IANA name"),
-        ("rows please", r"query must be an object"),
-    ],
-)
-def test_data_set_queries_are_checked_before_sending(hook, mock, query: Any, message: str) -> None:
-    from analytics_provider.exceptions import AnalyticsParameterError
-
-    with pytest.raises(AnalyticsParameterError, match=message):
-        hook.submit_data_set_query(1, query)
-    with pytest.raises(AnalyticsParameterError, match=message):
-        hook.generate_data_set_sql(1, query)
-    assert not mock.request_history
-
-
-def test_a_data_set_query_answers_a_job_or_the_rows(hook, mock) -> None:
-    from analytics_provider.hooks.analytics import is_job
-
-    mock.post(BASE + "/data_sets/1/submit_query", [{"json": JOB}, {"json": DATA}])
-    first, second = hook.submit_data_set_query(1, QUERY), hook.submit_data_set_query(1, QUERY)
-    assert first == JOB["job"] and is_job(first)
-    assert second == DATA and not is_job(second)
-
-
-@pytest.mark.parametrize(
-    ("call", "message"),
-    [
-        (lambda h: h.list_jobs([]), "job_ids must be a non-empty list"),
-        (lambda h: h.list_dashboards_metadata(permission_action="steal"), "permission_action must be one of create"),
-        (lambda h: h.clone_canvas_dashboard(3, ""), "new_uname must be a non-empty string"),
-        (lambda h: h.clone_canvas_dashboard(3, "x", category_type="Drawer"), "category_type must be one of Report"),
-        (lambda h: h.add_object_tags("sales", "report", ["a"]), "object_type must be one of dataset, dashboard"),
-        (lambda h: h.add_object_tags("sales", "dataset", "finance"), "tags must be a list of tag names"),
-        (lambda h: h.validate_ddl(" "), "ddl must be a non-empty string"),
-        (lambda h: h.send_github_event({}, event="fork", hook_id="1", signature=SIGNATURE), "event must be one of"),
-        (lambda h: h.send_github_event({}, event="push", hook_id="", signature=SIGNATURE), "X-GitHub-Hook-ID header"),
-        (lambda h: h.send_gitlab_event({}, event="Tag Hook", token="t"), "event must be one of Merge Request Hook"),
-        (lambda h: h.create_shareable_link({"resource_type": "Dashboard", "resource_id": 1, "dynamic_filter_presets": [
-            {"dynamic_filter_id": 1, "preset_condition": {"operator": "matches_user_attribute", "values": []}}]}),
-         r"dynamic_filter_presets\[0\]\.preset_condition\.values matches_user_attribute takes at least 1 value"),
-    ],
-)
-def test_new_operations_refuse_bad_input_before_sending(hook, mock, call, message: str) -> None:
-    from analytics_provider.exceptions import AnalyticsParameterError
-
-    with pytest.raises(AnalyticsParameterError, match=message):
-        call(hook)
-    assert not mock.request_history
-
-
-@pytest.mark.parametrize(
-    ("name", "creates"),
-    [("create_shareable_link", True), ("clone_canvas_dashboard", True), ("upload_dbt_manifests", True),
-     ("resend_user_invite", True), ("send_github_event", True), ("send_gitlab_event", True),
-     ("send_github_app_event", True), ("submit_data_set_query", False), ("add_object_tags", False),
-     ("test_data_schedule", False), ("delete_group", False), ("list_jobs", False)],
-)
-def test_retry_class_of_the_new_operations(name: str, creates: bool) -> None:
-    # a create is never re-sent once it may have arrived: a duplicate link, dashboard, sync, e-mail or event
-    assert OPERATIONS[name].creates is creates
