@@ -161,6 +161,8 @@ def _apply_saved(args: argparse.Namespace) -> int:
     except (SavedPlanError, SyncApplyError) as exc:
         print(exc, file=sys.stderr)
         return 1
+    for change in data["changes"]:
+        print(f"{change['action']}  {change['subject']}  {change['target']}")
     print(f"applied {applied} change(s) of the saved plan {args.plan}")
     return 0
 

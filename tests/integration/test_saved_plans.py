@@ -45,7 +45,8 @@ def test_a_saved_plan_is_applied_exactly_and_its_files_are_not_read_again(tmp_pa
         ("create", "data schedule", "weekly-sales"), ("create", "data alert", "revenue-watch")]
     write(files, "sales.yml", UPDATED)  # the files move on: the saved plan is what was reviewed
     assert manage.main(["apply", "--plan", str(saved)]) == 0
-    assert capsys.readouterr().out.endswith(f"applied 2 change(s) of the saved plan {saved}\n")
+    assert capsys.readouterr().out.endswith("create  data schedule  weekly-sales\ncreate  data alert  revenue-watch\n"
+                                            f"applied 2 change(s) of the saved plan {saved}\n")
     sent = writes(analytics_emulator)
     assert [r.operation for r in sent] == ["create_data_schedule", "create_data_alert"]
     assert [r.json[k] for r, k in zip(sent, ("data_schedule", "data_alert"), strict=True)] == [
