@@ -92,7 +92,7 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
         plan = self.plan
         if not (review_text.is_plan(plan) or review_text.is_validation(plan)):
             raise refused(self.task_id, "plan", plan, "the result of a plan task (an access sync or the deliveries "
-                                                      "with dry_run=True or plan_only), or of an AML validation")
+                                                      "with dry_run=True), or of an AML validation")
         if not review_text.needs_review(plan):
             self.log.info("The plan changes nothing: no review needed, nothing put to anyone")
             return {"chosen_options": [self.APPROVE], "params_input": {}, "responded_by_user": None,
@@ -113,12 +113,14 @@ def plan_review_apply(group_id: str, operator: type[Any], *, review: Mapping[str
     with ``arguments`` and ``dry_run=True``), ``review`` (:class:`AnalyticsReviewPlanOperator` of
     that plan, with the ``review`` arguments: ``assigned_users``, ``response_timeout``,
     ``notifiers``...), and ``apply`` (``operator`` applying exactly the reviewed plan: ``plan=``).
-    ``operator`` is one that takes a saved plan (:class:`AnalyticsApplyDeliveriesOperator`)."""
+    ``operator`` is one that takes a saved plan (:class:`AnalyticsApplyDeliveriesOperator`,
+    :class:`AnalyticsSyncGroupMembersOperator`)."""
     from airflow.providers.common.compat.sdk import TaskGroup
 
     if not getattr(operator, "takes_saved_plan", False):
         raise refused(group_id, "operator", getattr(operator, "__name__", operator),
-                      "an operator that applies a saved plan (AnalyticsApplyDeliveriesOperator)")
+                      "an operator that applies a saved plan (AnalyticsApplyDeliveriesOperator, "
+                      "AnalyticsSyncGroupMembersOperator)")
     for name in ("task_id", "dry_run", "plan"):
         if name in arguments:
             raise refused(group_id, name, arguments[name], "left out: plan_review_apply sets it")

@@ -67,10 +67,12 @@ def fingerprint(fields: Json | None) -> str:
     return hashlib.sha256(_canonical(fields).encode()).hexdigest()
 
 
-def saved_plan(plan: Plan, changes: Sequence[Change[Write]], touched: Sequence[Touched],
-               params: Mapping[str, Any]) -> Json:
+def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Touched],
+               params: Mapping[str, Any], encode: Callable[[Any], Json] | None = None) -> Json:
     """The plan as JSON to save: ``changes`` in the order they will be sent; ``params``, what it
-    was planned with (shown, and kept with it)."""
+    was planned with (shown, and kept with it); ``encode`` turns a change's write into JSON
+    (default: a :class:`~analytics_provider.plans.writes.Write`'s kind, id and fields)."""
+    encode = encode or write_json
     content = {
         "format": FORMAT,
         "provider_version": __version__,
@@ -78,7 +80,7 @@ def saved_plan(plan: Plan, changes: Sequence[Change[Write]], touched: Sequence[T
         "params": dict(params),
         "columns": {"subject": plan.subject_label, "target": plan.target_label},
         "counts": plan.counts(),
-        "changes": [{**c.row(), "write": _write_json(c.sent)} for c in changes],
+        "changes": [{**c.row(), "write": encode(c.sent)} for c in changes],
         "touched": [t.to_json() for t in touched],
         "left": list(plan.left),
     }
@@ -86,10 +88,13 @@ def saved_plan(plan: Plan, changes: Sequence[Change[Write]], touched: Sequence[T
     return {**content, "sha256": _digest(content)}
 
 
-def loaded(data: Any, where: str) -> tuple[list[Change[Write]], list[Touched], Json]:
+def loaded(data: Any, where: str, decode: Callable[[Any], Any] | None = None
+           ) -> tuple[list[Change[Any]], list[Touched], Json]:
     """The changes, the resources touched and the params of a saved plan; refused (nothing
     written) when it is not one, when another version of the provider saved it, or when its
-    content no longer matches its hash."""
+    content no longer matches its hash. ``decode`` reads a change's write back (the inverse of
+    :func:`saved_plan`'s ``encode``)."""
+    decode = decode or write_of
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:
         raise SavedPlanError(f"{where}: not a saved plan of analytics_provider (no format {FORMAT!r}); make one "
                              "with a plan task, or `python -m analytics_provider.manage plan PATH --out PLAN.json`")
@@ -101,7 +106,7 @@ def loaded(data: Any, where: str) -> tuple[list[Change[Write]], list[Touched], J
         raise SavedPlanError(f"{where}: the plan's content does not match its sha256 (edited since it was saved?): "
                              "plan again (nothing was written)")
     try:
-        changes = [_change(c) for c in data["changes"]]
+        changes = [_change(c, decode) for c in data["changes"]]
         touched = [Touched(t["kind"], t["id"], t["key"], t["label"], t["fields"]) for t in data["touched"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise SavedPlanError(f"{where}: a malformed saved plan ({bounded(repr(exc), 200)}): plan again") from None
@@ -163,18 +168,22 @@ def read_file(path: str | Path) -> Any:
         raise SavedPlanError(f"{path}: cannot be read as a saved plan: {exc}") from None
 
 
-def _write_json(write: Write) -> Json:
+def write_json(write: Write) -> Json:
+    """A :class:`~analytics_provider.plans.writes.Write` as saved: its kind's name, id and fields."""
     return {"kind": write.kind.name, "id": write.id, "fields": write.fields}
 
 
-def _change(data: Mapping[str, Any]) -> Change[Write]:
-    write = data["write"]
-    kind = KINDS[write["kind"]]
-    ident = write["id"]
+def write_of(data: Mapping[str, Any]) -> Write:
+    """The :class:`~analytics_provider.plans.writes.Write` :func:`write_json` saved."""
+    ident = data["id"]
     if ident is not None and (isinstance(ident, bool) or not isinstance(ident, int)):
         raise ValueError(f"id {ident!r}")
+    return Write(KINDS[data["kind"]], ident, data["fields"])
+
+
+def _change(data: Mapping[str, Any], decode: Callable[[Any], Any]) -> Change[Any]:
     return Change(Action(data["action"]), str(data["subject"]), str(data["target"]), str(data["before"]),
-                  str(data["after"]), write=Write(kind, ident, write["fields"]))
+                  str(data["after"]), write=decode(data["write"]))
 
 
 def _canonical(value: Any) -> str:
