@@ -33,12 +33,12 @@ class _AccessSyncOperator(AsCodeOperator):
     :param delete_missing: also remove what the rows no longer hold (off: only add and change).
     :param invite_role: invite the users the rows name by e-mail that the service does not know,
         with this role (off: they are reported).
-    :param dry_run: plan and log, write nothing. For the group member sync, the result then holds
-        the plan to apply later as it is (``saved``): a review shows it, an apply task takes it.
-    :param plan: (the group member sync) apply exactly this saved plan (templated:
-        ``plan_task.output``, the result of a task with ``dry_run=True``) instead of reading rows
-        and planning: the users and groups it touches are read again first and, if any changed
-        since, nothing is written ("stale plan: plan again"). Not with ``sql`` or ``rows``.
+    :param dry_run: plan and log, write nothing. The result then holds the plan to apply later as
+        it is (``saved``): a review shows it, an apply task takes it.
+    :param plan: apply exactly this saved plan (templated: ``plan_task.output``, the result of a
+        task with ``dry_run=True``) instead of reading rows and planning: the users (and groups) it
+        touches are read again first and, if any changed since, nothing is written ("stale plan:
+        plan again"). Not with ``sql`` or ``rows``.
 
     The result (XCom ``return_value``): the plan's counts, its first 1,000 changes, the unknown
     users, and ``applied``. Nothing is retried blindly: a run that fails part-way says what was
@@ -50,7 +50,6 @@ class _AccessSyncOperator(AsCodeOperator):
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers: ClassVar[dict[str, str]] = {"sql": "sql", "rows": "py"}
     ui_color = "#e8f5e9"
-    takes_saved_plan = False
 
     def __init__(
         self,
@@ -73,9 +72,6 @@ class _AccessSyncOperator(AsCodeOperator):
         self.invite_role = invite_role
         self.plan = plan
         if plan is not None:
-            if not self.takes_saved_plan:
-                raise refused(self.task_id, "plan", plan, "left out: this sync plans and applies in one task (saved "
-                                                          "plans: AnalyticsSyncGroupMembersOperator)")
             given = {name: value for name, value in (("sql", sql), ("rows", rows), ("dry_run", self.is_dry_run),
                                                      ("delete_missing", delete_missing),
                                                      ("invite_role", invite_role)) if value not in (None, False)}
@@ -122,18 +118,20 @@ class _AccessSyncOperator(AsCodeOperator):
                     self.lineage_targets = sync.targets()  # with what it created
 
             result = self.log_and_apply(plan, apply)
-            if self.is_dry_run and self.takes_saved_plan:
-                from analytics_provider.access.groups import GroupMemberSync
-                from analytics_provider.access.saved import save_group_members
-
-                assert isinstance(sync, GroupMemberSync)
-                result["saved"] = save_group_members(sync, plan)
+            if self.is_dry_run:
+                result["saved"] = self.save(sync, plan)
             return result
+
+    def save(self, sync: Any, plan: Any) -> dict[str, Any]:
+        """The plan as a saved plan."""
+        raise NotImplementedError
+
+    def apply_saved(self, saved: Any) -> int:
+        """Apply a saved plan exactly (or nothing); the number applied."""
+        raise NotImplementedError
 
     def _apply_saved(self) -> dict[str, Any]:
         """Apply the saved plan exactly (or nothing: stale, edited, another version's)."""
-        from analytics_provider.access.saved import apply_saved_group_members
-
         saved = self.plan.get("saved", self.plan) if isinstance(self.plan, dict) else self.plan
         changes = saved.get("changes") if isinstance(saved, dict) else None
         if not isinstance(changes, list):
@@ -141,11 +139,13 @@ class _AccessSyncOperator(AsCodeOperator):
                                                            "(plan_task.output)")
         self.log.info("Applying the saved plan exactly (%d change(s)):\n%s", len(changes),
                       "\n".join(f"{c.get('action')}  {c.get('subject')}  {c.get('target')}" for c in changes))
-        memberships = [c["write"].get("membership") for c in changes if isinstance(c.get("write"), dict)]
-        self.lineage_targets = sorted({("groups", m["group"]) for m in memberships
-                                       if m and isinstance(m["group"], int)})
+        writes = [c["write"] for c in changes if isinstance(c.get("write"), dict)]
+        self.lineage_targets = sorted(
+            {("groups", w["membership"]["group"]) for w in writes
+             if isinstance((w.get("membership") or {}).get("group"), int)}
+            | {("user_attributes", int(w["entry"]["user_attribute_id"])) for w in writes if w.get("entry")})
         with self.closing_hook():
-            applied = apply_saved_group_members(self.hook, saved, self.task_id)
+            applied = self.apply_saved(saved)
         self.log.info("Applied %d change(s) of the saved plan", applied)
         result = {key: saved.get(key) for key in ("what", "counts", "left")}
         result.update(changes=[{k: v for k, v in c.items() if k != "write"} for c in changes],
@@ -175,6 +175,17 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "attributes")
     describe_lineage = LineageFunction("describe_access_sync")
+    takes_saved_plan = True
+
+    def save(self, sync: Any, plan: Any) -> dict[str, Any]:
+        from analytics_provider.access.saved import save_user_attributes
+
+        return save_user_attributes(sync, plan)
+
+    def apply_saved(self, saved: Any) -> int:
+        from analytics_provider.access.saved import apply_saved_user_attributes
+
+        return apply_saved_user_attributes(self.hook, saved, self.task_id)
 
     def __init__(
         self,
@@ -221,6 +232,16 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "groups", "group_ids")
     describe_lineage = LineageFunction("describe_access_sync")
     takes_saved_plan = True
+
+    def save(self, sync: Any, plan: Any) -> dict[str, Any]:
+        from analytics_provider.access.saved import save_group_members
+
+        return save_group_members(sync, plan)
+
+    def apply_saved(self, saved: Any) -> int:
+        from analytics_provider.access.saved import apply_saved_group_members
+
+        return apply_saved_group_members(self.hook, saved, self.task_id)
 
     def __init__(
         self,

@@ -75,8 +75,41 @@ def test_a_group_made_since_the_plan_makes_it_stale(hook, analytics_emulator) ->
     assert writes(analytics_emulator) == []
 
 
-def test_plan_is_refused_where_it_cannot_be_taken() -> None:
+def test_plan_is_refused_with_what_it_replaces() -> None:
     with pytest.raises(ValueError, match=r"^apply: rows must be left out with plan="):
         AnalyticsSyncGroupMembersOperator(task_id="apply", plan={}, rows=ROWS)
-    with pytest.raises(ValueError, match=r"^apply: plan must be left out: this sync plans and applies in one task"):
-        AnalyticsSyncUserAttributesOperator(task_id="apply", plan={})
+    with pytest.raises(ValueError, match=r"^apply: sql, dry_run must be left out with plan="):
+        AnalyticsSyncUserAttributesOperator(task_id="apply", plan={}, sql="select 1", dry_run=True)
+
+
+ATTRIBUTE_ROWS = [("maya.chen@example.com", "region", "EMEA"), ("maya.chen@example.com", "region", "APAC")]
+
+
+def planned_attributes() -> dict[str, Any]:
+    task = AnalyticsSyncUserAttributesOperator(task_id="plan", rows=ATTRIBUTE_ROWS, dry_run=True)
+    return task.execute({"ti": FakeTaskInstance()})
+
+
+def apply_attributes(plan: dict[str, Any]) -> dict[str, Any]:
+    return AnalyticsSyncUserAttributesOperator(task_id="apply", plan=plan).execute({"ti": FakeTaskInstance()})
+
+
+def test_a_saved_attribute_plan_is_applied_exactly_or_refused_when_the_values_changed(hook,
+                                                                                     analytics_emulator) -> None:
+    plan = planned_attributes()
+    (change,) = plan["saved"]["changes"]
+    assert change["write"]["entry"]["values"] == ["APAC", "EMEA"]
+    before = hook.compute_user_attribute_values("User", 1).get("region") or []
+    hook.upsert_user_attribute_entries([{"subject_type": "User", "subject_id": 1, "user_attribute_name": "region",
+                                         "input_type": "manual", "values": ["LATAM"]}])  # by hand, after review
+    analytics_emulator.clear_requests()
+    with pytest.raises(StalePlanError) as stale:
+        apply_attributes(plan)
+    assert str(stale.value).endswith(f"- user maya.chen@example.com (1), attribute region: values {sorted(before)!r} "
+                                     "then, ['LATAM'] now")
+    assert [r.operation for r in analytics_emulator.requests if r.operation == "upsert_user_attribute_entries"] == []
+    again = planned_attributes()
+    assert apply_attributes(again)["applied"] == 1
+    (sent,) = [r for r in analytics_emulator.requests if r.operation == "upsert_user_attribute_entries"]
+    assert sent.json == {"user_attribute_entries": [again["saved"]["changes"][0]["write"]["entry"]]}
+    assert sorted(hook.compute_user_attribute_values("User", 1)["region"]) == ["APAC", "EMEA"]
