@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from integration.git_repo import aml_repository, commit, git
 
 from analytics_provider.hooks.analytics import AnalyticsHook
 
@@ -90,3 +91,33 @@ def test_a_plan_with_nothing_to_change_is_not_put_to_anyone(review_bag, analytic
     assert states(dag_run) == {"plan": "success", "review": "success", "apply": "success"}
     assert dag_run.get_task_instance(REVIEW).xcom_pull(task_ids=REVIEW)["reviewed"] is False
     assert writes(analytics_emulator) == []
+
+
+@pytest.fixture
+def aml_repo(tmp_path: Path) -> Path:
+    return aml_repository(tmp_path)
+
+
+def test_a_reviewed_publish_publishes_the_validated_commit(review_bag, analytics_emulator, analytics_connection,
+                                                          aml_repo) -> None:
+    head = git(aml_repo, "rev-parse", "HEAD")
+    analytics_emulator.world.state.projects[1]["commit_oid"] = head  # the service's production head
+    seen: dict[str, Any] = {}
+    with answering("reviewed_publish", "review", "Approve", seen):
+        dag_run = dag_test(review_bag.get_dag("reviewed_publish"), {"repository": str(aml_repo)})
+    assert {ti.task_id: ti.state for ti in dag_run.get_task_instances()} == {
+        "validate": "success", "review": "success", "publish": "success"}
+    assert seen["subject"] == f"Publish the AML project: branch master at {head[:12]}?"
+    assert f"- commit: `{head}`" in seen["body"] and "Diagnostics: 0 (none)" in seen["body"]
+    assert [r.operation for r in analytics_emulator.requests if r.operation in (
+        "validate_aml_project", "publish_aml_project")] == ["validate_aml_project", "publish_aml_project"]
+
+
+def test_a_branch_that_moved_during_the_review_is_not_published(review_bag, analytics_emulator,
+                                                                analytics_connection, aml_repo, capsys) -> None:
+    with answering("reviewed_publish", "review", "Approve", {}, before=lambda: commit(aml_repo, "Model orders { }")):
+        dag_run = dag_test(review_bag.get_dag("reviewed_publish"), {"repository": str(aml_repo)})
+    assert {ti.task_id: ti.state for ti in dag_run.get_task_instances()} == {
+        "validate": "success", "review": "success", "publish": "failed"}
+    assert "publish: branch 'master' moved since it was validated" in capsys.readouterr().out
+    assert [r.operation for r in analytics_emulator.requests if r.operation == "publish_aml_project"] == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,31 +11,15 @@ from analytics_provider.operators import AnalyticsPublishAmlProjectOperator, Ana
 from analytics_provider.operators.publish import AnalyticsBranchMovedError, AnalyticsPublishError
 from analytics_provider.testing.task_instance import FakeTaskInstance
 
+from .git_repo import aml_repository, commit, git
+
 DIAGNOSTIC = {"category": "error", "code": 1001, "message": "Unknown field 'revenu'",
               "file_path": "models/orders.model.aml", "start": 10, "end": 16}
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
-                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-                               "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin", "HOME": str(repo)})
-    return done.stdout.strip()
-
-
-def commit(repo: Path, text: str) -> str:
-    (repo / "orders.model.aml").write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", text)
-    return git(repo, "rev-parse", "HEAD")
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "aml-project"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "master")
-    commit(repo, "Model orders {}")
-    return repo
+    return aml_repository(tmp_path)
 
 
 def sent(emulator: Any, operation: str) -> list[Any]:
