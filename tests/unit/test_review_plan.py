@@ -9,8 +9,15 @@ from datetime import timedelta
 
 import pytest
 
-from analytics_provider.operators import AnalyticsReviewPlanOperator
+from analytics_provider.operators import (
+    AnalyticsApplyDeliveriesOperator,
+    AnalyticsReviewPlanOperator,
+    plan_review_apply,
+)
+from analytics_provider.operators.review import _MISSING
 from analytics_provider.review_text import body, needs_review, subject
+
+needs_hitl = pytest.mark.skipif(_MISSING is not None, reason="Airflow before 3.1: no human-in-the-loop")
 
 PLAN = {
     "what": "deliveries", "counts": {"create": 2, "invite": 0, "add": 0, "change": 1, "remove": 1},
@@ -53,6 +60,7 @@ def test_what_needs_a_review() -> None:
     assert needs_review(PLAN) and needs_review(VALIDATED) and not needs_review(EMPTY)
 
 
+@needs_hitl
 def test_a_plan_with_no_changes_succeeds_at_once_and_says_so(capsys) -> None:
     task = AnalyticsReviewPlanOperator(task_id="review", plan=EMPTY, response_timeout=timedelta(hours=4))
     # no task instance in the context: asking anyone (Airflow's upsert of the request) would fail here
@@ -61,6 +69,7 @@ def test_a_plan_with_no_changes_succeeds_at_once_and_says_so(capsys) -> None:
     assert "The plan changes nothing: no review needed" in capsys.readouterr().out  # the task log
 
 
+@needs_hitl
 def test_the_review_is_an_approval_that_rejects_on_time_out() -> None:
     from airflow.providers.standard.operators.hitl import ApprovalOperator
 
@@ -72,6 +81,7 @@ def test_the_review_is_an_approval_that_rejects_on_time_out() -> None:
     assert AnalyticsReviewPlanOperator(task_id="r", plan=PLAN, fail_on_reject=True).fail_on_reject is True
 
 
+@needs_hitl
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match=r"^review: body must be left out: the review sets it"):
         AnalyticsReviewPlanOperator(task_id="review", plan=PLAN, body="hi")
@@ -98,3 +108,21 @@ def test_without_human_in_the_loop_the_operator_is_refused_pointing_to_saved_pla
     out = out.splitlines()[-1]
     assert out.startswith("review: AnalyticsReviewPlanOperator needs Airflow 3.1 or later (human-in-the-loop")
     assert "plan=" in out and "manage apply --plan PLAN.json" in out and "'Reviewed changes'" in out
+
+
+@needs_hitl
+def test_the_three_tasks_in_one_line_and_their_refusals() -> None:
+    from airflow.providers.common.compat.sdk import DAG
+
+    with DAG("reviewed", schedule=None):
+        group = plan_review_apply("deliveries", AnalyticsApplyDeliveriesOperator, path="/nowhere/{{ ds }}",
+                                  scope="sales", review={"max_rows": 10})
+    plan, review, apply = (group.children[f"deliveries.{name}"] for name in ("plan", "review", "apply"))
+    assert plan.is_dry_run and review.max_rows == 10 and apply.path is None
+    assert plan.downstream_task_ids == {"deliveries.review", "deliveries.apply"}
+    assert review.downstream_task_ids == {"deliveries.apply"}
+    assert review.plan.operator is plan and apply.plan.operator is plan  # both take the plan task's result
+    with pytest.raises(ValueError, match=r"^deliveries: operator must be an operator that applies a saved plan"):
+        plan_review_apply("deliveries", AnalyticsReviewPlanOperator)
+    with pytest.raises(ValueError, match=r"^deliveries: dry_run must be left out: plan_review_apply sets it"):
+        plan_review_apply("deliveries", AnalyticsApplyDeliveriesOperator, path="x", dry_run=True)
