@@ -54,7 +54,7 @@ def save_group_members(sync: GroupMemberSync, plan: AccessPlan) -> Json:
 def apply_saved_group_members(hook: Any, data: Any, task_id: str) -> int:
     """Apply a saved plan of the group member sync exactly, or nothing (stale, edited, another
     version's); the number applied."""
-    changes, touched, params = loaded(data, task_id, _decode)
+    changes, touched, params = loaded(data, task_id, "group members", _decode)
     managed = set(params.get("managed_group_ids") or [])
     users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
              if not u.get("is_deleted")}
@@ -75,7 +75,7 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str) -> int:
         return None if user is None else held(user)
 
     refuse_if_stale(task_id, stale(touched, current))
-    plan = AccessPlan(str(data.get("what") or "group members"), "user", "group", changes=list(changes))
+    plan = AccessPlan("group members", "user", "group", changes=list(changes))
     return GroupMemberSync(hook, task_id).apply(plan)
 
 
@@ -99,7 +99,7 @@ def save_user_attributes(sync: UserAttributeSync, plan: AccessPlan) -> Json:
 def apply_saved_user_attributes(hook: Any, data: Any, task_id: str) -> int:
     """Apply a saved plan of the user attribute sync exactly, or nothing (stale, edited, another
     version's); the number applied."""
-    changes, touched, _ = loaded(data, task_id, _decode)
+    changes, touched, _ = loaded(data, task_id, "user attributes", _decode)
     emails = _emails(hook) if any(t.id is None for t in touched) else {}
     values: dict[int, Json] = {}
 
@@ -111,7 +111,7 @@ def apply_saved_user_attributes(hook: Any, data: Any, task_id: str) -> int:
         return {"values": sorted(values[then.id].get(then.key) or [])}
 
     refuse_if_stale(task_id, stale(touched, current))
-    plan = AccessPlan(str(data.get("what") or "user attributes"), "user", "attribute", changes=list(changes))
+    plan = AccessPlan("user attributes", "user", "attribute", changes=list(changes))
     return UserAttributeSync(hook, task_id).apply(plan)
 
 

@@ -35,7 +35,7 @@ def _touched(change: Change[Write], seen: Mapping[tuple[str, int], Json]) -> Tou
 def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tuple[str, int]] | None = None) -> int:
     """Apply a saved plan exactly: refused if it is not one of this version, edited, or stale
     (nothing written); otherwise its changes, in its order, one request each. The number applied."""
-    changes, touched, params = loaded(data, task_id)
+    changes, touched, params = loaded(data, task_id, "deliveries")
     scope = params.get("scope")
     held = {name: list(KINDS[name].list(hook)) for name in sorted({t.kind for t in touched})}
     by_id = {(name, int(r["id"])): r for name, resources in held.items() for r in resources}
@@ -48,7 +48,7 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
         return None if now is None else {name: now.get(name) for name in then.fields or {}}
 
     refuse_if_stale(task_id, stale(touched, current))
-    plan = Plan(str(data.get("what") or "deliveries"), "resource", "key", changes=list(changes))
+    plan = Plan("deliveries", "resource", "key", changes=list(changes))
 
     def send(chunk: Sequence[Change[Write]]) -> None:
         for change in chunk:

@@ -88,12 +88,12 @@ def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Tou
     return {**content, "sha256": _digest(content)}
 
 
-def loaded(data: Any, where: str, decode: Callable[[Any], Any] | None = None
+def loaded(data: Any, where: str, what: str, decode: Callable[[Any], Any] | None = None
            ) -> tuple[list[Change[Any]], list[Touched], Json]:
-    """The changes, the resources touched and the params of a saved plan; refused (nothing
-    written) when it is not one, when another version of the provider saved it, or when its
-    content no longer matches its hash. ``decode`` reads a change's write back (the inverse of
-    :func:`saved_plan`'s ``encode``)."""
+    """The changes, the resources touched and the params of a saved plan of ``what`` (its
+    ``Plan.what``: ``deliveries``, ``group members``); refused (nothing written) when it is not one,
+    when another version of the provider saved it, or when its content no longer matches its
+    hash. ``decode`` reads a change's write back (the inverse of :func:`saved_plan`'s ``encode``)."""
     decode = decode or write_of
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:
         raise SavedPlanError(f"{where}: not a saved plan of analytics_provider (no format {FORMAT!r}); make one "
@@ -105,6 +105,8 @@ def loaded(data: Any, where: str, decode: Callable[[Any], Any] | None = None
     if data.get("sha256") != _digest(content):
         raise SavedPlanError(f"{where}: the plan's content does not match its sha256 (edited since it was saved?): "
                              "plan again (nothing was written)")
+    if data.get("what") != what:
+        raise SavedPlanError(f"{where}: a saved plan of {data.get('what')!r}, not of {what}: nothing was written")
     try:
         changes = [_change(c, decode) for c in data["changes"]]
         touched = [Touched(t["kind"], t["id"], t["key"], t["label"], t["fields"]) for t in data["touched"]]

@@ -75,6 +75,15 @@ def test_a_group_made_since_the_plan_makes_it_stale(hook, analytics_emulator) ->
     assert writes(analytics_emulator) == []
 
 
+def test_a_plan_of_another_sync_is_refused(hook, analytics_emulator) -> None:
+    from analytics_provider.plans.saved import SavedPlanError
+
+    with pytest.raises(SavedPlanError, match=r"^apply: a saved plan of 'group members', not of user attributes: "
+                                             r"nothing was written$"):
+        apply_attributes(planned())
+    assert writes(analytics_emulator) == []
+
+
 def test_plan_is_refused_with_what_it_replaces() -> None:
     with pytest.raises(ValueError, match=r"^apply: rows must be left out with plan="):
         AnalyticsSyncGroupMembersOperator(task_id="apply", plan={}, rows=ROWS)
