@@ -51,6 +51,7 @@ def get_provider_info() -> dict[str, Any]:
                     "analytics_provider.operators.access",
                     "analytics_provider.operators.deliveries",
                     "analytics_provider.operators.refresh",
+                    "analytics_provider.operators.review",
                 ],
             }
         ],

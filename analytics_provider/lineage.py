@@ -154,6 +154,17 @@ def describe_bust_cache(run: LineageRun) -> Description:
     return [], [run.service_object("data_sources", run.operator.data_source_id, output=True)], run.job_facets()
 
 
+def describe_validate(run: LineageRun) -> Description:
+    """Input the project checkout (when given); a validation writes nothing."""
+    op = run.operator
+    return ([file_dataset(op.project_dir, output=False)] if op.project_dir else []), [], run.job_facets()
+
+
+def describe_review(run: LineageRun) -> Description:
+    """A review reads and writes nothing of the service (the apply after it does)."""
+    return [], [], {}
+
+
 def describe_execute_schedule(run: LineageRun) -> Description:
     """Input what the schedule sends (its dashboard or report); output the schedule's delivery."""
     op = run.operator
@@ -222,7 +233,8 @@ def describe_deliveries(run: LineageRun) -> Description:
     from analytics_provider.deliveries.files import files_under
 
     op = run.operator
-    inputs = [file_dataset(str(p.resolve()), output=False) for p in files_under(op.resolved_path())]
+    files = files_under(op.resolved_path()) if op.path else []  # a saved plan's apply reads no file
+    inputs = [file_dataset(str(p.resolve()), output=False) for p in files]
     outputs = [run.service_object(kind, ident, output=True) for kind, ident in op.lineage_targets]
     return inputs, outputs, {}
 

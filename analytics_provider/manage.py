@@ -7,8 +7,10 @@ write; ``apply`` writes it. ``--scope NAME`` names the files' resources (``[mana
 only those are changed, and ``--prune`` (which needs it) deletes only those; ``--max-deletes`` and
 ``--allow-delete-all`` consent to deletes. The service is reached through an Airflow connection
 (``--conn-id``, default ``analytics_default``: ``AIRFLOW_CONN_ANALYTICS_DEFAULT`` in the
-environment does). Exit status: 0 done (or nothing found), 1 findings, a refused plan or a failed
-write, 2 a usage error.
+environment does). ``plan --out PLAN.json`` saves the plan; ``apply --plan PLAN.json`` applies
+exactly that plan (no files read), after reading again each resource it touches: if one changed
+since, it writes nothing ("stale plan: plan again"). Exit status: 0 done (or nothing found), 1
+findings, a refused or stale plan or a failed write, 2 a usage error.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ def _parser() -> argparse.ArgumentParser:
                        ("plan", "check, then show what apply would write"),
                        ("apply", "check, plan and write")):
         command = commands.add_parser(name, help=text, description=text)
-        command.add_argument("path", help="a delivery file, or a folder of them")
+        command.add_argument("path", nargs="?" if name == "apply" else None,
+                             help="a delivery file, or a folder of them" + (" (not with --plan)" if name == "apply"
+                                                                            else ""))
         default = None if name == "check" else "analytics_default"
         command.add_argument("--conn-id", default=default,
                              help=f"the analytics connection (default {default or 'none: the files only'})")
@@ -47,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
                                  help="refuse a plan that deletes more than N resources")
             command.add_argument("--allow-delete-all", action="store_true",
                                  help="allow a plan that deletes everything in scope, or files that declare nothing")
+        if name == "plan":
+            command.add_argument("--out", metavar="PLAN.json", help="save the plan, for apply --plan")
+        if name == "apply":
+            command.add_argument("--plan", metavar="PLAN.json",
+                                 help="apply exactly this saved plan (refused if what it touches changed since)")
     return parser
 
 
@@ -55,6 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    if getattr(args, "plan", None) is not None:
+        return _apply_saved(args)
+    if args.path is None:
+        print("manage apply: give the files' PATH, or --plan PLAN.json", file=sys.stderr)
+        return 2
     if not Path(args.path).exists():
         print(f"{args.path}: no such file or folder", file=sys.stderr)
         return 2
@@ -100,12 +114,19 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
     from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
     from analytics_provider.plans.apply import SyncApplyError
 
-    plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune)
+    seen: dict[tuple[str, int], Any] = {}
+    plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune, seen=seen)
     print(plan.table())
     refusal = plan.refusal(args.max_deletes, args.allow_delete_all, ("--allow-delete-all", "--max-deletes"))
     if refusal:
         print(f"manage {args.command}: {refusal}", file=sys.stderr)
         return 1
+    if getattr(args, "out", None):
+        from analytics_provider.deliveries.saved import save_deliveries
+        from analytics_provider.plans.saved import write_file
+
+        write_file(save_deliveries(plan, seen, scope=args.scope, prune=args.prune), args.out)
+        print(f"plan saved to {args.out}: apply it with `python -m analytics_provider.manage apply --plan {args.out}`")
     if args.command == "plan" or plan.is_empty:
         return 0
     try:
@@ -114,6 +135,35 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
         print(exc, file=sys.stderr)
         return 1
     print(f"applied {applied} change(s)")
+    return 0
+
+
+def _apply_saved(args: argparse.Namespace) -> int:
+    """``apply --plan PLAN.json``: the saved plan applied exactly, or nothing (stale, edited, another version's)."""
+    given = [flag for flag, value in (("PATH", args.path), ("--scope", args.scope), ("--prune", args.prune),
+                                      ("--max-deletes", args.max_deletes),
+                                      ("--allow-delete-all", args.allow_delete_all)) if value not in (None, False)]
+    if given:
+        print(f"manage apply --plan: {', '.join(given)} cannot be given with --plan (the saved plan holds what it "
+              "applies)", file=sys.stderr)
+        return 2
+    if not Path(args.plan).is_file():
+        print(f"{args.plan}: no such file", file=sys.stderr)
+        return 2
+    from analytics_provider.deliveries.saved import apply_saved_deliveries
+    from analytics_provider.hooks.analytics import AnalyticsHook
+    from analytics_provider.plans.apply import SyncApplyError
+    from analytics_provider.plans.saved import SavedPlanError, read_file
+
+    try:
+        data = read_file(args.plan)
+        applied = apply_saved_deliveries(AnalyticsHook(args.conn_id), data, f"manage apply --plan {args.plan}")
+    except (SavedPlanError, SyncApplyError) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    for change in data["changes"]:
+        print(f"{change['action']}  {change['subject']}  {change['target']}")
+    print(f"applied {applied} change(s) of the saved plan {args.plan}")
     return 0
 
 

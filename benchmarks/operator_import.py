@@ -1,7 +1,8 @@
 """Benchmark: what importing our operators costs a DAG file, after Airflow's own imports.
 
 DAG files import us, and the dag processor parses them again and again. Each run is a fresh
-process that imports ``airflow.sdk`` (on Airflow 2.11, ``airflow`` and its ``BaseOperator``), then
+process that imports ``airflow.sdk`` (on Airflow 2.11, ``airflow`` and its ``BaseOperator``) and, where
+it exists, Airflow's human-in-the-loop module (the review operator's base class), then
 every name a DAG file takes from us: each operator of ``analytics_provider.operators``, each sensor
 of ``analytics_provider.sensors``, and whatever else the example DAGs import from
 ``analytics_provider`` at module level (read from ``example_dags/*.py``). The figure is the CPU
@@ -41,6 +42,10 @@ try:
     import airflow.sdk
 except ImportError:  # Airflow 2.11
     import airflow.models.baseoperator
+try:  # Airflow's human-in-the-loop operators (3.1+), which the review operator derives from: Airflow's cost
+    import airflow.providers.standard.operators.hitl
+except Exception:
+    pass
 os.write(2, sys.argv[2].encode() + b"\\n")  # where -X importtime reaches our part
 before = set(sys.modules)
 cpu, wall = time.process_time(), time.perf_counter()

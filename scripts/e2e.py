@@ -72,6 +72,8 @@ EXPECTED_ERRORS = {
         re.compile(r"Task failed with exception[\s\S]*\b403\b"),
     "the worker killed mid-task: the scheduler's heartbeat timeout":
         re.compile(r"Detected a task instance without a heartbeat[\s\S]*e2e_worker_wait"),
+    "the reviewed run whose service state changed between review and apply (its apply refuses)":
+        re.compile(r"stale plan: plan again"),
     "the worker killed mid-task: its executor's report":
         re.compile(r"reported that the task instance <TaskInstance: e2e_worker_wait\.export [^>]*> finished with state "
                    r"failed"),
@@ -417,6 +419,7 @@ def dags_folder(home: Path) -> Path:
     folder = home / "dags"
     shutil.copytree(REPO / "example_dags", folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(SUPPORT / "e2e_dags.py", folder / "e2e_dags.py")
+    shutil.copy(SUPPORT / "e2e_reviewed.py", folder / "e2e_reviewed.py")  # reviewed deliveries (scripts/e2e_review.py)
     return folder
 
 
@@ -507,6 +510,7 @@ class Scenario:
         self.fan_out_and_scheduler_restart()
         self.second_day()
         self.access_from_postgres()
+        self.reviewed_deliveries()
         self.totals()
         for name, value in self.figures.items():
             print(f"  {name}: {value}")
@@ -653,10 +657,24 @@ class Scenario:
                    f"the first access sync wrote its plan: {dict(writes[0])}")
         self.check(not writes[1], f"the second access sync wrote nothing: {dict(writes[1])}")
 
+    def reviewed_deliveries(self) -> None:
+        say("== 7: reviewed deliveries: rejected, changed between review and apply, approved")
+        from e2e_review import DAG_ID, reviewed_runs  # scripts/, beside this file
+
+        self.review_dag = DAG_ID
+
+        def scheduler_log() -> str:
+            return "".join(self.stack.procs.logs("scheduler").values())
+
+        # no browser here: the production shape's auth manager asks for a login (the screenshot:
+        # python scripts/e2e_review.py, on a stack of its own)
+        self.failures += reviewed_runs(self.api, self.emulator, scheduler_log, None)
+
     def totals(self) -> None:
         say("== totals")
-        runs = self.db.runs()
-        self.check(all(s == "success" for _, _, s in runs), f"all {len(runs)} DAG runs green")
+        review = getattr(self, "review_dag", None)
+        runs = [r for r in self.db.runs() if r[0] != review]  # one reviewed run fails by design
+        self.check(all(s == "success" for _, _, s in runs), f"all {len(runs)} other DAG runs green")
         tis = [t for t in self.db.task_instances() if t["operator"] in JOB_OPERATORS]
         refreshed = self.db.refresh_jobs(REFRESH_OPERATOR)
         jobs = self.emulator.jobs()

@@ -43,44 +43,50 @@ if int(metadata.version("apache-airflow").split(".")[0]) < 3:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--allowed-skips", metavar="FILE", default=None,
                      help="fail the run if a test skips for a reason not listed in FILE (one reason a line)")
-    parser.addoption("--suite", choices=("all", "airflow", *TIERS), default="all",
-                     help="all tests (default); only those that can differ between Airflow versions (listed in "
-                          "neither tier file); or only one tier's files, with what that tier may not use refused: "
+    parser.addoption("--suite", choices=("all", "airflow", *TIERS), action="append", default=[],
+                     help="all tests (the default); or those that can differ between Airflow versions (airflow: "
+                          "the files no tier file lists) and/or one tier's files (repeat the option for several): "
                           + "; ".join(f"{name}: {tier.listed_in}" for name, tier in TIERS.items()))
 
 
 # -- which tests can differ between Airflow versions ------------------------------------------------------------
 #
-# A test file runs in every cell of the version matrix unless a tier file lists it. Two tiers run once per Python
-# instead, each in a run of its own (``--suite NAME``) in which what its files may not use is refused at import,
-# so a file listed wrongly fails there, loudly, naming the module and the list:
+# A test file runs in every cell of the version matrix unless a tier file lists it. Three tiers run once per
+# Python instead (``--suite NAME``), and what each tier's files may not use is refused, so a file listed wrongly
+# fails loudly, naming what it used and the list:
 #
 # * tests/airflow_free.txt: files that use nothing of Airflow but the exception class our errors derive from
-#   (the chart compiler, the emulator over plain HTTP, the I/O-free core). Every other import of Airflow is
-#   refused.
+#   (the chart compiler, the emulator over plain HTTP, the I/O-free core). In a run of this tier alone, every
+#   other import of Airflow is refused.
 # * tests/airflow_host.txt: files for which Airflow is only where the hook's connection and the secrets masker
-#   come from (the hook, its drivers, downloads and uploads, access and deliveries planning, against the
-#   emulator or a hostile server). Our operators, sensors and triggers are refused: anything that puts a task
-#   or a trigger into Airflow's hands (parsing, running, deferring, XCom, assets, lineage, task state) is
-#   what differs between versions, and runs in every cell.
+#   come from (the hook, its drivers, downloads, plans, against the emulator or a hostile server). In a run of
+#   this tier alone, importing our operators, sensors or triggers is refused.
+# * tests/airflow_dags.txt: DAG tests of what our operators do, where Airflow runs them with ``dag.test()`` on
+#   the worker or deferred: the part of Airflow that the example DAGs' tests (tests/dags/test_example_dags.py)
+#   exercise on every Airflow. In every run (``make test`` too), such a test may not read OpenLineage
+#   events or asset events (the ``openlineage_events`` fixture, ``analytics_provider.testing.records``' asset
+#   readers): what Airflow reports about a run differs between versions, and those tests run in every cell.
 #
-# Every other file (the DAG tests, operators, triggers, connection form and test, lineage, assets) runs in
-# every cell (``--suite airflow``). A new test file is in every cell until a tier file lists it.
+# Every other file (the example DAGs, lineage, assets, task state, retries, the connection form and test,
+# triggers and the triggerer's loop, the operators' arguments) runs in every cell (``--suite airflow``). A new
+# test file is in every cell until a tier file lists it.
 
 
 class Tier:
-    """A list of test files that run once per Python, and the modules its runs refuse."""
+    """A list of test files that run once per Python, and what its tests may not use."""
 
-    def __init__(self, listed_in: str, refused: tuple[str, ...], allowed: tuple[str, ...], why: str) -> None:
-        self.listed_in = listed_in
-        self.refused, self.allowed, self.why = refused, allowed, why
-
-    @property
-    def path(self) -> Path:
-        return _REPO / self.listed_in
+    def __init__(self, listed_in: str, why: str, *, refused_modules: tuple[str, ...] = (),
+                 allowed: tuple[str, ...] = (), refused_fixtures: tuple[str, ...] = (),
+                 refused_calls: tuple[str, ...] = ()) -> None:
+        self.listed_in, self.why = listed_in, why
+        self.refused_modules, self.allowed = refused_modules, allowed  # refused at import, in a run of the tier alone
+        self.refused_fixtures, self.refused_calls = refused_fixtures, refused_calls  # refused in each of its tests
 
     def entries(self) -> tuple[str, ...]:
-        lines = self.path.read_text(encoding="utf-8").splitlines()
+        path = _REPO / self.listed_in
+        if not path.is_file():  # a copy of this set-up elsewhere (tests/unit/test_suite_is_whole.py)
+            return ()
+        lines = path.read_text(encoding="utf-8").splitlines()
         return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
 
     def lists(self, path: Path) -> bool:
@@ -91,14 +97,15 @@ class Tier:
         prefix = folder.resolve().relative_to(_REPO).as_posix() + "/"
         return any(entry.startswith(prefix) for entry in self.entries())
 
+    def refusal(self, used: str) -> str:
+        return (f"{self.listed_in} lists this test, and its tests {self.why}; this one uses {used}: take it off "
+                f"that list (a file listed in no tier file runs on every Airflow)")
+
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
         """A ``sys.meta_path`` finder: refuses the modules this tier may not use, not yet imported."""
-        if name in sys.modules or not any(name == r or name.startswith(r + ".") for r in self.refused):
+        if name in sys.modules or not any(name == r or name.startswith(r + ".") for r in self.refused_modules):
             return
-        raise ImportError(
-            f"{name}: this run holds the tests listed in {self.listed_in}, which {self.why}, and one of them imports "
-            f"{name}: take it off that list (a file listed in no tier file runs on every Airflow)"
-        )
+        raise ImportError(self.refusal(name))
 
     def start(self) -> None:
         for name in self.allowed:  # what the tier may use, imported before the refusal starts
@@ -109,21 +116,45 @@ class Tier:
         if self in sys.meta_path:  # Airflow's own exit handlers import what they need
             sys.meta_path.remove(self)
 
+    def guard(self, item: pytest.Item, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Refuse, for one test of this tier, the fixtures and calls the tier may not use."""
+        for name in set(self.refused_fixtures) & set(getattr(item, "fixturenames", ())):
+            pytest.fail(self.refusal(f"the fixture {name}"), pytrace=False)
+        for dotted in self.refused_calls:
+            module, attribute = dotted.rsplit(".", 1)
 
+            def refused(*args: Any, _what: str = dotted, **kwargs: Any) -> Any:
+                pytest.fail(self.refusal(_what), pytrace=False)
+
+            monkeypatch.setattr(f"{module}.{attribute}", refused)
+
+
+_RECORDS = "analytics_provider.testing.records"
 TIERS: dict[str, Tier] = {
     "airflow-free": Tier(
-        "tests/airflow_free.txt", refused=("airflow",), allowed=("analytics_provider.exceptions",),
-        why="must not depend on Airflow's version"),
+        "tests/airflow_free.txt", "must not depend on Airflow's version",
+        refused_modules=("airflow",), allowed=("analytics_provider.exceptions",)),
     "airflow-host": Tier(
-        "tests/airflow_host.txt",
-        refused=("analytics_provider.operators", "analytics_provider.sensors", "analytics_provider.triggers"),
-        allowed=(), why="use Airflow only for a connection and its secrets masker (no operator, sensor or trigger)"),
+        "tests/airflow_host.txt", "use Airflow only for a connection and its secrets masker (no operator, sensor "
+        "or trigger)", refused_modules=("analytics_provider.operators", "analytics_provider.sensors",
+                                        "analytics_provider.triggers")),
+    "airflow-dags": Tier(
+        "tests/airflow_dags.txt", "run our operators through dag.test() and read no lineage or asset event "
+        "(what Airflow reports about a run differs between versions)",
+        refused_fixtures=("openlineage_events",),
+        refused_calls=(f"{_RECORDS}.asset_events", f"{_RECORDS}.queued_asset_uris", f"{_RECORDS}.asset_table")),
 }
 
 
+def _suites(config: pytest.Config) -> list[str]:
+    chosen = config.getoption("--suite") or ["all"]
+    return ["all"] if "all" in chosen else chosen
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    tier = TIERS.get(config.getoption("--suite"))
-    if tier is not None:
+    suites = _suites(config)
+    tier = TIERS.get(suites[0]) if len(suites) == 1 else None
+    if tier is not None and tier.refused_modules:  # import refusals hold only in a run of the tier alone
         tier.start()
 
 
@@ -133,17 +164,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    suite = config.getoption("--suite")
-    if suite == "all" or not collection_path.is_relative_to(_REPO / "tests"):
+    suites = _suites(config)
+    if suites == ["all"] or not collection_path.is_relative_to(_REPO / "tests"):
         return None
-    if suite == "airflow":
-        return True if any(tier.lists(collection_path) for tier in TIERS.values()) else None
-    tier = TIERS[suite]
-    if tier.lists(collection_path):
+    listed = [name for name, tier in TIERS.items() if tier.lists(collection_path)]
+    if ("airflow" in suites and not listed) or any(name in suites for name in listed):
         return None
-    if collection_path.is_dir() and tier.holds_listed(collection_path):  # a folder holding a listed file
-        return None
+    if collection_path.is_dir() and any(TIERS[name].holds_listed(collection_path)
+                                        for name in suites if name in TIERS):
+        return None  # a folder holding a listed file
     return True
+
+
+@pytest.fixture(autouse=True)
+def _tier_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusals of the tier that lists this test's file (``Tier.guard``), in every run."""
+    path = Path(str(request.node.path))
+    for tier in TIERS.values():
+        if (tier.refused_fixtures or tier.refused_calls) and path.is_relative_to(_REPO) and tier.lists(path):
+            tier.guard(request.node, monkeypatch)
 
 
 def _allowed(config: pytest.Config) -> list[str] | None:

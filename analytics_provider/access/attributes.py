@@ -68,6 +68,9 @@ class UserAttributeSync:
         self._by_id: dict[int, Json] = {}
         self._by_name: dict[str, Json] = {}
         self.managed: set[int] = set()
+        self.values_read: dict[tuple[int, int], list[str]] = {}
+        """The values each user had of each attribute the plan writes, by ``(user id, attribute
+        id)``, as read while planning (what a saved plan records of them)."""
 
     # -- plan ---------------------------------------------------------------------------------
 
@@ -164,6 +167,7 @@ class UserAttributeSync:
             }
         changes = []
         for attr_id in in_question:
+            self.values_read[(int(user["id"]), attr_id)] = sorted(effective[attr_id])
             kind, wanted = own.get(attr_id), want.get(attr_id)
             held = None if kind == "all" else effective[attr_id]  # own values override the groups'
             if wanted:

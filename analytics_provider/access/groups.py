@@ -75,6 +75,8 @@ class GroupMemberSync:
         self._to_create: dict[str, str] = {}  # ordered; a name as compared (:func:`same_name`), as first written
         self.managed: set[GroupRef] = set()
         self._created: dict[str, int] = {}
+        self.users_read: dict[int, Json] = {}
+        """The users read while planning, by id (what a saved plan records of them)."""
 
     # -- plan ---------------------------------------------------------------------------------
 
@@ -97,6 +99,7 @@ class GroupMemberSync:
                          for name in self._to_create.values()]
         for user, want in walk_users(self.hook, desired, _merge, every_user=self.delete_missing):
             plan.users_read += 1
+            self.users_read[int(user["id"])] = user
             held = {g for g in user.get("group_ids") or [] if g in managed}
             wanted = want or set()
             plan.kept = (plan.kept or 0) + len(held & wanted)

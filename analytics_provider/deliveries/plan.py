@@ -26,6 +26,8 @@ SECTIONS: dict[str, Kind] = {"schedules": DATA_SCHEDULES, "alerts": DATA_ALERTS}
 """The kind of resource each section of the files declares."""
 SHOWN = {kind.name: KINDS[section] for section, kind in SECTIONS.items()}
 """Each kind as messages name it (``data schedule``)."""
+ORDER = (Action.CREATE, Action.CHANGE, Action.REMOVE)
+"""The order changes are sent in: creates, then updates, then deletes (prune)."""
 
 
 def check_scope(scope: Any, prune: bool, where: str) -> None:
@@ -40,7 +42,8 @@ def check_scope(scope: Any, prune: bool, where: str) -> None:
 
 
 def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | None = None,
-                    prune: bool = False) -> Plan:
+                    prune: bool = False, seen: dict[tuple[str, int], Json] | None = None) -> Plan:
+    """The plan; ``seen`` receives each resource read, by ``(kind name, id)`` (to save the plan)."""
     check_scope(scope, prune, "plan")
     plan = Plan("deliveries", "resource", "key", scope=f"scope {scope!r}" if scope else "",
                 declared=len(declared), kept=0)
@@ -48,6 +51,8 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
         owned: dict[str, list[Json]] = {}
         unscoped: dict[str, list[Json]] = {}  # made before scopes: adopted when declared
         for resource in kind.list(hook):
+            if seen is not None:
+                seen[(kind.name, int(resource["id"]))] = resource
             marker = marker_of(resource.get("title"))
             if marker is not None and marker[0] in (scope, None):
                 (owned if marker[0] == scope else unscoped).setdefault(marker[1], []).append(resource)
@@ -141,8 +146,7 @@ def apply_deliveries(hook: Any, plan: Plan, task_id: str, created: list[tuple[st
                     and answer.get("id") is not None):
                 created.append((change.sent.kind.name, int(answer["id"])))
 
-    return apply_steps(task_id, plan, [Step(plan.of(action), 1, send)
-                                       for action in (Action.CREATE, Action.CHANGE, Action.REMOVE)])
+    return apply_steps(task_id, plan, [Step(plan.of(action), 1, send) for action in ORDER])
 
 
 def _not_made_meanwhile(hook: Any, write: Write) -> None:

@@ -13,12 +13,15 @@ _WHERE = {
     "AnalyticsBustDataSourceCacheOperator": "analytics",
     "AnalyticsExecuteDataScheduleOperator": "analytics",
     "AnalyticsPublishAmlProjectOperator": "publish",
+    "AnalyticsValidateAmlProjectOperator": "publish",
     "AnalyticsQueryDataSetOperator": "query",
     "AnalyticsUploadDbtManifestOperator": "dbt",
     "AnalyticsSyncUserAttributesOperator": "access",
     "AnalyticsSyncGroupMembersOperator": "access",
     "AnalyticsApplyDeliveriesOperator": "deliveries",
     "AnalyticsRefreshImpactedOperator": "refresh",
+    "AnalyticsReviewPlanOperator": "review",
+    "plan_review_apply": "review",
 }
 __all__ = sorted(_WHERE)
 

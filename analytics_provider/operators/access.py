@@ -33,14 +33,20 @@ class _AccessSyncOperator(AsCodeOperator):
     :param delete_missing: also remove what the rows no longer hold (off: only add and change).
     :param invite_role: invite the users the rows name by e-mail that the service does not know,
         with this role (off: they are reported).
-    :param dry_run: plan and log, write nothing.
+    :param dry_run: plan and log, write nothing. The result then holds the plan to apply later as
+        it is (``saved``): a review shows it, an apply task takes it.
+    :param plan: apply exactly this saved plan (templated: ``plan_task.output``, the result of a
+        task with ``dry_run=True``) instead of reading rows and planning: the users (and groups) it
+        touches are read again first and, if any changed since, nothing is written ("stale plan:
+        plan again"). Not with ``sql`` or ``rows``.
 
     The result (XCom ``return_value``): the plan's counts, its first 1,000 changes, the unknown
     users, and ``applied``. Nothing is retried blindly: a run that fails part-way says what was
     applied, and the next run reads the service again and plans only what is left.
     """
 
-    template_fields: Sequence[str] = (*AsCodeOperator.template_fields, "sql", "sql_conn_id", "parameters", "rows")
+    template_fields: Sequence[str] = (*AsCodeOperator.template_fields, "sql", "sql_conn_id", "parameters", "rows",
+                                      "plan")
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers: ClassVar[dict[str, str]] = {"sql": "sql", "rows": "py"}
     ui_color = "#e8f5e9"
@@ -54,6 +60,7 @@ class _AccessSyncOperator(AsCodeOperator):
         rows: Any = None,
         delete_missing: bool = False,
         invite_role: str | None = None,
+        plan: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -63,6 +70,15 @@ class _AccessSyncOperator(AsCodeOperator):
         self.rows = rows
         self.delete_missing = delete_missing
         self.invite_role = invite_role
+        self.plan = plan
+        if plan is not None:
+            given = {name: value for name, value in (("sql", sql), ("rows", rows), ("dry_run", self.is_dry_run),
+                                                     ("delete_missing", delete_missing),
+                                                     ("invite_role", invite_role)) if value not in (None, False)}
+            if given:
+                raise refused(self.task_id, ", ".join(given), given,
+                              "left out with plan= (the saved plan holds what it applies)")
+            return
         if (sql is None) == (rows is None):
             raise refused(self.task_id, "sql or rows", {"sql": sql, "rows": rows}, "one of the two (not both)")
         if sql is not None and not sql_conn_id:
@@ -80,6 +96,8 @@ class _AccessSyncOperator(AsCodeOperator):
             given_rows(self.rows, self.task_id)
 
     def execute(self, context: Context) -> dict[str, Any]:
+        if self.plan is not None:
+            return self._apply_saved()
         with self.closing_hook():
             with naming_the_task(self.task_id):
                 self.check_inputs()
@@ -99,7 +117,41 @@ class _AccessSyncOperator(AsCodeOperator):
                 finally:
                     self.lineage_targets = sync.targets()  # with what it created
 
-            return self.log_and_apply(plan, apply)
+            result = self.log_and_apply(plan, apply)
+            if self.is_dry_run:
+                result["saved"] = self.save(sync, plan)
+            return result
+
+    def save(self, sync: Any, plan: Any) -> dict[str, Any]:
+        """The plan as a saved plan."""
+        raise NotImplementedError
+
+    def apply_saved(self, saved: Any) -> int:
+        """Apply a saved plan exactly (or nothing); the number applied."""
+        raise NotImplementedError
+
+    def _apply_saved(self) -> dict[str, Any]:
+        """Apply the saved plan exactly (or nothing: stale, edited, another version's)."""
+        saved = self.plan.get("saved", self.plan) if isinstance(self.plan, dict) else self.plan
+        changes = saved.get("changes") if isinstance(saved, dict) else None
+        if not isinstance(changes, list):
+            raise refused(self.task_id, "plan", self.plan, "a saved plan: the result of a task with dry_run=True "
+                                                           "(plan_task.output)")
+        self.log.info("Applying the saved plan exactly (%d change(s)):\n%s", len(changes),
+                      "\n".join(f"{c.get('action')}  {c.get('subject')}  {c.get('target')}" for c in changes))
+        writes = [c["write"] for c in changes if isinstance(c.get("write"), dict)]
+        self.lineage_targets = sorted(
+            {("groups", w["membership"]["group"]) for w in writes
+             if isinstance((w.get("membership") or {}).get("group"), int)}
+            | {("user_attributes", int(w["entry"]["user_attribute_id"])) for w in writes if w.get("entry")})
+        with self.closing_hook():
+            applied = self.apply_saved(saved)
+        self.log.info("Applied %d change(s) of the saved plan", applied)
+        result = {key: saved.get(key) for key in ("what", "counts", "left")}
+        result.update(changes=[{k: v for k, v in c.items() if k != "write"} for c in changes],
+                      dry_run=False, applied=applied, saved_plan=saved.get("sha256"))
+        self.lineage_result = result
+        return result
 
 
 class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
@@ -123,6 +175,17 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "attributes")
     describe_lineage = LineageFunction("describe_access_sync")
+    takes_saved_plan = True
+
+    def save(self, sync: Any, plan: Any) -> dict[str, Any]:
+        from analytics_provider.access.saved import save_user_attributes
+
+        return save_user_attributes(sync, plan)
+
+    def apply_saved(self, saved: Any) -> int:
+        from analytics_provider.access.saved import apply_saved_user_attributes
+
+        return apply_saved_user_attributes(self.hook, saved, self.task_id)
 
     def __init__(
         self,
@@ -168,6 +231,17 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "groups", "group_ids")
     describe_lineage = LineageFunction("describe_access_sync")
+    takes_saved_plan = True
+
+    def save(self, sync: Any, plan: Any) -> dict[str, Any]:
+        from analytics_provider.access.saved import save_group_members
+
+        return save_group_members(sync, plan)
+
+    def apply_saved(self, saved: Any) -> int:
+        from analytics_provider.access.saved import apply_saved_group_members
+
+        return apply_saved_group_members(self.hook, saved, self.task_id)
 
     def __init__(
         self,

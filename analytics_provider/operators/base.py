@@ -125,8 +125,9 @@ class AnalyticsJobOperator(HookTask, OpenLineageMixin, ResumableJobMixin, FreshR
                 self.check_inputs()
                 self.resolve(context)
             if self.resolved:
-                self.log.info("Resolved by name: %s", ", ".join(f"{k}={v!r}" for k, v in self.resolved.items()
-                                                                if k.endswith("_id")))
+                ids = ", ".join(f"{k}={v!r}" for k, v in self.resolved.items() if k.endswith("_id"))
+                if ids:
+                    self.log.info("Resolved by name: %s", ids)
                 context["ti"].xcom_push(key=RESOLVED_KEY, value=self.resolved)
             return self.execute_resumable(context)
 

@@ -29,7 +29,12 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
     :param prune: delete the resources of the scope whose key no file declares any more (off:
         they are reported and left as they are). Resources the files never managed are never
         touched.
-    :param dry_run: plan and log, write nothing.
+    :param dry_run: plan and log, write nothing. The result then holds the plan to apply later as it
+        is (``saved``): a review shows it, and an apply task takes it as ``plan``.
+    :param plan: apply exactly this saved plan (templated: ``plan_task.output``, the result of a
+        task with ``dry_run=True``, or a plan saved by ``manage plan --out``) instead of planning:
+        the files are not read; the resources it touches are read again first and, if any changed
+        since it was made, nothing is written ("stale plan: plan again"). Not with ``path``.
     :param analytics_conn_id: the ``analytics`` connection (templated).
 
     The files are checked when the DAG is parsed (a finding is an import error of the DAG, at its
@@ -39,22 +44,32 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
     counts and changes, and ``applied``.
     """
 
-    template_fields: Sequence[str] = (*AsCodeOperator.template_fields, "path")
+    template_fields: Sequence[str] = (*AsCodeOperator.template_fields, "path", "plan")
     ui_color = "#fff3e0"
+    takes_saved_plan = True
 
     def __init__(
         self,
         *,
-        path: str,
+        path: str | None = None,
         scope: str | None = None,
         prune: bool = False,
+        plan: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.path = path
         self.scope = scope
         self.prune = prune
+        self.plan = plan
         self.check_flags(prune=prune)
+        if plan is not None:
+            given = {name: value for name, value in (("path", path), ("scope", scope), ("prune", prune),
+                                                     ("dry_run", self.is_dry_run)) if value not in (None, False)}
+            if given:
+                raise refused(self.task_id, ", ".join(given), given,
+                              "left out with plan= (the saved plan holds what it applies)")
+            return
         from analytics_provider.deliveries.check import scope_problem  # what the checks need: loaded when one is made
 
         problem = scope_problem(scope) or (prune and scope is None and
@@ -67,7 +82,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
             self.declared()  # parse time: a finding is the DAG's import error
 
     def resolved_path(self) -> Path:
-        path = Path(self.path)
+        path = Path(str(self.path))
         if path.is_absolute():
             return path
         dag_file = getattr(getattr(self, "dag", None), "fileloc", None)
@@ -88,11 +103,15 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         from analytics_provider.deliveries.check import check_references
         from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries, targets
+        from analytics_provider.deliveries.saved import save_deliveries
 
+        if self.plan is not None:
+            return self._apply_saved()
         with self.closing_hook():
             declared = self.declared()
             _refuse(self.task_id, check_references(declared, self.hook))
-            plan = plan_deliveries(self.hook, declared, scope=self.scope, prune=self.prune)
+            seen: dict[tuple[str, int], Any] = {}
+            plan = plan_deliveries(self.hook, declared, scope=self.scope, prune=self.prune, seen=seen)
             self.lineage_targets = targets(plan)
             created: list[tuple[str, int]] = []
 
@@ -102,7 +121,36 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
                 finally:
                     self.lineage_targets += created
 
-            return self.log_and_apply(plan, apply)
+            result = self.log_and_apply(plan, apply)
+            if self.is_dry_run:
+                result["saved"] = save_deliveries(plan, seen, scope=self.scope, prune=self.prune)
+            return result
+
+    def _apply_saved(self) -> dict[str, Any]:
+        """Apply the saved plan exactly (or nothing: stale, edited, another version's)."""
+        from analytics_provider.deliveries.saved import apply_saved_deliveries
+
+        saved = self.plan.get("saved", self.plan) if isinstance(self.plan, dict) else self.plan
+        changes = saved.get("changes") if isinstance(saved, dict) else None
+        if not isinstance(changes, list):
+            raise refused(self.task_id, "plan", self.plan, "a saved plan: the result of a task with dry_run=True "
+                                                           "(plan_task.output), or a plan saved by manage plan --out")
+        self.log.info("Applying the saved plan exactly (%d change(s)):\n%s", len(changes),
+                      "\n".join(f"{c.get('action')}  {c.get('subject')}  {c.get('target')}" for c in changes))
+        created: list[tuple[str, int]] = []
+        self.lineage_targets = [(c["write"]["kind"], c["write"]["id"]) for c in changes
+                                if isinstance(c.get("write"), dict) and c["write"].get("id") is not None]
+        with self.closing_hook():
+            try:
+                applied = apply_saved_deliveries(self.hook, saved, self.task_id, created)
+            finally:
+                self.lineage_targets += created
+        self.log.info("Applied %d change(s) of the saved plan", applied)
+        result = {key: saved.get(key) for key in ("what", "counts", "left")}
+        result.update(changes=[{k: v for k, v in c.items() if k != "write"} for c in changes],
+                      dry_run=False, applied=applied, saved_plan=saved.get("sha256"))
+        self.lineage_result = result
+        return result
 
     describe_lineage = LineageFunction("describe_deliveries")
 

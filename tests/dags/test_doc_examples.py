@@ -158,7 +158,7 @@ def test_trigger_example_is_what_the_trigger_serialises() -> None:
     assert AnalyticsJobTrigger(**kwargs).serialize() == (classpath, kwargs)
 
 
-@pytest.mark.parametrize("page", ["emulator", "custom_charts", "errors_and_retries"])
+@pytest.mark.parametrize("page", ["emulator", "custom_charts", "errors_and_retries", "reviewed_changes"])
 def test_pages_kept_by_others_still_parse(page: str) -> None:
     """Every Python block of the page is found (none, or one the pattern misses, fails) and compiles."""
     codes = examples(page)

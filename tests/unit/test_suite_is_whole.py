@@ -69,6 +69,17 @@ def _split_run(tmp_path: Path, suite: str) -> subprocess.CompletedProcess[str]:
     shutil.copy(TESTS / "fd_guard.py", tests / "fd_guard.py")
     (tests / "airflow_free.txt").write_text("# listed\ntests/test_listed.py\n", encoding="utf-8")
     (tests / "airflow_host.txt").write_text("# listed\ntests/test_hosted.py\n", encoding="utf-8")
+    (tests / "airflow_dags.txt").write_text("# listed\ntests/test_dag_run.py\n", encoding="utf-8")
+    (tests / "test_dag_run.py").write_text(
+        "import pytest\n\n"
+        "@pytest.fixture\ndef openlineage_events():\n    return list\n\n"
+        "def test_reads_lineage(openlineage_events):\n    assert openlineage_events() == []\n\n"
+        "def test_reads_asset_events():\n"
+        "    from analytics_provider.testing import records\n"
+        "    records.asset_events('a_dag', 'a_run')\n\n"
+        "def test_runs_a_dag():\n    pass\n",
+        encoding="utf-8",
+    )
     (tests / "test_listed.py").write_text(
         "def test_listed_but_needs_airflow():\n"
         "    from analytics_provider.hooks.analytics import AnalyticsHook\n"
@@ -94,14 +105,25 @@ def test_a_test_listed_as_free_of_airflow_that_imports_it_fails_loudly(tmp_path:
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 failed" in run.stdout and "test_airflows" not in run.stdout and "test_hosted" not in run.stdout
     assert "must not depend on Airflow's version" in run.stdout and "take it off that list" in run.stdout
+    assert "test_dag_run" not in run.stdout
 
 
 def test_a_test_listed_as_hosted_by_airflow_that_builds_an_operator_fails_loudly(tmp_path: Path) -> None:
     run = _split_run(tmp_path, "airflow-host")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 failed" in run.stdout and "test_airflows" not in run.stdout and "test_listed" not in run.stdout
-    assert "analytics_provider.operators: this run holds the tests listed in tests/airflow_host.txt" in run.stdout
-    assert "take it off that list" in run.stdout
+    assert "tests/airflow_host.txt lists this test" in run.stdout
+    assert "this one uses analytics_provider.operators: take it off that list" in run.stdout
+
+
+def test_a_dag_test_of_the_once_per_python_tier_that_reads_lineage_or_asset_events_fails_loudly(
+    tmp_path: Path,
+) -> None:
+    run = _split_run(tmp_path, "airflow-dags")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 failed, 1 passed, 1 error" in run.stdout, run.stdout  # the fixture is refused at its set-up
+    assert "this one uses the fixture openlineage_events: take it off that list" in run.stdout
+    assert "this one uses analytics_provider.testing.records.asset_events: take it off that list" in run.stdout
 
 
 def test_the_airflow_suite_leaves_out_exactly_the_listed_files(tmp_path: Path) -> None:
@@ -112,7 +134,7 @@ def test_the_airflow_suite_leaves_out_exactly_the_listed_files(tmp_path: Path) -
 
 def test_each_listed_test_file_exists_and_is_in_one_tier_only() -> None:
     listed: dict[str, str] = {}
-    for name in ("airflow_free.txt", "airflow_host.txt"):
+    for name in ("airflow_free.txt", "airflow_host.txt", "airflow_dags.txt"):
         lines = (TESTS / name).read_text(encoding="utf-8").splitlines()
         for entry in (line.strip() for line in lines if line.strip() and not line.startswith("#")):
             assert (TESTS.parent / entry).exists(), f"{name} lists {entry}, which is not there"

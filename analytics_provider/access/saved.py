@@ -1,0 +1,152 @@
+"""The access syncs' saved plans: which resources their changes touch, and their apply: those read
+again, then exactly the changes in their order, or nothing when one changed. The group member sync
+records each user whose managed groups it changes (with the managed groups they were in), each
+group it creates and each e-mail it invites (absent); the user attribute sync records the values
+each user had of each attribute it writes, and each e-mail it invites."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from analytics_provider.access.attributes import UserAttributeSync
+from analytics_provider.access.groups import GroupMemberSync, Membership, same_name
+from analytics_provider.access.plan import AccessPlan
+from analytics_provider.access.users import Invitation, shown
+from analytics_provider.api.operations import MAX_PAGE_SIZE
+from analytics_provider.plans.plan import Action
+from analytics_provider.plans.saved import (
+    Touched,
+    loaded,
+    refuse_if_stale,
+    saved_plan,
+    stale,
+    write_json,
+    write_of,
+)
+from analytics_provider.plans.writes import Write
+
+Json = dict[str, Any]
+ORDER = (Action.CREATE, Action.INVITE, Action.ADD, Action.REMOVE)
+"""The order the sync sends its changes in (:meth:`GroupMemberSync.apply`): groups, invitations, memberships."""
+
+
+def save_group_members(sync: GroupMemberSync, plan: AccessPlan) -> Json:
+    """The sync's plan (just made by ``sync.plan``) as a saved plan."""
+    managed = sorted(g for g in sync.managed if isinstance(g, int))
+    changes = [c for action in ORDER for c in plan.of(action)]
+    touched: dict[str, Touched] = {}
+    for change in changes:
+        write = change.sent
+        if isinstance(write, Membership):
+            user = sync.users_read[write.user_id]
+            touched.setdefault(f"user {write.user_id}", Touched(
+                "users", write.user_id, str(write.user_id), f"user {shown(user)}",
+                {"managed_group_ids": sorted(g for g in user.get("group_ids") or [] if g in managed)}))
+        elif isinstance(write, Invitation):
+            touched[f"email {write.email}"] = _invited(write)
+        else:
+            touched[f"group {change.target}"] = Touched("groups", None, change.target,
+                                                        f"group {change.target} (to create)", None)
+    return saved_plan(plan, changes, list(touched.values()), {"managed_group_ids": managed}, encode=_encode)
+
+
+def apply_saved_group_members(hook: Any, data: Any, task_id: str) -> int:
+    """Apply a saved plan of the group member sync exactly, or nothing (stale, edited, another
+    version's); the number applied."""
+    changes, touched, params = loaded(data, task_id, "group members", _decode)
+    managed = set(params.get("managed_group_ids") or [])
+    users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
+             if not u.get("is_deleted")}
+    emails = {str(u.get("email") or "").lower(): u for u in users.values()}
+    groups = ({same_name(g["name"]): g for g in hook.list_groups(limit=MAX_PAGE_SIZE)}
+              if any(t.kind == "groups" for t in touched) else {})
+
+    def held(user: Json) -> Json:
+        return {"managed_group_ids": sorted(g for g in user.get("group_ids") or [] if g in managed)}
+
+    def current(then: Touched) -> Json | str | None:
+        if then.kind == "groups":
+            made = groups.get(same_name(then.key))
+            return f"made since the plan: group {made['id']} has its name" if made else None
+        if then.id is None:
+            return _made(emails, then)
+        user = users.get(then.id)
+        return None if user is None else held(user)
+
+    refuse_if_stale(task_id, stale(touched, current))
+    plan = AccessPlan("group members", "user", "group", changes=list(changes))
+    return GroupMemberSync(hook, task_id).apply(plan)
+
+
+ATTRIBUTE_ORDER = (Action.INVITE, Action.ADD, Action.CHANGE, Action.REMOVE)
+"""The order the user attribute sync sends its changes in: invitations, then the entries."""
+
+
+def save_user_attributes(sync: UserAttributeSync, plan: AccessPlan) -> Json:
+    """The sync's plan (just made by ``sync.plan``) as a saved plan."""
+    invites = plan.of(Action.INVITE)
+    entries = [c for c in plan.changes if c.action in ATTRIBUTE_ORDER[1:]]
+    touched = [_invited(c.sent) for c in invites]
+    for change in entries:
+        user_id, attr_id = int(change.sent["subject_id"]), int(change.sent["user_attribute_id"])
+        touched.append(Touched("user_attribute_values", user_id, change.target,
+                               f"user {change.subject}, attribute {change.target}",
+                               {"values": sync.values_read[(user_id, attr_id)]}))
+    return saved_plan(plan, [*invites, *entries], touched, {}, encode=_encode)
+
+
+def apply_saved_user_attributes(hook: Any, data: Any, task_id: str) -> int:
+    """Apply a saved plan of the user attribute sync exactly, or nothing (stale, edited, another
+    version's); the number applied."""
+    changes, touched, _ = loaded(data, task_id, "user attributes", _decode)
+    emails = _emails(hook) if any(t.id is None for t in touched) else {}
+    values: dict[int, Json] = {}
+
+    def current(then: Touched) -> Json | str | None:
+        if then.id is None:
+            return _made(emails, then)
+        if then.id not in values:
+            values[then.id] = hook.compute_user_attribute_values("User", then.id) or {}
+        return {"values": sorted(values[then.id].get(then.key) or [])}
+
+    refuse_if_stale(task_id, stale(touched, current))
+    plan = AccessPlan("user attributes", "user", "attribute", changes=list(changes))
+    return UserAttributeSync(hook, task_id).apply(plan)
+
+
+def _invited(write: Invitation) -> Touched:
+    return Touched("users", None, write.email, f"user {write.email} (to invite)", None)
+
+
+def _emails(hook: Any) -> dict[str, Json]:
+    return {str(u.get("email") or "").lower(): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
+            if not u.get("is_deleted")}
+
+
+def _made(emails: Mapping[str, Json], then: Touched) -> str | None:
+    made = emails.get(then.key.lower())
+    return f"made since the plan: user {made['id']} has this e-mail" if made else None
+
+
+def _encode(write: Any) -> Json:
+    if isinstance(write, dict):
+        return {"entry": write}
+    if isinstance(write, Membership):
+        return {"membership": {"group": write.group, "user_id": write.user_id}}
+    if isinstance(write, Invitation):
+        return {"invitation": {"email": write.email, "role": write.role, "group_ids": list(write.group_ids)}}
+    assert isinstance(write, Write)
+    return write_json(write)
+
+
+def _decode(data: Mapping[str, Any]) -> Any:
+    if "entry" in data:
+        return dict(data["entry"])
+    if "membership" in data:
+        found = data["membership"]
+        return Membership(found["group"], int(found["user_id"]))
+    if "invitation" in data:
+        found = data["invitation"]
+        return Invitation(str(found["email"]), str(found["role"]), tuple(int(g) for g in found["group_ids"]))
+    return write_of(data)
