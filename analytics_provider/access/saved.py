@@ -13,7 +13,7 @@ from analytics_provider.access.attributes import UserAttributeSync
 from analytics_provider.access.groups import GroupMemberSync, Membership, same_name
 from analytics_provider.access.plan import AccessPlan
 from analytics_provider.access.users import Invitation, shown
-from analytics_provider.api.operations import MAX_PAGE_SIZE
+from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
 from analytics_provider.plans.plan import Action
 from analytics_provider.plans.saved import (
     Touched,
