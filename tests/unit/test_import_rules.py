@@ -170,3 +170,21 @@ def test_no_import_cycle() -> None:
         if module not in index:
             visit(module)
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize(("old", "new", "name"), [
+    ("analytics_provider.api.retry", "analytics_provider.api.call.retry", "RetryPolicy"),
+    ("analytics_provider.api.settings", "analytics_provider.api.call.settings", "ConnectionConfigError"),
+])
+def test_the_api_paths_users_wrote_still_import_and_say_where_to(old: str, new: str, name: str) -> None:
+    """What the docs named before the API's modules were grouped: a retry policy for the hook, the
+    error of a connection that cannot work."""
+    import importlib
+    import sys
+
+    from airflow.exceptions import AirflowProviderDeprecationWarning
+
+    sys.modules.pop(old, None)
+    with pytest.warns(AirflowProviderDeprecationWarning, match=new.replace(".", r"\.")):
+        module = importlib.import_module(old)
+    assert getattr(module, name) is getattr(importlib.import_module(new), name)
