@@ -12,7 +12,7 @@ from analytics_provider.api.jobs.status import JOB_STATUS_MEANINGS, JobOutcome, 
 from analytics_provider.api.jobs.wait import final_state, is_pending_status
 from analytics_provider.exceptions import AnalyticsJobError, AnalyticsJobTimeout
 
-from .test_follow import FakeTime, job, run
+from .test_job_waits import FakeTime, job, run
 
 
 def documented_statuses() -> list[str]:
