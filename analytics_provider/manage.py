@@ -19,10 +19,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from analytics_provider.deliveries.check import Declared, check, check_references
-from analytics_provider.deliveries.files import load
+if TYPE_CHECKING:
+    from analytics_provider.deliveries.check import Declared
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,6 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.path is None:
         print("manage apply: give the files' PATH, or --plan PLAN.json", file=sys.stderr)
         return 2
+    # imported once the arguments are read: they import Airflow (our errors are AirflowExceptions), which
+    # ``--help`` and a usage error do without
+    from analytics_provider.deliveries.check import check, check_references
+    from analytics_provider.deliveries.files import load
+
     if not Path(args.path).exists():
         print(f"{args.path}: no such file or folder", file=sys.stderr)
         return 2

@@ -1,4 +1,5 @@
-"""The command-line tools' ``--help`` is plain text, not reStructuredText."""
+"""The command-line tools' ``--help`` is plain text, not reStructuredText, and imports no Airflow
+(a help page is read at once: Airflow takes seconds to import)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,15 @@ MARKUP = re.compile(r"``|:[a-z]+(?::[a-z]+)?:`|\*\*")
     ],
     ids=["emulator", "aml", "aml-lint", "aml-preview", "manage", "manage-check", "manage-plan", "manage-apply"],
 )
-def test_help_is_plain_text(command: list[str]) -> None:
+def test_help_is_plain_text_and_imports_no_airflow(command: list[str]) -> None:
     # as a user runs it: not in the suite's unit-test mode, in which Airflow logs loading its test
     # configuration to the standard output the first time a process of a fresh home imports it
     env = {k: v for k, v in os.environ.items() if k != "AIRFLOW__CORE__UNIT_TEST_MODE"}
-    result = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True, check=True, env=env)
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", *command],
+                            capture_output=True, text=True, check=True, env=env)
     assert result.stdout.startswith("usage: python -m ")
     assert MARKUP.findall(result.stdout) == []
+    lines = result.stderr.splitlines()
+    imported = [line.rpartition("|")[2].strip() for line in lines if line.startswith("import time:")]
+    assert "analytics_provider" in imported  # -X importtime listed the imports
+    assert [name for name in imported if name == "airflow" or name.startswith("airflow.")] == []

@@ -3,6 +3,7 @@ a module that leaves file descriptors open fails the run."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -16,6 +17,11 @@ from vendor_facts import FACTS, source_checksum, vendor_document
 from analytics_provider.api.wire.operations import OPERATIONS
 
 TESTS = Path(__file__).resolve().parents[1]
+OUR_PLUGINS_ONLY = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+"""A run of the suite's own plugins (``conftest.py``, ``fd_guard``) without the installed ones (hypothesis,
+anyio, xdist, ...): loading those took about 2 s of CPU a run, and the skips and descriptors counted here
+are the suite's own. The runs of ``--suite`` keep them: a plugin that imported Airflow first would let a
+test listed as free of it pass."""
 
 
 def test_the_vendor_facts_are_an_openapi_document_without_prose() -> None:
@@ -43,7 +49,7 @@ def _run(tmp_path: Path, allowed: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path),
          "--allowed-skips", str(tmp_path / "allowed.txt")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        capture_output=True, text=True, cwd=tmp_path, timeout=300, env=OUR_PLUGINS_ONLY,
     )
 
 
@@ -160,7 +166,7 @@ def test_a_module_that_leaves_sockets_open_fails_the_run_and_names_them(tmp_path
     )
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        capture_output=True, text=True, cwd=tmp_path, timeout=300, env=OUR_PLUGINS_ONLY,
     )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "3 passed, 1 error" in run.stdout, run.stdout
