@@ -12,6 +12,7 @@ printing one line per step with its time; pip's own output goes to ``VENV/instal
 from __future__ import annotations
 
 import argparse
+import fcntl
 import glob
 import hashlib
 import os
@@ -161,7 +162,10 @@ def uv() -> Path | None:
     ``ANALYTICS_INSTALLER=pip`` asks for pip: pip installs then."""
     if os.environ.get("ANALYTICS_INSTALLER", "uv") == "pip":
         return None
-    with _UV_LOCK:
+    TOOLS.mkdir(parents=True, exist_ok=True)
+    # one install at a time, across threads and processes (CI installs several venvs side by side)
+    with _UV_LOCK, (TOOLS / ".uv.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         return _installed_uv()
 
 
