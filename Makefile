@@ -39,7 +39,7 @@ lint: $(VENV)/.installed  ## ruff on the code, tests, examples and scripts; mypy
 docs: $(VENV)/.installed  ## the Sphinx site into docs/_build/html, warnings as errors
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
-bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, shared quota, access sync at scale, operator import time
+bench: $(VENV)/.installed  ## benchmarks (not tests): download and upload memory, trigger CPU, a poll's functions, shared quota, access sync at scale, refresh by impact, operator import time
 	$(PY) benchmarks/run_all.py
 
 dist: $(VENV)/.installed  ## sdist and wheel into dist/, checked by twine
