@@ -51,6 +51,15 @@ def _long_lived_objects_frozen() -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def the_service_the_examples_name(analytics_emulator_server: Any) -> None:
+    """``ANALYTICS_SERVICE`` (the service ``analytics_export_when_dashboard_fresh`` names its asset by)
+    is the session's emulator from the first parse on, as a deployment's is fixed: Airflow 3.3's
+    ``dag.test()`` parses the whole examples folder again, and a DAG stored with two different
+    assets in one database left the scheduler reading the other (``dags_needing_dagruns``)."""
+    os.environ["ANALYTICS_SERVICE"] = analytics_emulator_server.base_url
+
+
+@pytest.fixture(scope="session", autouse=True)
 def task_log_level() -> None:
     """Log at INFO, as a task process does: ``dag.test()`` runs tasks in this process, where
     Airflow 3.0 leaves structlog unconfigured, which prints the task runner's debug lines (each
