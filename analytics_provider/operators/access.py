@@ -132,13 +132,7 @@ class _AccessSyncOperator(AsCodeOperator):
 
     def _apply_saved(self) -> dict[str, Any]:
         """Apply the saved plan exactly (or nothing: stale, edited, another version's)."""
-        saved = self.plan.get("saved", self.plan) if isinstance(self.plan, dict) else self.plan
-        changes = saved.get("changes") if isinstance(saved, dict) else None
-        if not isinstance(changes, list):
-            raise refused(self.task_id, "plan", self.plan, "a saved plan: the result of a task with dry_run=True "
-                                                           "(plan_task.output)")
-        self.log.info("Applying the saved plan exactly (%d change(s)):\n%s", len(changes),
-                      "\n".join(f"{c.get('action')}  {c.get('subject')}  {c.get('target')}" for c in changes))
+        saved, changes = self.saved_changes(self.plan)
         writes = [c["write"] for c in changes if isinstance(c.get("write"), dict)]
         self.lineage_targets = sorted(
             {("groups", w["membership"]["group"]) for w in writes

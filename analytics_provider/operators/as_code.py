@@ -54,6 +54,18 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
             if not isinstance(flag, bool):
                 raise refused(self.task_id, name, flag, "True or False")
 
+    def saved_changes(self, plan: Any, also: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The saved plan ``plan=`` names (a dry run's result, or its ``saved``) and its changes, logged
+        before any is applied; refused, naming the task, when ``plan`` holds no saved plan."""
+        saved = plan.get("saved", plan) if isinstance(plan, dict) else plan
+        changes = saved.get("changes") if isinstance(saved, dict) else None
+        if not isinstance(changes, list):
+            raise refused(self.task_id, "plan", plan,
+                          f"a saved plan: the result of a task with dry_run=True (plan_task.output){also}")
+        self.log.info("Applying the saved plan exactly (%d change(s)):\n%s", len(changes),
+                      "\n".join(f"{c.get('action')}  {c.get('subject')}  {c.get('target')}" for c in changes))
+        return saved, changes
+
     def log_and_apply(self, plan: Plan, apply: Callable[[], int]) -> dict[str, Any]:
         """Log the plan, then (unless a dry run, or nothing to do) apply it; the task's result. A
         destructive plan without consent is refused, dry run or not (:meth:`Plan.refusal`)."""

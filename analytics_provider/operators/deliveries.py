@@ -130,13 +130,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
         """Apply the saved plan exactly (or nothing: stale, edited, another version's)."""
         from analytics_provider.deliveries.saved import apply_saved_deliveries
 
-        saved = self.plan.get("saved", self.plan) if isinstance(self.plan, dict) else self.plan
-        changes = saved.get("changes") if isinstance(saved, dict) else None
-        if not isinstance(changes, list):
-            raise refused(self.task_id, "plan", self.plan, "a saved plan: the result of a task with dry_run=True "
-                                                           "(plan_task.output), or a plan saved by manage plan --out")
-        self.log.info("Applying the saved plan exactly (%d change(s)):\n%s", len(changes),
-                      "\n".join(f"{c.get('action')}  {c.get('subject')}  {c.get('target')}" for c in changes))
+        saved, changes = self.saved_changes(self.plan, also=", or a plan saved by manage plan --out")
         created: list[tuple[str, int]] = []
         self.lineage_targets = [(c["write"]["kind"], c["write"]["id"]) for c in changes
                                 if isinstance(c.get("write"), dict) and c["write"].get("id") is not None]
