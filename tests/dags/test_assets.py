@@ -9,8 +9,10 @@ import pytest
 
 from analytics_provider.testing.records import _asset_models, asset_table, queued_asset_uris
 
-from .conftest import AIRFLOW_VERSION, deferred_tasks
+from .conftest import AIRFLOW_VERSION, dag_bag_of, dag_test, deferred_tasks, set_waits
 from .test_example_dags import run_dag, run_day, task_states
+
+MODES = pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "deferred"])
 
 EXPORTS_ALIAS = "analytics-scheduled-exports"
 ORDERS_URI = "postgres://warehouse:5432/analytics/public/orders"
@@ -136,8 +138,19 @@ def test_the_schedulers_run_of_the_consumer_receives_every_exported_file(
     assert {source for _, _, source in consumed} == {"analytics_scheduled_exports"}
 
 
+def clear_queue(dag_id: str) -> None:
+    """Forget the events queued for ``dag_id`` by earlier tests of this session (when it was unpaused)."""
+    from airflow.utils.session import create_session
+    from sqlalchemy import delete
+
+    models = _asset_models()
+    with create_session() as session:
+        session.execute(delete(models.queue).where(models.queue.target_dag_id == dag_id))
+
+
 def test_a_paused_consumer_is_not_queued(example_dag_bag, analytics_emulator, analytics_connection, tmp_path):
     set_paused("analytics_ship_exported_files", True)
+    clear_queue("analytics_ship_exported_files")
     dag_run = run_dag(example_dag_bag, "analytics_scheduled_exports", False, {"export_root": f"file://{tmp_path}"})
     assert dag_run.state == "success", task_states(dag_run)
     assert len(run_events(dag_run)) == 6
@@ -182,3 +195,49 @@ def test_ship_exported_files_started_by_hand_ships_nothing(
     dag_run = run_dag(example_dag_bag, "analytics_ship_exported_files", False, {"outbox": str(tmp_path / "outbox")})
     assert dag_run.state == "success", task_states(dag_run)
     assert list((tmp_path / "outbox").iterdir()) == []
+
+
+FRESH_EXPORT = "analytics_export_when_dashboard_fresh"
+LOAD = "analytics_after_warehouse_load"
+
+
+@pytest.fixture
+def fresh_bag(airflow_db: None, analytics_emulator, analytics_connection, monkeypatch) -> Any:
+    """The load and its downstream DAG parsed with ``ANALYTICS_SERVICE`` naming the emulator, as a
+    deployment names its service; the downstream DAG unpaused."""
+    from .conftest import EXAMPLE_DAGS
+
+    monkeypatch.setenv("ANALYTICS_SERVICE", analytics_emulator.base_url)
+    bag = dag_bag_of(EXAMPLE_DAGS / f"{FRESH_EXPORT}.py")
+    bag_load = dag_bag_of(EXAMPLE_DAGS / f"{LOAD}.py")
+    set_paused(FRESH_EXPORT, False)
+    yield bag, bag_load
+    set_paused(FRESH_EXPORT, True)
+
+
+@MODES
+def test_a_dag_scheduled_on_a_dashboards_asset_runs_after_the_refresh(fresh_bag, analytics_emulator, tmp_path,
+                                                                      deferrable) -> None:
+    from analytics_provider.testing.records import asset_events, asset_table, queued_asset_uris
+
+    consumer_bag, load_bag = fresh_bag
+    uri = f"analytics://{analytics_emulator.base_url.split('://', 1)[1].removesuffix('/api/v2')}/dashboards/1"
+    assert asset_table().get(uri) is True  # declared by the downstream DAG before any event
+    load = load_bag.get_dag(LOAD)
+    set_waits(load, deferrable)
+    load_run = dag_test(load, {"export_dir": str(tmp_path / "load")})
+    assert load_run.state == "success", task_states(load_run)
+    events = [e for e in asset_events(LOAD, load_run.run_id) if e.task_id == "refresh_impacted"]
+    assert [(e.uri, e.aliases, e.extra["title"]) for e in events] == [
+        (uri, ["analytics-refreshed-dashboards"], "Sales overview")]
+    assert queued_asset_uris(FRESH_EXPORT) == {uri}
+    assert FRESH_EXPORT in dags_ready_to_run()
+    consumer = consumer_bag.get_dag(FRESH_EXPORT)
+    set_waits(consumer, deferrable)
+    export_run = dag_test(consumer, {"export_dir": str(tmp_path / "fresh")})
+    assert export_run.state == "success", task_states(export_run)
+    (csv,) = (tmp_path / "fresh").rglob("*.csv")
+    assert csv.name == "orders-by-channel.csv" and csv.stat().st_size > 0
+    preload = max(j.id for j in analytics_emulator.jobs if j.operation == "preload_dashboard")
+    export = max(j.id for j in analytics_emulator.jobs if j.operation == "submit_widget_export")
+    assert preload < export  # the export ran after the refresh

@@ -19,6 +19,10 @@ from analytics_provider.operators.resumable import ResumableJobMixin
 from analytics_provider.testing.fake_clock import FakeClock
 
 from .conftest import set_waits
+from .test_example_dags import task_states
+from .test_refresh_impacted import DAG_FILE as REFRESH_DAG
+from .test_refresh_impacted import refresh_ti
+from .test_refresh_impacted import run as run_refresh
 
 DAG_FILE = Path(__file__).resolve().parent / "durable_dags" / "durable_export.py"
 RESUMES = ResumableJobMixin.__module__.startswith("airflow.sdk")
@@ -156,3 +160,26 @@ def test_a_sixty_second_outage_mid_wait_is_outlasted(durable_bag, emulator, tmp_
     # real time: the minute was the fake clock's (waits slept for real would span it; a busy machine
     # stretches the requests of a fake minute to seconds, not to sixty)
     assert outage and outage[-1].time - outage[0].time < 60
+
+
+@pytest.fixture(scope="module")
+def refresh_bag(airflow_db: None) -> Any:
+    from .conftest import dag_bag_of
+
+    return dag_bag_of(REFRESH_DAG)
+
+
+@pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "deferred"])
+def test_a_retried_refresh_submits_nothing_twice(refresh_bag, analytics_emulator, analytics_connection,
+                                                 deferrable) -> None:
+    """The refresh operator keeps its jobs in the task state store after each submit (3.3+)."""
+    analytics_emulator.fail_next_job("preload_dashboard", last_error_log="warehouse timed out")
+    dag_run = run_refresh(refresh_bag, deferrable, {"tables": ["public.orders", "finance.revenue_targets"]})
+    assert dag_run.state == "success", task_states(dag_run)
+    assert refresh_ti(dag_run).try_number == 2
+    operations = [j.operation for j in analytics_emulator.jobs]
+    if ResumableJobMixin.__module__.startswith("airflow.sdk"):  # Airflow 3.3+: a task state store
+        assert operations.count("bust_data_source_cache") == 1
+        assert operations.count("preload_dashboard") == 3  # two, and the failed one anew
+    else:
+        assert operations.count("bust_data_source_cache") == 2

@@ -1,4 +1,7 @@
-"""Refresh by impact through Airflow (``dag.test()``), on the worker and deferred, against the emulator."""
+"""Refresh by impact through Airflow (``dag.test()``), on the worker and deferred, against the emulator.
+
+What Airflow does differently between versions is tested elsewhere, on every Airflow: a retry's
+task state in ``test_durable.py``, the dashboards' asset events in ``test_assets.py``."""
 
 from __future__ import annotations
 
@@ -135,75 +138,10 @@ def test_a_failed_preload_does_not_stop_the_others_and_the_task_names_it(impact_
     assert "left out by dashboards_filter: dashboard 'Marketing performance' (2)" in log
 
 
-@MODES
-def test_a_retry_submits_nothing_twice(impact_bag, analytics_emulator, analytics_connection, deferrable) -> None:
-    from analytics_provider.operators.resumable import ResumableJobMixin
-
-    analytics_emulator.fail_next_job("preload_dashboard", last_error_log="warehouse timed out")
-    dag_run = run(impact_bag, deferrable, {"tables": ["public.orders", "finance.revenue_targets"]})
-    assert dag_run.state == "success", task_states(dag_run)
-    assert refresh_ti(dag_run).try_number == 2
-    operations = [j.operation for j in analytics_emulator.jobs]
-    if ResumableJobMixin.__module__.startswith("airflow.sdk"):  # Airflow 3.3+: a task state store
-        assert operations.count("bust_data_source_cache") == 1
-        assert operations.count("preload_dashboard") == 3  # two, and the failed one anew
-    else:
-        assert operations.count("bust_data_source_cache") == 2
-
-
 def test_bad_input_fails_before_any_request(impact_bag, analytics_emulator, analytics_connection) -> None:
     dag_run = run(impact_bag, False, {"tables": "marketing.campaigns"})
     assert dag_run.state == "failed"
     assert [r for r in analytics_emulator.requests if r.origin == "api"] == []
-
-
-FRESH_EXPORT = "analytics_export_when_dashboard_fresh"
-LOAD = "analytics_after_warehouse_load"
-
-
-@pytest.fixture
-def fresh_bag(airflow_db: None, analytics_emulator, analytics_connection, monkeypatch) -> Any:
-    """The load and its downstream DAG parsed with ``ANALYTICS_SERVICE`` naming the emulator, as a
-    deployment names its service; the downstream DAG unpaused."""
-    from .conftest import EXAMPLE_DAGS
-    from .test_assets import set_paused
-
-    monkeypatch.setenv("ANALYTICS_SERVICE", analytics_emulator.base_url)
-    bag = dag_bag_of(EXAMPLE_DAGS / f"{FRESH_EXPORT}.py")
-    bag_load = dag_bag_of(EXAMPLE_DAGS / f"{LOAD}.py")
-    set_paused(FRESH_EXPORT, False)
-    yield bag, bag_load
-    set_paused(FRESH_EXPORT, True)
-
-
-@MODES
-def test_a_dag_scheduled_on_a_dashboards_asset_runs_after_the_refresh(fresh_bag, analytics_emulator, tmp_path,
-                                                                      deferrable) -> None:
-    from analytics_provider.testing.records import asset_events, asset_table, queued_asset_uris
-
-    from .test_assets import dags_ready_to_run
-
-    consumer_bag, load_bag = fresh_bag
-    uri = f"analytics://{analytics_emulator.base_url.split('://', 1)[1].removesuffix('/api/v2')}/dashboards/1"
-    assert asset_table().get(uri) is True  # declared by the downstream DAG before any event
-    load = load_bag.get_dag(LOAD)
-    set_waits(load, deferrable)
-    load_run = dag_test(load, {"export_dir": str(tmp_path / "load")})
-    assert load_run.state == "success", task_states(load_run)
-    events = [e for e in asset_events(LOAD, load_run.run_id) if e.task_id == "refresh_impacted"]
-    assert [(e.uri, e.aliases, e.extra["title"]) for e in events] == [
-        (uri, ["analytics-refreshed-dashboards"], "Sales overview")]
-    assert queued_asset_uris(FRESH_EXPORT) == {uri}
-    assert FRESH_EXPORT in dags_ready_to_run()
-    consumer = consumer_bag.get_dag(FRESH_EXPORT)
-    set_waits(consumer, deferrable)
-    export_run = dag_test(consumer, {"export_dir": str(tmp_path / "fresh")})
-    assert export_run.state == "success", task_states(export_run)
-    (csv,) = (tmp_path / "fresh").rglob("*.csv")
-    assert csv.name == "orders-by-channel.csv" and csv.stat().st_size > 0
-    preload = max(j.id for j in analytics_emulator.jobs if j.operation == "preload_dashboard")
-    export = max(j.id for j in analytics_emulator.jobs if j.operation == "submit_widget_export")
-    assert preload < export  # the export ran after the refresh
 
 
 def test_where_list_jobs_is_refused_each_job_is_read_alone(impact_bag, analytics_emulator,
