@@ -28,7 +28,18 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from analytics_provider.api.jobs.batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
+from analytics_provider.api.call.events import Steps
+from analytics_provider.api.call.exchange import Exchange
+from analytics_provider.api.call.request import ApiRequest
+from analytics_provider.api.call.retry import RetryPolicy
+from analytics_provider.api.jobs.batch import (
+    BatchBackoff,
+    DueReads,
+    degrades_batches,
+    list_jobs_request,
+    refuses_batches,
+    sort_answer,
+)
 from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsTransportError, UnexpectedResponseError
 
@@ -47,8 +58,10 @@ class JobSender(Protocol):
     analytics_conn_id: str
     clock: Callable[[], float]
 
-    async def call(self, name: str, *path_args: Any, query: Any = None, body: Any = None,
-                   retry_policy: Any = None, deadline: float | None = None) -> Any: ...
+    async def exchange(self, request: ApiRequest, retry_policy: RetryPolicy | None = None,
+                       deadline: float | None = None) -> Exchange: ...
+
+    async def run(self, steps: Steps[Any]) -> Any: ...
 
     async def read_job_alone(self, job_id: int, deadline: float = math.inf) -> Any: ...
 
@@ -207,8 +220,9 @@ class JobReader:
         try:
             deadline = max(ask.deadline for asks in chunk.values() for ask in asks)
             try:
-                jobs = await self.client.call("list_jobs", query={"ids": list(chunk)}, retry_policy=ONE_LOOK,
-                                              deadline=None if math.isinf(deadline) else deadline)
+                exchange = await self.client.exchange(list_jobs_request(chunk), ONE_LOOK,
+                                                      None if math.isinf(deadline) else deadline)
+                jobs = await self.client.run(exchange.call())
                 answer = sort_answer(chunk, jobs)
             except Exception as exc:
                 if refuses_batches(exc):
