@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from yarl import URL
 
-from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
+from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Steps
 from analytics_provider.api.call.exchange import CallPlan, Exchange
 from analytics_provider.api.call.quota import Quota
 from analytics_provider.api.call.request import ApiRequest, build_request
@@ -51,6 +51,7 @@ class AsyncAnalyticsClient:
         self.options = TransportOptions(connect_timeout=connect_timeout, read_timeout=timeout)
         self._shared: LoopShared | None = None
         self._quotas: Quotas | None = None  # the connection's quotas in the loop
+        self._reader: JobReader | None = None  # the connection's batched reader in the loop
         self._settings_read: ConnectionSettings | None = None  # the connection's settings, as last read
         self._settings: ConnectionSettings | None = None  # ... with this client's options
         self._settings_at = 0.0  # when they were read, on ``clock``
@@ -62,10 +63,11 @@ class AsyncAnalyticsClient:
         self._shared = LoopShared.of_running_loop()
         self._shared.enter()
         self._quotas = self._shared.quotas_of(self.analytics_conn_id, type(self).clock)
+        self._reader, self._settings = None, None  # this loop's are found at their first use
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        shared, self._shared = self._shared, None
+        shared, self._shared, self._reader = self._shared, None, None
         if shared is not None:
             await shared.leave()
 
@@ -106,7 +108,7 @@ class AsyncAnalyticsClient:
         The waits of an event loop on one connection share their reads: List Jobs asks for up
         to a hundred jobs at once (:mod:`~analytics_provider.hooks.job_reader`).
         """
-        return await self.job_reader().read(self, job_id, deadline)
+        return await (self._reader or self.job_reader()).read(self, job_id, deadline)
 
     async def read_job_alone(self, job_id: int, deadline: float = math.inf) -> Any:
         """One read with ``GET /jobs/{id}`` (a job a batch left out; a service that refuses batches)."""
@@ -115,35 +117,41 @@ class AsyncAnalyticsClient:
                                ).call())
 
     def job_reader(self) -> JobReader:
-        """The batched reader of this connection in this event loop."""
+        """The batched reader of this connection in this event loop (kept by the client from then on)."""
         shared = self._require()
         key = (type(self), self.analytics_conn_id, self.options)
         reader = shared.readers.get(key)
         if reader is None:  # its sender: a copy that holds the loop's state after this client exits
             reader = shared.readers[key] = JobReader(copy.copy(self), shared.refusals)
+        self._reader = reader
         return reader
 
     async def run(self, steps: Steps[T], *, sleep: Callable[[float], Awaitable[Any]] | None = None) -> T:
         """Carry out the events of a call or a wait; returns what it returns, raises what it
         raises. ``sleep``: how its pauses are slept (the client's ``sleep`` otherwise)."""
-        stepper, sleep = Stepper(steps), sleep or self.sleep
-        reader: JobReader | None = None  # found at a wait's first read
-        for event in stepper:
-            if isinstance(event, Send):
-                stepper.reply(await self._send(event))
-            elif isinstance(event, ReadJob):
-                reader = reader or self.job_reader()
-                try:  # what read_job does
-                    job = await reader.read(self, event.job_id, self.clock() + event.left)
-                except Exception as exc:  # the wait decides what a failed read means
-                    job = exc
-                stepper.reply(job)
-            elif isinstance(event, Pause):
-                await sleep(event.seconds)
-            elif isinstance(event, AwaitSignal):
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(event.done.wait(), event.seconds)
-        return stepper.result
+        sleep = sleep or self.sleep
+        reply: Any = None
+        try:
+            while True:
+                try:
+                    event = steps.send(reply)
+                except StopIteration as done:
+                    return done.value
+                reply = None
+                if isinstance(event, Send):
+                    reply = await self._send(event)
+                elif isinstance(event, ReadJob):
+                    try:
+                        reply = await self.read_job(event.job_id, self.clock() + event.left)
+                    except Exception as exc:  # the wait decides what a failed read means
+                        reply = exc
+                elif isinstance(event, Pause):
+                    await sleep(event.seconds)
+                elif isinstance(event, AwaitSignal):
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(event.done.wait(), event.seconds)
+        finally:
+            steps.close()  # an exchange's own cleanup (a quota's turn handed over) runs however it ends
 
     async def iter_body(self, answer: Answer, exchange: Exchange,
                         error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None
