@@ -205,9 +205,9 @@ class JobReader:
         self._send_due()
 
     def _send_due(self) -> None:
-        while len(self._due) and self._sending < self.MAX_SENDING:
+        while self._sending < self.MAX_SENDING:
             chunk = self._due.take(_pending)
-            if not chunk:
+            if not chunk:  # none due (still waiting)
                 return
             self._sending += 1
             task = asyncio.get_running_loop().create_task(self._send(chunk))

@@ -57,7 +57,7 @@ class DueReads(Generic[W]):
         chunk: dict[int, list[W]] = {}
         while self._due and len(chunk) < limit:
             job_id, waiters = self._due.popitem(last=False)
-            live = [w for w in waiters if alive(w)]
+            live = list(filter(alive, waiters))
             if live:
                 chunk[job_id] = live
         return chunk
