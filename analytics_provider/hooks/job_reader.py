@@ -80,11 +80,6 @@ def _pending(ask: _Ask) -> bool:
     return not ask.future.done()
 
 
-def _deliver(ask: _Ask, answer: Any) -> None:
-    if not ask.future.done():
-        ask.future.set_result(answer)
-
-
 def _expire(ask: _Ask) -> None:
     if not ask.future.done():
         ask.future.set_exception(AnalyticsDeadlineExceeded(
@@ -219,6 +214,7 @@ class JobReader:
         word to read its job alone."""
         try:
             deadline = max(ask.deadline for asks in chunk.values() for ask in asks)
+            outcomes: dict[int, Any]  # what each asked id's waits get
             try:
                 exchange = await self.client.exchange(list_jobs_request(chunk), ONE_LOOK,
                                                       None if math.isinf(deadline) else deadline)
@@ -233,23 +229,20 @@ class JobReader:
                     failed = READ_ALONE_FOR_NOW
                 else:
                     failed = exc
-                for asks in chunk.values():
-                    for ask in asks:
-                        _deliver(ask, failed)
-                return
-            if answer.contradicted:
-                self._back_off(UnexpectedResponseError(
-                    f"List Jobs answered {len(answer.contradicted)} job(s) twice with different statuses (job "
-                    f"{answer.contradicted[0]} first)", method="GET", path="/jobs"))
+                outcomes = dict.fromkeys(chunk, failed)
             else:
-                self.backoff.succeeded()
-            for job_id, job in answer.found.items():
-                for ask in chunk[job_id]:
-                    _deliver(ask, job)
-            for job_ids, alone in ((answer.missing, READ_ALONE), (answer.contradicted, READ_ALONE_FOR_NOW)):
-                for job_id in job_ids:
-                    for ask in chunk[job_id]:
-                        _deliver(ask, alone)
+                if answer.contradicted:
+                    self._back_off(UnexpectedResponseError(
+                        f"List Jobs answered {len(answer.contradicted)} job(s) twice with different statuses (job "
+                        f"{answer.contradicted[0]} first)", method="GET", path="/jobs"))
+                else:
+                    self.backoff.succeeded()
+                outcomes = {**answer.found, **dict.fromkeys(answer.missing, READ_ALONE),
+                            **dict.fromkeys(answer.contradicted, READ_ALONE_FOR_NOW)}
+            for job_id, asks in chunk.items():
+                for ask in asks:
+                    if not ask.future.done():  # not ended by its deadline meanwhile
+                        ask.future.set_result(outcomes[job_id])
         finally:
             self._sending -= 1
             self._send_due()
