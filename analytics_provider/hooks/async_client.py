@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from yarl import URL
 
-from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
+from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Steps
 from analytics_provider.api.call.exchange import CallPlan, Exchange
 from analytics_provider.api.call.quota import Quota
 from analytics_provider.api.call.request import ApiRequest, build_request
@@ -50,8 +50,11 @@ class AsyncAnalyticsClient:
         self.retry_policy = retry_policy or RetryPolicy()
         self.options = TransportOptions(connect_timeout=connect_timeout, read_timeout=timeout)
         self._shared: LoopShared | None = None
+        self._quotas: Quotas | None = None  # the connection's quotas in the loop
+        self._reader: JobReader | None = None  # the connection's batched reader in the loop
         self._settings_read: ConnectionSettings | None = None  # the connection's settings, as last read
         self._settings: ConnectionSettings | None = None  # ... with this client's options
+        self._settings_at = 0.0  # when they were read, on ``clock``
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(analytics_conn_id={self.analytics_conn_id!r})"
@@ -59,34 +62,39 @@ class AsyncAnalyticsClient:
     async def __aenter__(self) -> AsyncAnalyticsClient:
         self._shared = LoopShared.of_running_loop()
         self._shared.enter()
+        self._quotas = self._shared.quotas_of(self.analytics_conn_id, type(self).clock)
+        self._reader, self._settings = None, None  # this loop's are found at their first use
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        shared, self._shared = self._shared, None
+        shared, self._shared, self._reader = self._shared, None, None
         if shared is not None:
             await shared.leave()
 
     async def settings(self) -> ConnectionSettings:
         """The connection's settings, read once for all the waits of the loop (then every 5 min)."""
-        shared = self._require()
-        found = shared.fresh_settings(self.analytics_conn_id, self.clock())
-        if found is None:
-            found = await shared.read_settings(self.analytics_conn_id, self.clock)
+        if self._settings is not None and self.clock() - self._settings_at < SETTINGS_TTL:
+            return self._settings  # every look: what this client took from the loop's last read
+        shared = self._shared or self._require()
+        read_at, found = (shared.fresh_settings(self.analytics_conn_id, self.clock())
+                          or await shared.read_settings(self.analytics_conn_id, self.clock))
         if found is not self._settings_read or self._settings is None:  # options applied once per read
             self._settings_read, self._settings = found, self.options.apply(found)
+        self._settings_at = read_at
         return self._settings
 
     def quota(self, endpoint: str) -> Quota:
         """The quota of one endpoint (``"GET /jobs/{id}"``), shared by the loop's waits."""
-        quotas, key = self._require().quotas, (self.analytics_conn_id, endpoint)
-        if key not in quotas:
-            quotas[key] = Quota(clock=type(self).clock, event=asyncio.Event)
-        return quotas[key]
+        self._require()
+        assert self._quotas is not None
+        return self._quotas[endpoint]
 
     async def exchange(self, request: ApiRequest, retry_policy: RetryPolicy | None = None,
                        deadline: float | None = None) -> Exchange:
         plan = CallPlan(retry_policy or self.retry_policy, request, deadline, self.clock)
-        return Exchange(request, await self.settings(), plan, self.quota)
+        settings = await self.settings()
+        assert self._quotas is not None  # entered: the settings say so
+        return Exchange(request, settings, plan, self._quotas.__getitem__)
 
     async def call(self, name: str, *path_args: Any, query: Mapping[str, Any] | None = None, body: Any = None,
                    retry_policy: RetryPolicy | None = None, deadline: float | None = None) -> Any:
@@ -100,7 +108,7 @@ class AsyncAnalyticsClient:
         The waits of an event loop on one connection share their reads: List Jobs asks for up
         to a hundred jobs at once (:mod:`~analytics_provider.hooks.job_reader`).
         """
-        return await self.job_reader().read(self, job_id, deadline)
+        return await (self._reader or self.job_reader()).read(self, job_id, deadline)
 
     async def read_job_alone(self, job_id: int, deadline: float = math.inf) -> Any:
         """One read with ``GET /jobs/{id}`` (a job a batch left out; a service that refuses batches)."""
@@ -109,33 +117,41 @@ class AsyncAnalyticsClient:
                                ).call())
 
     def job_reader(self) -> JobReader:
-        """The batched reader of this connection in this event loop."""
+        """The batched reader of this connection in this event loop (kept by the client from then on)."""
         shared = self._require()
         key = (type(self), self.analytics_conn_id, self.options)
         reader = shared.readers.get(key)
         if reader is None:  # its sender: a copy that holds the loop's state after this client exits
             reader = shared.readers[key] = JobReader(copy.copy(self), shared.refusals)
+        self._reader = reader
         return reader
 
     async def run(self, steps: Steps[T], *, sleep: Callable[[float], Awaitable[Any]] | None = None) -> T:
         """Carry out the events of a call or a wait; returns what it returns, raises what it
         raises. ``sleep``: how its pauses are slept (the client's ``sleep`` otherwise)."""
-        stepper, sleep = Stepper(steps), sleep or self.sleep
-        for event in stepper:
-            if isinstance(event, Send):
-                stepper.reply(await self._send(event))
-            elif isinstance(event, ReadJob):
+        sleep = sleep or self.sleep
+        reply: Any = None
+        try:
+            while True:
                 try:
-                    job = await self.read_job(event.job_id, self.clock() + event.left)
-                except Exception as exc:  # the wait decides what a failed read means
-                    job = exc
-                stepper.reply(job)
-            elif isinstance(event, Pause):
-                await sleep(event.seconds)
-            elif isinstance(event, AwaitSignal):
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(event.done.wait(), event.seconds)
-        return stepper.result
+                    event = steps.send(reply)
+                except StopIteration as done:
+                    return done.value
+                reply = None
+                if isinstance(event, Send):
+                    reply = await self._send(event)
+                elif isinstance(event, ReadJob):
+                    try:
+                        reply = await self.read_job(event.job_id, self.clock() + event.left)
+                    except Exception as exc:  # the wait decides what a failed read means
+                        reply = exc
+                elif isinstance(event, Pause):
+                    await sleep(event.seconds)
+                elif isinstance(event, AwaitSignal):
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(event.done.wait(), event.seconds)
+        finally:
+            steps.close()  # an exchange's own cleanup (a quota's turn handed over) runs however it ends
 
     async def iter_body(self, answer: Answer, exchange: Exchange,
                         error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None
@@ -165,10 +181,11 @@ class AsyncAnalyticsClient:
             else:
                 headers = {**headers, **auth}  # in the request it forwards (and strips it from)
         connect, read = step.timeout
+        shared = self._shared or self._require()
         try:
-            response = await self._require().session.request(  # type: ignore[union-attr]
+            response = await shared.session.request(  # type: ignore[union-attr]
                 step.method, step.url, params=step.params, json=step.json, data=step.data, headers=headers,
-                timeout=self._require().timeout(step.left, connect, read if step.left is None or step.stream else None),
+                timeout=shared.timeout(step.left, connect, read if step.left is None or step.stream else None),
                 allow_redirects=False, proxy=proxy, proxy_headers=proxy_headers, ssl=step.network.ssl_context,
             )
         except Exception as exc:
@@ -216,7 +233,7 @@ class LoopShared:
         self.users = 0
         self.settings: dict[str, tuple[float, ConnectionSettings]] = {}
         self.settings_locks: dict[str, asyncio.Lock] = {}
-        self.quotas: dict[tuple[str, str], Quota] = {}
+        self.quotas: dict[str, Quotas] = {}  # per connection
         self.timeouts: dict[tuple[float | None, float, float | None], aiohttp.ClientTimeout] = {}
         self.readers: dict[tuple[Any, ...], JobReader] = {}  # per client class, connection and options
         self.refusals: dict[str, str] = {}  # connections whose List Jobs the service refused, and why
@@ -235,12 +252,20 @@ class LoopShared:
             session, self.session = self.session, None
             await session.close()
 
-    def fresh_settings(self, conn_id: str, now: float) -> ConnectionSettings | None:
-        cached = self.settings.get(conn_id)
-        return None if cached is None or now - cached[0] >= SETTINGS_TTL else cached[1]
+    def quotas_of(self, conn_id: str, clock: Callable[[], float]) -> Quotas:
+        """The quotas of a connection's endpoints (made on ``clock`` by its first client)."""
+        quotas = self.quotas.get(conn_id)
+        if quotas is None:
+            quotas = self.quotas[conn_id] = Quotas(clock)
+        return quotas
 
-    async def read_settings(self, conn_id: str, clock: Callable[[], float]) -> ConnectionSettings:
-        """Read the connection once however many waits ask at the same time."""
+    def fresh_settings(self, conn_id: str, now: float) -> tuple[float, ConnectionSettings] | None:
+        """A connection's settings and when they were read, unless that was ``SETTINGS_TTL`` ago."""
+        cached = self.settings.get(conn_id)
+        return None if cached is None or now - cached[0] >= SETTINGS_TTL else cached
+
+    async def read_settings(self, conn_id: str, clock: Callable[[], float]) -> tuple[float, ConnectionSettings]:
+        """Read the connection once however many waits ask at the same time; returns when it was read too."""
         async with self.settings_locks.setdefault(conn_id, asyncio.Lock()):
             fresh = self.fresh_settings(conn_id, clock())  # another wait may have read it meanwhile
             if fresh is not None:
@@ -253,8 +278,8 @@ class LoopShared:
             # the first request would build the TLS context on the loop: reading the CA bundle
             # holds it for 20 to 80 ms (measured at a process's first batched read)
             await asyncio.to_thread(lambda: settings.network.ssl_context)
-            self.settings[conn_id] = (clock(), settings)
-            return settings
+            self.settings[conn_id] = read = (clock(), settings)
+            return read
 
     def timeout(self, left: float | None, connect: float, read: float | None) -> aiohttp.ClientTimeout:
         """The connect timeout, the per-read one (None: none, the whole is bounded), and the whole
@@ -268,6 +293,19 @@ class LoopShared:
                 self.timeouts.clear()
             self.timeouts[key] = aiohttp.ClientTimeout(total=key[0], sock_connect=connect, sock_read=read)
         return self.timeouts[key]
+
+
+class Quotas(dict[str, Quota]):
+    """A connection's quotas in an event loop, by endpoint (``"GET /jobs/{id}"``), each made at its
+    endpoint's first call: an exchange looks its quota up here with no code of ours."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def __missing__(self, endpoint: str) -> Quota:
+        quota = self[endpoint] = Quota(clock=self.clock, event=asyncio.Event)
+        return quota
 
 
 def _not_sent_errors() -> tuple[type[BaseException], ...]:

@@ -28,7 +28,18 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from analytics_provider.api.jobs.batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
+from analytics_provider.api.call.events import Steps
+from analytics_provider.api.call.exchange import Exchange
+from analytics_provider.api.call.request import ApiRequest
+from analytics_provider.api.call.retry import RetryPolicy
+from analytics_provider.api.jobs.batch import (
+    BatchBackoff,
+    DueReads,
+    degrades_batches,
+    list_jobs_request,
+    refuses_batches,
+    sort_answer,
+)
 from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsTransportError, UnexpectedResponseError
 
@@ -47,8 +58,10 @@ class JobSender(Protocol):
     analytics_conn_id: str
     clock: Callable[[], float]
 
-    async def call(self, name: str, *path_args: Any, query: Any = None, body: Any = None,
-                   retry_policy: Any = None, deadline: float | None = None) -> Any: ...
+    async def exchange(self, request: ApiRequest, retry_policy: RetryPolicy | None = None,
+                       deadline: float | None = None) -> Exchange: ...
+
+    async def run(self, steps: Steps[Any]) -> Any: ...
 
     async def read_job_alone(self, job_id: int, deadline: float = math.inf) -> Any: ...
 
@@ -65,11 +78,6 @@ class _Ask:
 
 def _pending(ask: _Ask) -> bool:
     return not ask.future.done()
-
-
-def _deliver(ask: _Ask, answer: Any) -> None:
-    if not ask.future.done():
-        ask.future.set_result(answer)
 
 
 def _expire(ask: _Ask) -> None:
@@ -192,9 +200,9 @@ class JobReader:
         self._send_due()
 
     def _send_due(self) -> None:
-        while len(self._due) and self._sending < self.MAX_SENDING:
+        while self._sending < self.MAX_SENDING:
             chunk = self._due.take(_pending)
-            if not chunk:
+            if not chunk:  # none due (still waiting)
                 return
             self._sending += 1
             task = asyncio.get_running_loop().create_task(self._send(chunk))
@@ -206,9 +214,11 @@ class JobReader:
         word to read its job alone."""
         try:
             deadline = max(ask.deadline for asks in chunk.values() for ask in asks)
+            outcomes: dict[int, Any]  # what each asked id's waits get
             try:
-                jobs = await self.client.call("list_jobs", query={"ids": list(chunk)}, retry_policy=ONE_LOOK,
-                                              deadline=None if math.isinf(deadline) else deadline)
+                exchange = await self.client.exchange(list_jobs_request(chunk), ONE_LOOK,
+                                                      None if math.isinf(deadline) else deadline)
+                jobs = await self.client.run(exchange.call())
                 answer = sort_answer(chunk, jobs)
             except Exception as exc:
                 if refuses_batches(exc):
@@ -219,23 +229,20 @@ class JobReader:
                     failed = READ_ALONE_FOR_NOW
                 else:
                     failed = exc
-                for asks in chunk.values():
-                    for ask in asks:
-                        _deliver(ask, failed)
-                return
-            if answer.contradicted:
-                self._back_off(UnexpectedResponseError(
-                    f"List Jobs answered {len(answer.contradicted)} job(s) twice with different statuses (job "
-                    f"{answer.contradicted[0]} first)", method="GET", path="/jobs"))
+                outcomes = dict.fromkeys(chunk, failed)
             else:
-                self.backoff.succeeded()
-            for job_id, job in answer.found.items():
-                for ask in chunk[job_id]:
-                    _deliver(ask, job)
-            for job_ids, alone in ((answer.missing, READ_ALONE), (answer.contradicted, READ_ALONE_FOR_NOW)):
-                for job_id in job_ids:
-                    for ask in chunk[job_id]:
-                        _deliver(ask, alone)
+                if answer.contradicted:
+                    self._back_off(UnexpectedResponseError(
+                        f"List Jobs answered {len(answer.contradicted)} job(s) twice with different statuses (job "
+                        f"{answer.contradicted[0]} first)", method="GET", path="/jobs"))
+                else:
+                    self.backoff.succeeded()
+                outcomes = {**answer.found, **dict.fromkeys(answer.missing, READ_ALONE),
+                            **dict.fromkeys(answer.contradicted, READ_ALONE_FOR_NOW)}
+            for job_id, asks in chunk.items():
+                for ask in asks:
+                    if not ask.future.done():  # not ended by its deadline meanwhile
+                        ask.future.set_result(outcomes[job_id])
         finally:
             self._sending -= 1
             self._send_due()

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import requests
 
-from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Stepper, Steps
+from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Steps
 from analytics_provider.api.call.exchange import CallPlan, Exchange
 from analytics_provider.api.call.quota import Quota
 from analytics_provider.api.call.request import ApiRequest, build_request
@@ -75,21 +75,28 @@ class AnalyticsClient:
     def run(self, steps: Steps[T], *, sleep: Callable[[float], None] | None = None) -> T:
         """Carry out the events of a call or a wait; returns what it returns, raises what it
         raises. ``sleep``: how its pauses are slept (the client's ``sleep`` otherwise)."""
-        stepper, sleep = Stepper(steps), sleep or self.sleep
-        for event in stepper:
-            if isinstance(event, Send):
-                stepper.reply(self._send(event))
-            elif isinstance(event, ReadJob):
+        sleep = sleep or self.sleep
+        reply: Any = None
+        try:
+            while True:
                 try:
-                    job = self.read_job(event.job_id, self.clock() + event.left)
-                except Exception as exc:  # the wait decides what a failed read means
-                    job = exc
-                stepper.reply(job)
-            elif isinstance(event, Pause):
-                sleep(event.seconds)
-            elif isinstance(event, AwaitSignal):
-                event.done.wait(event.seconds)
-        return stepper.result
+                    event = steps.send(reply)
+                except StopIteration as done:
+                    return done.value
+                reply = None
+                if isinstance(event, Send):
+                    reply = self._send(event)
+                elif isinstance(event, ReadJob):
+                    try:
+                        reply = self.read_job(event.job_id, self.clock() + event.left)
+                    except Exception as exc:  # the wait decides what a failed read means
+                        reply = exc
+                elif isinstance(event, Pause):
+                    sleep(event.seconds)
+                elif isinstance(event, AwaitSignal):
+                    event.done.wait(event.seconds)
+        finally:
+            steps.close()  # an exchange's own cleanup (a quota's turn handed over) runs however it ends
 
     def iter_body(self, answer: Answer, exchange: Exchange,
                   error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None,

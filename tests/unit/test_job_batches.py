@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from analytics_provider.api.call.request import build_request
-from analytics_provider.api.jobs.batch import BatchBackoff, DueReads, degrades_batches, refuses_batches, sort_answer
+from analytics_provider.api.jobs.batch import (
+    BatchBackoff,
+    DueReads,
+    degrades_batches,
+    list_jobs_request,
+    refuses_batches,
+    sort_answer,
+)
 from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,
@@ -90,3 +97,12 @@ def test_more_than_100_ids_are_refused_before_any_request() -> None:
     assert len(build_request("list_jobs", query={"ids": list(range(1, 101))}).params) == 100
     with pytest.raises(AnalyticsParameterError, match="list_jobs: ids takes at most 100 values, got 101"):
         build_request("list_jobs", query={"ids": list(range(1, 102))})
+
+
+def test_a_batch_sends_the_list_jobs_request_the_table_builds() -> None:
+    """The batch's request is built without the table's checks (it runs every poll): it must be
+    the very request :func:`build_request` makes, and refuse what that refuses."""
+    for ids in ([7], [3, 1, 2], list(range(1, 101))):
+        assert list_jobs_request(ids) == build_request("list_jobs", query={"ids": ids})
+    with pytest.raises(AnalyticsParameterError, match="list_jobs: ids takes at most 100 values, got 101"):
+        list_jobs_request(list(range(1, 102)))

@@ -2,17 +2,18 @@
 
 A call (:mod:`~analytics_provider.api.call.exchange`) and a wait (:mod:`~analytics_provider.api.jobs.wait`)
 are generators of these events. A driver (``requests`` on the worker, ``aiohttp`` in the
-triggerer) runs them all the same way, with a :class:`Stepper`: it carries out each event and
-replies ``None`` to a :class:`Pause` or an :class:`AwaitSignal`, an :class:`Answer` or a
-:class:`Failure` to a :class:`Send`, and the job (or the exception its read raised) to a
-:class:`ReadJob`.
+triggerer) runs them all the same way, with the generator protocol (``steps.send(reply)`` until
+it returns, ``steps.close()`` however that loop ends, so that an exchange's own cleanup, a quota's
+turn handed over, runs even when an event fails): it carries out each event and replies ``None``
+to a :class:`Pause` or an :class:`AwaitSignal`, an :class:`Answer` or a :class:`Failure` to a
+:class:`Send`, and the job (or the exception its read raised) to a :class:`ReadJob`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, Union
+from typing import Any, TypeVar, Union
 
 from analytics_provider.api.call.network import Network
 
@@ -92,30 +93,3 @@ Event = Union[Pause, AwaitSignal, Send, ReadJob]  # noqa: UP007 (a runtime alias
 T = TypeVar("T")
 Steps = Generator[Event, Any, T]
 """Code without I/O: a generator of events that returns ``T``."""
-
-
-class Stepper(Generic[T]):
-    """A driver's side of the generator protocol: iterate for the events, :meth:`reply` with what an
-    event got, read :attr:`result` at the end. The generator is closed however the loop ends, so an
-    exchange's own cleanup (a quota's turn handed over) runs even when an event fails."""
-
-    def __init__(self, steps: Steps[T]) -> None:
-        self._steps = steps
-        self._reply: Any = None
-        self.result: T
-
-    def __iter__(self) -> Iterator[Event]:
-        try:
-            while True:
-                reply, self._reply = self._reply, None
-                try:
-                    event = self._steps.send(reply)
-                except StopIteration as done:
-                    self.result = done.value
-                    return
-                yield event
-        finally:
-            self._steps.close()
-
-    def reply(self, outcome: Any) -> None:
-        self._reply = outcome

@@ -152,43 +152,40 @@ def parse_response(
     answer as a job state). ``secrets`` never appear in an error's text, even if echoed.
     """
     try:
-        return _read_answer(request, status, headers, body, now)
+        op = request.operation
+        if not 200 <= status < 300:
+            raise error_from_response(
+                status,
+                body,
+                method=request.method,
+                path=request.path,
+                retry_after=parse_retry_after(headers, now=now),
+            )
+        if not body or body.isspace():
+            if status == 204 or op.method == "DELETE":
+                return {}
+            raise _unexpected(request, status, headers, body, "the answer is empty")
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise _unexpected(request, status, headers, body, "the answer is not JSON") from None
+        if op.paginated:
+            if not isinstance(data, dict) or not isinstance(data.get(op.items_key), list):
+                raise _unexpected(request, status, headers, body, f"the answer has no {op.items_key} list")
+            return data
+        key = op.result_key
+        if key is None:
+            return data
+        if not isinstance(data, dict) or key not in data:
+            raise _unexpected(request, status, headers, body, f"the answer has no {key!r}")
+        result = data[key]
+        if key == "job" and not (isinstance(result, dict) and isinstance(result.get("status"), str)
+                                 and result["status"]):
+            raise _unexpected(request, status, headers, body, "the answer's job has no status")
+        return result
     except AnalyticsApiError as exc:
         exc.redact(secrets)
         raise
-
-
-def _read_answer(request: ApiRequest, status: int, headers: Mapping[str, str], body: bytes, now: float | None) -> Any:
-    op = request.operation
-    if not 200 <= status < 300:
-        raise error_from_response(
-            status,
-            body,
-            method=request.method,
-            path=request.path,
-            retry_after=parse_retry_after(headers, now=now),
-        )
-    if not body or body.isspace():
-        if status == 204 or op.method == "DELETE":
-            return {}
-        raise _unexpected(request, status, headers, body, "the answer is empty")
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise _unexpected(request, status, headers, body, "the answer is not JSON") from None
-    if op.paginated:
-        if not isinstance(data, dict) or not isinstance(data.get(op.items_key), list):
-            raise _unexpected(request, status, headers, body, f"the answer has no {op.items_key} list")
-        return data
-    key = op.result_key
-    if key is None:
-        return data
-    if not isinstance(data, dict) or key not in data:
-        raise _unexpected(request, status, headers, body, f"the answer has no {key!r}")
-    result = data[key]
-    if key == "job" and not (isinstance(result, dict) and isinstance(result.get("status"), str) and result["status"]):
-        raise _unexpected(request, status, headers, body, "the answer's job has no status")
-    return result
 
 
 def _unexpected(

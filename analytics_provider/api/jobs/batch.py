@@ -5,7 +5,8 @@ reads can share List Jobs (``GET /jobs?ids[]=``, at most 100 ids). :class:`DueRe
 reads asked for, oldest first, and hands out the ids of the next request (the oldest first, so
 that under a quota every wait's turn comes alike); :func:`sort_answer` gives each id asked its
 job, or says the answer left it out (a job that does not exist, or that the key may not see: it
-is then read alone, so that ``GET /jobs/{id}`` says which) or contradicted itself on it.
+is then read alone, so that ``GET /jobs/{id}`` says which) or contradicted itself on it;
+:func:`list_jobs_request` is the request of those ids.
 :func:`refuses_batches` tells an answer that means "this service does not do List Jobs for you"
 from one that means "not now" (:func:`degrades_batches`); :class:`BatchBackoff` says when List
 Jobs is tried again after that.
@@ -15,11 +16,13 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from itertools import repeat
 from typing import Any, Generic, NamedTuple, TypeVar
 
+from analytics_provider.api.call.request import ApiRequest, build_request
 from analytics_provider.api.call.retry import is_transient
-from analytics_provider.api.wire.operations import MAX_JOB_IDS
+from analytics_provider.api.wire.operations import MAX_JOB_IDS, OPERATIONS
 from analytics_provider.exceptions import AnalyticsApiError, UnexpectedResponseError
 
 W = TypeVar("W")
@@ -54,10 +57,23 @@ class DueReads(Generic[W]):
         chunk: dict[int, list[W]] = {}
         while self._due and len(chunk) < limit:
             job_id, waiters = self._due.popitem(last=False)
-            live = [w for w in waiters if alive(w)]
+            live = list(filter(alive, waiters))
             if live:
                 chunk[job_id] = live
         return chunk
+
+
+LIST_JOBS = OPERATIONS["list_jobs"]
+
+
+def list_jobs_request(job_ids: Collection[int]) -> ApiRequest:
+    """List Jobs for ``job_ids`` (``GET /jobs?ids[]=``), as ``build_request("list_jobs", query={"ids": ...})``
+    makes it, without walking the table's checks at every poll: the ids of a batch are the waits'
+    integer job ids, at most :data:`MAX_JOB_IDS` (:meth:`DueReads.take`); more go to those checks
+    and are refused there."""
+    if len(job_ids) > MAX_JOB_IDS:
+        return build_request("list_jobs", query={"ids": list(job_ids)})
+    return ApiRequest(LIST_JOBS, LIST_JOBS.path, tuple(zip(repeat("ids[]"), map(str, job_ids))))
 
 
 class SortedAnswer(NamedTuple):
