@@ -61,6 +61,7 @@ ACCESS_DAG = "analytics_access_sync"
 ACCESS_WRITES = ("upsert_user_attribute_entries", "create_group", "add_user_to_group", "remove_user_from_group",
                  "invite_users")
 JOB_SECONDS = 8.0
+FAN_OUT_JOB_SECONDS = 40.0
 HEARTBEAT_TIMEOUT = 20  # seconds; Airflow's default is 300: a crashed worker's task waits that long
 TRIGGERERS = ("triggerer-1", "triggerer-2")
 WORKERS = ("worker-1", "worker-2")
@@ -606,6 +607,10 @@ class Scenario:
         say("== 4: 200 mapped deferred exports on one key; the scheduler restarted mid-run")
         before_requests = len(self.emulator.requests())
         start = time.monotonic()
+        # jobs long enough that the waits pile up in the triggerers however slowly two busy workers
+        # start 200 tasks (each task's start costs seconds of CPU; with 8 s jobs, fewer than 20 were
+        # ever deferred at once on a loaded machine)
+        self.emulator.control("POST", "set_job_duration", seconds=FAN_OUT_JOB_SECONDS)
         run_id = self.api.trigger("e2e_fan_out", {"folder": str(self.home / "fan-out")})
 
         def some_deferred() -> bool:
@@ -613,6 +618,7 @@ class Scenario:
             return states["deferred"] >= 20
 
         wait_for("the fan-out's waits to defer", some_deferred, 300, 0.5)
+        self.emulator.control("POST", "set_job_duration", seconds=JOB_SECONDS)  # the jobs submitted from now on
         say("SIGTERM the scheduler mid-run, then start it again")
         self.stack.procs.stop("scheduler", signal.SIGTERM)
         self.stack.start("scheduler")
