@@ -36,8 +36,8 @@ def run_dag(bag: Any, dag_id: str, deferrable: bool, conf: dict[str, Any], logic
 
 
 def assert_waits_ran_where_asked(dag_run: Any, deferrable: bool, deferring_tasks: list[str]) -> None:
-    deferred = deferred_tasks(dag_run)
-    assert deferred == (sorted(deferring_tasks) if deferrable else [])
+    deferred = sorted(set(deferred_tasks(dag_run)))  # a task that deferred twice (a refresh: its busts, then
+    assert deferred == (sorted(deferring_tasks) if deferrable else [])  # its preloads) is named once
 
 
 def run_day(dag_run: Any) -> str:
