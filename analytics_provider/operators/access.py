@@ -140,12 +140,7 @@ class _AccessSyncOperator(AsCodeOperator):
             | {("user_attributes", int(w["entry"]["user_attribute_id"])) for w in writes if w.get("entry")})
         with self.closing_hook():
             applied = self.apply_saved(saved)
-        self.log.info("Applied %d change(s) of the saved plan", applied)
-        result = {key: saved.get(key) for key in ("what", "counts", "left")}
-        result.update(changes=[{k: v for k, v in c.items() if k != "write"} for c in changes],
-                      dry_run=False, applied=applied, saved_plan=saved.get("sha256"))
-        self.lineage_result = result
-        return result
+        return self.saved_result(saved, changes, applied)
 
 
 class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):

@@ -66,6 +66,15 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
                       "\n".join(f"{c.get('action')}  {c.get('subject')}  {c.get('target')}" for c in changes))
         return saved, changes
 
+    def saved_result(self, saved: dict[str, Any], changes: list[dict[str, Any]], applied: int) -> dict[str, Any]:
+        """What an applied saved plan returns (and reports to lineage): its changes without their writes."""
+        self.log.info("Applied %d change(s) of the saved plan", applied)
+        result = {key: saved.get(key) for key in ("what", "counts", "left")}
+        result.update(changes=[{k: v for k, v in c.items() if k != "write"} for c in changes],
+                      dry_run=False, applied=applied, saved_plan=saved.get("sha256"))
+        self.lineage_result = result
+        return result
+
     def log_and_apply(self, plan: Plan, apply: Callable[[], int]) -> dict[str, Any]:
         """Log the plan, then (unless a dry run, or nothing to do) apply it; the task's result. A
         destructive plan without consent is refused, dry run or not (:meth:`Plan.refusal`)."""

@@ -139,12 +139,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
                 applied = apply_saved_deliveries(self.hook, saved, self.task_id, created)
             finally:
                 self.lineage_targets += created
-        self.log.info("Applied %d change(s) of the saved plan", applied)
-        result = {key: saved.get(key) for key in ("what", "counts", "left")}
-        result.update(changes=[{k: v for k, v in c.items() if k != "write"} for c in changes],
-                      dry_run=False, applied=applied, saved_plan=saved.get("sha256"))
-        self.lineage_result = result
-        return result
+        return self.saved_result(saved, changes, applied)
 
     describe_lineage = LineageFunction("describe_deliveries")
 
