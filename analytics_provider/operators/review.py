@@ -25,12 +25,15 @@ NEEDS_HITL = (
 )
 
 try:
-    from airflow.providers.standard.operators.hitl import ApprovalOperator
+    from airflow.providers.standard.operators.hitl import ApprovalOperator, HITLOperator
 except Exception as exc:  # Airflow 2.11 and 3.0: no module, or the provider refuses (AirflowOptionalProvider...)
     _MISSING: str | None = f"{type(exc).__name__}: {exc}"
     from airflow.providers.common.compat.sdk import BaseOperator as ApprovalOperator  # type: ignore[assignment]
+    _TAKES_RESPONSE_TIMEOUT = True
 else:
     _MISSING = None
+    # The standard provider before 1.13 (Airflow 3.1's constraints) bounds the wait by execution_timeout.
+    _TAKES_RESPONSE_TIMEOUT = "response_timeout" in HITLOperator.__init__.__code__.co_varnames
 
 
 class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
@@ -41,7 +44,7 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
     :param max_rows: rows of the plan the request shows (the total is always said).
     :param fail_on_reject: fail this task on a reject or a time-out (default: skip the apply).
     :param response_timeout: how long to wait for an answer (a ``timedelta``); then the answer is
-        "Reject".
+        "Reject". With the standard provider before 1.13 it is passed on as ``execution_timeout``.
     :param assigned_users: who may answer (``{"id": ..., "name": ...}``, one or a list); default:
         whoever may edit the DAG's runs.
     :param notifiers: Airflow notifiers called when the request is made (Slack, e-mail...).
@@ -81,6 +84,8 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
             raise refused(task_id, "max_rows", max_rows, "a number of rows (1 or more)")
         if not isinstance(fail_on_reject, bool):
             raise refused(task_id, "fail_on_reject", fail_on_reject, "True or False")
+        if not _TAKES_RESPONSE_TIMEOUT and "response_timeout" in kwargs:
+            kwargs["execution_timeout"] = kwargs.pop("response_timeout")
         super().__init__(subject=subject or "", body=None, defaults=[ApprovalOperator.REJECT],
                          fail_on_reject=fail_on_reject, **kwargs)
         self.plan = plan

@@ -78,6 +78,8 @@ def test_the_review_is_an_approval_that_rejects_on_time_out() -> None:
     assert isinstance(task, ApprovalOperator)
     assert task.defaults == ["Reject"] and task.fail_on_reject is False
     assert task.assigned_users == [{"id": "ann", "name": "Ann"}]
+    # the standard provider before 1.13 (Airflow 3.1.8's constraints) bounds the wait by execution_timeout
+    assert (getattr(task, "response_timeout", None) or task.execution_timeout) == timedelta(hours=4)
     assert AnalyticsReviewPlanOperator(task_id="r", plan=PLAN, fail_on_reject=True).fail_on_reject is True
 
 
