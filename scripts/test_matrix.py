@@ -4,8 +4,8 @@ Each cell of ``MATRIX`` (``scripts/envs.py``) gets ``.matrix/airflow-<version>-p
 installed with ``constraints/airflow-<version>.txt`` (reused while the constraints and
 ``pyproject.toml`` are unchanged), then runs the tests that can differ between Airflow versions
 (``pytest --suite airflow``); the cells of ``ONCE_PER_PYTHON_CELLS``, one per Python, also run the
-rest: ``--suite airflow-dags`` (DAG tests of what our operators do, which read no lineage or asset
-event), ``--suite airflow-host`` (Airflow only as the connection's home; importing an operator, a
+rest: ``--suite airflow-behaviour`` (what our operators, sensors and triggers do, which read no
+lineage or asset event), ``--suite airflow-host`` (Airflow only as the connection's home; importing an operator, a
 sensor or a trigger fails the test) and ``--suite airflow-free`` (any Airflow import but its
 exception class fails the test), so every test runs on every Python and every test that can
 differ between Airflow versions on every Airflow (``tests/conftest.py`` says how a test is
@@ -61,8 +61,8 @@ def run_cell(airflow: str, python_version: str) -> Result:
     LOGS.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     once = (airflow, python_version) in ONCE_PER_PYTHON_CELLS
-    # (the DAG tier's refusals hold within a run of several suites; the other two refuse imports, alone)
-    suites = [("airflow", "airflow-dags"), ("airflow-host",), ("airflow-free",)] if once else [("airflow",)]
+    # (the behaviour tier's refusals hold within a run of several suites; the other two refuse imports, alone)
+    suites = [("airflow", "airflow-behaviour"), ("airflow-host",), ("airflow-free",)] if once else [("airflow",)]
     summaries = []
     for names in suites:
         suite = "+".join(names)

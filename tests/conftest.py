@@ -61,14 +61,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # * tests/airflow_host.txt: files for which Airflow is only where the hook's connection and the secrets masker
 #   come from (the hook, its drivers, downloads, plans, against the emulator or a hostile server). In a run of
 #   this tier alone, importing our operators, sensors or triggers is refused.
-# * tests/airflow_dags.txt: DAG tests of what our operators do, where Airflow runs them with ``dag.test()`` on
-#   the worker or deferred: the part of Airflow that the example DAGs' tests (tests/dags/test_example_dags.py)
-#   exercise on every Airflow. In every run (``make test`` too), such a test may not read OpenLineage
-#   events or asset events (the ``openlineage_events`` fixture, ``analytics_provider.testing.records``' asset
-#   readers): what Airflow reports about a run differs between versions, and those tests run in every cell.
+# * tests/airflow_behaviour.txt: tests of what our operators, sensors and triggers do, where Airflow's part is
+#   the one every cell proves: DAG runs through ``dag.test()`` (on the worker or deferred, as the example DAGs'
+#   tests run them on every Airflow), operators executed with a fake task instance, triggers run in the
+#   test's own event loop (their rows and upgrades are tested in every cell). In every run (``make test``
+#   too), such a test may not read OpenLineage events or asset events (the ``openlineage_events`` fixture,
+#   ``analytics_provider.testing.records``' asset readers): what Airflow reports about a run differs between
+#   versions, and those tests run in every cell.
 #
-# Every other file (the example DAGs, lineage, assets, task state, retries, the connection form and test,
-# triggers and the triggerer's loop, the operators' arguments) runs in every cell (``--suite airflow``). A new
+# Every other file (the example DAGs, lineage, assets, task state, retries, durable tasks, the review step, the
+# connection form and test, trigger rows and the triggerer's loop, the operators' arguments, fresh homes, the
+# installs without OpenLineage) runs in every cell (``--suite airflow``). A new
 # test file is in every cell until a tier file lists it.
 
 
@@ -138,8 +141,8 @@ TIERS: dict[str, Tier] = {
         "tests/airflow_host.txt", "use Airflow only for a connection and its secrets masker (no operator, sensor "
         "or trigger)", refused_modules=("analytics_provider.operators", "analytics_provider.sensors",
                                         "analytics_provider.triggers")),
-    "airflow-dags": Tier(
-        "tests/airflow_dags.txt", "run our operators through dag.test() and read no lineage or asset event "
+    "airflow-behaviour": Tier(
+        "tests/airflow_behaviour.txt", "run our operators, sensors and triggers and read no lineage or asset event "
         "(what Airflow reports about a run differs between versions)",
         refused_fixtures=("openlineage_events",),
         refused_calls=(f"{_RECORDS}.asset_events", f"{_RECORDS}.queued_asset_uris", f"{_RECORDS}.asset_table")),

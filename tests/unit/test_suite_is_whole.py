@@ -75,7 +75,7 @@ def _split_run(tmp_path: Path, suite: str) -> subprocess.CompletedProcess[str]:
     shutil.copy(TESTS / "fd_guard.py", tests / "fd_guard.py")
     (tests / "airflow_free.txt").write_text("# listed\ntests/test_listed.py\n", encoding="utf-8")
     (tests / "airflow_host.txt").write_text("# listed\ntests/test_hosted.py\n", encoding="utf-8")
-    (tests / "airflow_dags.txt").write_text("# listed\ntests/test_dag_run.py\n", encoding="utf-8")
+    (tests / "airflow_behaviour.txt").write_text("# listed\ntests/test_dag_run.py\n", encoding="utf-8")
     (tests / "test_dag_run.py").write_text(
         "import pytest\n\n"
         "@pytest.fixture\ndef openlineage_events():\n    return list\n\n"
@@ -125,7 +125,7 @@ def test_a_test_listed_as_hosted_by_airflow_that_builds_an_operator_fails_loudly
 def test_a_dag_test_of_the_once_per_python_tier_that_reads_lineage_or_asset_events_fails_loudly(
     tmp_path: Path,
 ) -> None:
-    run = _split_run(tmp_path, "airflow-dags")
+    run = _split_run(tmp_path, "airflow-behaviour")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 failed, 1 passed, 1 error" in run.stdout, run.stdout  # the fixture is refused at its set-up
     assert "this one uses the fixture openlineage_events: take it off that list" in run.stdout
@@ -140,7 +140,7 @@ def test_the_airflow_suite_leaves_out_exactly_the_listed_files(tmp_path: Path) -
 
 def test_each_listed_test_file_exists_and_is_in_one_tier_only() -> None:
     listed: dict[str, str] = {}
-    for name in ("airflow_free.txt", "airflow_host.txt", "airflow_dags.txt"):
+    for name in ("airflow_free.txt", "airflow_host.txt", "airflow_behaviour.txt"):
         lines = (TESTS / name).read_text(encoding="utf-8").splitlines()
         for entry in (line.strip() for line in lines if line.strip() and not line.startswith("#")):
             assert (TESTS.parent / entry).exists(), f"{name} lists {entry}, which is not there"
