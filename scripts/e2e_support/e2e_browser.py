@@ -52,10 +52,12 @@ class Chromium:
                    "--no-first-run", "--no-default-browser-check", "--no-proxy-server",
                    f"--window-size={width},{height}", f"--user-data-dir={self.profile}",
                    "--remote-debugging-pipe", "about:blank"]
-        self.process = subprocess.Popen(
-            ["sh", "-c", f'exec "$@" 3<&{to_child} 4>&{from_child} {to_child}<&- {from_child}>&-', "sh", *command],
-            pass_fds=(to_child, from_child), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+        with (self.profile / "stderr.log").open("wb") as stderr:
+            self.process = subprocess.Popen(
+                # bash: dash takes no file descriptor above 9 in a redirection
+                ["bash", "-c", f'exec "$@" 3<&{to_child} 4>&{from_child} {to_child}<&- {from_child}>&-', "bash",
+                 *command], pass_fds=(to_child, from_child), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=stderr, start_new_session=True)
         os.close(to_child)
         os.close(from_child)
         self._buffer = b""
@@ -64,12 +66,16 @@ class Chromium:
         self.requests: dict[str, str] = {}
         """The page's HTTP requests sent and not yet answered (Network events): their URLs by id."""
         self.network_at = time.monotonic()
-        target = self.command("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.command("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        self.command("Page.enable", session=True)
-        self.command("Network.enable", session=True)
-        self.command("Emulation.setDeviceMetricsOverride", session=True, width=width, height=height,
-                     deviceScaleFactor=1, mobile=False)  # the page's size, whatever the window's frame takes
+        try:
+            target = self.command("Target.createTarget", url="about:blank")["targetId"]
+            self.session = self.command("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+            self.command("Page.enable", session=True)
+            self.command("Network.enable", session=True)
+            self.command("Emulation.setDeviceMetricsOverride", session=True, width=width, height=height,
+                         deviceScaleFactor=1, mobile=False)  # the page's size, whatever the window's frame takes
+        except BaseException:
+            self.close()
+            raise
 
     @staticmethod
     def _above_4(fd: int) -> int:
@@ -143,7 +149,11 @@ class Chromium:
             if select.select([self._from], [], [], left)[0]:
                 chunk = os.read(self._from, 1 << 20)
                 if not chunk:
-                    raise DevToolsError(f"{what}: Chromium closed its pipe (exit code {self.process.poll()})")
+                    with suppress(subprocess.TimeoutExpired):
+                        self.process.wait(10)
+                    said = (self.profile / "stderr.log").read_text(errors="replace").strip().splitlines()[-5:]
+                    raise DevToolsError(f"{what}: Chromium closed its pipe (exit code {self.process.poll()}); "
+                                        f"the end of its stderr: {said}")
                 self._buffer += chunk
 
     def _count_request(self, event: dict[str, Any]) -> None:
