@@ -13,7 +13,11 @@ every call to the service goes (``HTTP_PROXY`` for every process, the api-server
    after the heartbeat timeout the retry reconnects to the job, one submit;
 4. a fan-out of 200 mapped deferred exports on one key, the scheduler restarted mid-run: all
    green, 429s under 1%;
-5. the scheduled exports' second day: the asset table holds as many rows as after the first.
+5. the scheduled exports' second day: the asset table holds as many rows as after the first;
+6. access synced from a PostgreSQL table, twice (the second run writes nothing);
+7. reviewed deliveries (``scripts/e2e_review.py``): rejected, changed between review and apply,
+   approved; the review page in headless Chromium (Debian's), logged in as the REST API is, shows
+   the plan's rows (its screenshot: ``review-page.png`` in the run's folder).
 
 Then: jobs on the emulator equal the tasks that submit one, the proxy saw every call the
 emulator answered (workers' and triggerers' User-Agents both), and no log holds an ERROR line or
@@ -298,17 +302,32 @@ class Database:
         return sorted(uri for (uri,) in self.rows("SELECT uri FROM asset"))
 
 
+USER, PASSWORD = "admin", "admin"  # the simple auth manager's one user (simple_auth)
+
+
+def simple_auth(home: Path) -> dict[str, str]:
+    """Airflow's settings for the simple auth manager with one user and its password, as production
+    logs in (the REST API and the browser: :meth:`Api.login`)."""
+    passwords = home / "passwords.json"
+    passwords.write_text(json.dumps({USER: PASSWORD}))
+    return {"AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",  # user:role
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords)}
+
+
 class Api:
     def __init__(self, base: str) -> None:
         self.base = base
         self.session = requests.Session()
         self.session.trust_env = False
+        self.token: str | None = None
+        """The user's JWT once logged in: the REST API's bearer and the UI's ``_token`` cookie. Never shown."""
 
     def login(self) -> None:
-        token = self.session.post(f"{self.base}/auth/token", json={"username": "admin", "password": "admin"},
+        token = self.session.post(f"{self.base}/auth/token", json={"username": USER, "password": PASSWORD},
                                   timeout=30)
         token.raise_for_status()
-        self.session.headers["Authorization"] = f"Bearer {token.json()['access_token']}"
+        self.token = str(token.json()["access_token"])
+        self.session.headers["Authorization"] = f"Bearer {self.token}"
 
     def get(self, path: str, **params: Any) -> Any:
         response = self.session.get(f"{self.base}/api/v2/{path}", params=params, timeout=30)
@@ -371,8 +390,6 @@ class Stack:
 
 def environment(home: Path, dags: Path, port: int, database: str, broker: str, connection: str,
                 proxy: str, service: str) -> dict[str, str]:
-    passwords = home / "passwords.json"
-    passwords.write_text(json.dumps({"admin": "admin"}))
     tmp = home / "tmp"
     tmp.mkdir()
     keep = {k: v for k, v in os.environ.items() if not k.upper().endswith("_PROXY")}
@@ -397,8 +414,7 @@ def environment(home: Path, dags: Path, port: int, database: str, broker: str, c
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://localhost:{port}/execution/",
         "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
         "AIRFLOW__API__SECRET_KEY": secrets.token_hex(32),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+        **simple_auth(home),
         "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1",
         "AIRFLOW__SCHEDULER__DAG_DIR_LIST_INTERVAL": "5",
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT),
@@ -432,11 +448,12 @@ def measured(what: str, figures: dict[str, Any]) -> Iterator[None]:
 
 
 def install_only() -> int:
-    """What the run needs from Debian's packages (PostgreSQL, Redis), installed and nothing run: CI
-    fetches it while other steps run."""
+    """What the run needs from Debian's packages (PostgreSQL, Redis, Chromium), installed and nothing
+    run: CI fetches it while other steps run."""
     postgres_bin()
     debian_package("redis-server", "redis-server")
-    say("e2e: PostgreSQL and Redis are installed")
+    debian_package("chromium", "chromium")
+    say("e2e: PostgreSQL, Redis and Chromium are installed")
     return 0
 
 
@@ -665,20 +682,21 @@ class Scenario:
 
     def reviewed_deliveries(self) -> None:
         say("== 7: reviewed deliveries: rejected, changed between review and apply, approved")
-        from e2e_review import DAG_ID, reviewed_runs  # scripts/, beside this file
+        from e2e_review import DAG_ID, SCREENSHOT, reviewed_runs  # scripts/, beside this file
 
         self.review_dag = DAG_ID
 
         def scheduler_log() -> str:
             return "".join(self.stack.procs.logs("scheduler").values())
 
-        # no browser here: the production shape's auth manager asks for a login (the screenshot:
-        # python scripts/e2e_review.py, on a stack of its own). The change another hand makes to the
-        # service between review and apply goes through the proxy too, which counts every call.
+        # The browser logs in as the REST API did (the user's token as the UI's cookie); the picture
+        # stays in the run's folder (python scripts/e2e_review.py --docs refreshes the docs' one).
+        # The change another hand makes to the service between review and apply goes through the
+        # proxy too, which counts every call.
         session, direct = self.emulator.session, dict(self.emulator.session.proxies)
         session.proxies = {"http": self.proxy.url(), "https": self.proxy.url()}
         try:
-            self.failures += reviewed_runs(self.api, self.emulator, scheduler_log, None)
+            self.failures += reviewed_runs(self.api, self.emulator, scheduler_log, self.home / SCREENSHOT)
         finally:
             session.proxies = direct
 

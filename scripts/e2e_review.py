@@ -5,14 +5,15 @@ review page in Airflow's UI seen by headless Chromium.
 with its :class:`Api` and :class:`Emulator`, the DAG ``scripts/e2e_support/e2e_reviewed.py`` and
 ``example_dags/deliveries`` in its DAGs folder): one run rejected (nothing written), one whose
 service state is changed between the review and the apply (the apply refuses: nothing written),
-one approved (exactly the plan's changes written). During the approved run's review it takes a
-screenshot of the task's "required actions" page with Debian's Chromium (installed when missing)
-and checks that the plan's rows are on it.
+one approved (exactly the plan's changes written). During the approved run's review it opens the
+task's "required actions" page in Debian's headless Chromium (installed when missing), logged in
+as the REST API is (the user's token as the UI's ``_token`` cookie), checks that the plan's rows
+are on it and takes a screenshot.
 
-Run alone (``python scripts/e2e_review.py [--screenshot PATH]``), it starts a small stack of its
-own first: SQLite, LocalExecutor, api-server, scheduler and dag-processor, the emulator as its own
-process; the auth manager lets every user in (``simple_auth_manager_all_admins``), so that the
-browser needs no login. Stops everything it started, by process id.
+Run alone (``python scripts/e2e_review.py [--screenshot PATH] [--docs]``), it starts a small stack
+of its own first: SQLite, LocalExecutor, api-server, scheduler and dag-processor, the emulator as
+its own process, the simple auth manager with a user and password as ``make e2e`` has it. Stops
+everything it started, by process id.
 """
 
 from __future__ import annotations
@@ -29,15 +30,19 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e import BIN, REPO, SUPPORT, Api, Emulator, Processes, debian_package, free_port, say, wait_for
+from e2e import BIN, REPO, SUPPORT, Api, Emulator, Processes, debian_package, free_port, say, simple_auth, wait_for
+from e2e_support.e2e_browser import Chromium
 
 DAG_ID = "e2e_reviewed_deliveries"
 REVIEW, APPLY = "deliveries.review", "deliveries.apply"
 WRITES = ("create_data_schedule", "update_data_schedule", "delete_data_schedule", "create_data_alert",
           "update_data_alert", "delete_data_alert")
-SCREENSHOT = REPO / "docs" / "_static" / "reviewed_changes_review_page.png"
+DOCS_PICTURE = REPO / "docs" / "_static" / "reviewed_changes_review_page.png"
+SCREENSHOT = "review-page.png"
+"""The review page's picture, in the run's folder (``make e2e``'s and this script's)."""
 ROWS = ("weekly-sales", "revenue-by-region-watch")
 """The plan's rows the review page must show (the keys of ``example_dags/deliveries``)."""
 
@@ -82,7 +87,7 @@ def one_run(api: Api, emulator: Emulator, scheduler_log: Callable[[], str], opti
     finished = f"TaskInstance Finished: dag_id={DAG_ID}, task_id={REVIEW}, run_id={run_id},"
     wait_for(f"the scheduler to take {run_id}'s parked review", lambda: finished in scheduler_log(), 120, 0.2)
     detail = api.get(f"dags/{DAG_ID}/dagRuns/{run_id}/taskInstances/{REVIEW}/-1/hitlDetails")
-    seen = screenshot(api.base, run_id, page) if page is not None else None
+    seen = screenshot(api, run_id, page) if page is not None else None
     if between is not None:
         between()
     before = len(writes(emulator))
@@ -94,10 +99,10 @@ def one_run(api: Api, emulator: Emulator, scheduler_log: Callable[[], str], opti
 
 
 def reviewed_runs(api: Api, emulator: Emulator, scheduler_log: Callable[[], str],
-                  screenshot_to: Path | None = SCREENSHOT) -> list[str]:
-    """The three reviewed runs on a stack that is up (``scheduler_log``: the scheduler's log so
-    far); the failures (none: all three went as they must). ``screenshot_to`` None: no browser
-    (its page needs an auth manager that lets the browser in without a login)."""
+                  screenshot_to: Path | None) -> list[str]:
+    """The three reviewed runs on a stack that is up (``api`` logged in; ``scheduler_log``: the
+    scheduler's log so far); the failures (none: all three went as they must, and the review page
+    in the browser showed the plan's rows). ``screenshot_to`` None: no browser."""
     failures: list[str] = []
 
     def check(ok: bool, what: str) -> None:
@@ -141,17 +146,25 @@ def reviewed_runs(api: Api, emulator: Emulator, scheduler_log: Callable[[], str]
     return failures
 
 
-def screenshot(base: str, run_id: str, path: Path) -> dict[str, bool]:
-    """The review's page in headless Chromium: a PNG at ``path``; which of the plan's rows the page shows."""
+def screenshot(api: Api, run_id: str, path: Path) -> dict[str, bool]:
+    """The review's page in headless Chromium, logged in with ``api``'s token (the ``_token`` cookie
+    Airflow's login sets): which of the plan's rows the page shows (awaited up to a deadline), and a
+    PNG of it at ``path``."""
+    if api.token is None:
+        raise SystemExit("e2e: the review page needs a login (Api.login) before the browser opens it")
     debian_package("chromium", "chromium")
-    url = f"{base}/dags/{DAG_ID}/runs/{run_id}/tasks/{REVIEW}/required_actions"
-    common = ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-              "--window-size=1400,1000", "--virtual-time-budget=20000", "--no-proxy-server"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=180).stdout
-    subprocess.run([*common, f"--screenshot={path}", url], capture_output=True, timeout=180, check=True)
-    found = {row: row in dom for row in ROWS}
-    say(f"review page {url}: {found}; screenshot {path} ({path.stat().st_size} bytes)")
+    url = f"{api.base}/dags/{DAG_ID}/runs/{quote(run_id, safe=':+')}/tasks/{REVIEW}/required_actions"
+    with Chromium() as browser:
+        browser.set_cookie(api.base, "_token", api.token)
+        browser.open(url)
+        found = browser.wait_for_texts(ROWS, 120)
+        if not browser.wait_quiet():
+            say(f"review page: requests still going after 30 s ({sorted(set(browser.requests.values()))}); "
+                "the picture is taken as it is")
+        size = browser.screenshot(path)
+        ended = browser.location()
+    where = "" if ended == url else f" (the browser ended on {ended})"
+    say(f"review page {url}{where}: {found}; screenshot {path} ({size} bytes)")
     return found
 
 
@@ -172,7 +185,7 @@ def environment(home: Path, dags: Path, port: int, connection: str) -> dict[str,
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
         "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
         "AIRFLOW__API__SECRET_KEY": secrets.token_hex(32),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+        **simple_auth(home),
         "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1",
         "AIRFLOW__SCHEDULER__DAG_DIR_LIST_INTERVAL": "5",
         "AIRFLOW_CONN_ANALYTICS_DEFAULT": connection,
@@ -182,8 +195,11 @@ def environment(home: Path, dags: Path, port: int, connection: str) -> dict[str,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--screenshot", type=Path, default=SCREENSHOT,
-                        help=f"where the PNG goes (default {SCREENSHOT})")
+    parser.add_argument("--screenshot", type=Path, default=None,
+                        help=f"where the PNG goes (default: {SCREENSHOT} in the run's folder, removed at the end "
+                             "unless E2E_KEEP=1)")
+    parser.add_argument("--docs", action="store_true",
+                        help=f"when the run passes, copy the PNG to the docs: {DOCS_PICTURE.relative_to(REPO)}")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="analytics-e2e-review-"))
     say(f"AIRFLOW_HOME {home}")
@@ -200,14 +216,18 @@ def main() -> int:
                               ("scheduler", [airflow, "scheduler"]), ("dag-processor", [airflow, "dag-processor"])):
             procs.start(name, command, env=env)
         api = Api(f"http://127.0.0.1:{port}")
+        picture = args.screenshot or home / SCREENSHOT
         try:
             wait_for("the api-server", lambda: api.get("monitor/health")["metadatabase"]["status"] == "healthy", 240)
+            api.login()
             wait_for("the DAG to be parsed", lambda: api.get(f"dags/{DAG_ID}")["dag_id"], 240)
-            failures = reviewed_runs(api, emulator, lambda: "".join(procs.logs("scheduler").values()),
-                                     args.screenshot)
+            failures = reviewed_runs(api, emulator, lambda: "".join(procs.logs("scheduler").values()), picture)
         except SystemExit:
             procs.report()
             raise
+        if args.docs and not failures:
+            shutil.copy(picture, DOCS_PICTURE)
+            say(f"copied the screenshot to {DOCS_PICTURE.relative_to(REPO)}")
     print("e2e review: PASSED" if not failures else f"e2e review: FAILED ({len(failures)}): {failures}")
     return 0 if not failures else 1
 
