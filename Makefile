@@ -60,7 +60,7 @@ E2E_VENV ?= .venv-e2e
 e2e: e2e-env  ## the example DAGs and failures on the production stack (minutes; not in `make test`)
 	$(E2E_VENV)/bin/python scripts/e2e.py
 
-e2e-env:  ## only install what make e2e needs: its venv, and PostgreSQL and Redis from Debian's packages
+e2e-env:  ## only install what make e2e needs: its venv, and PostgreSQL, Redis and Chromium from Debian's packages
 	$(PYTHON) scripts/envs.py $(E2E_VENV) --airflow $(AIRFLOW_VERSION) --extras dev --airflow-extras celery,postgres
 	$(E2E_VENV)/bin/python scripts/e2e.py --install-only
 
