@@ -7,6 +7,7 @@ operators' modules: only a DAG file that uses the review step pays for it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,7 +34,7 @@ except Exception as exc:  # Airflow 2.11 and 3.0: no module, or the provider ref
 else:
     _MISSING = None
     # The standard provider before 1.13 (Airflow 3.1's constraints) bounds the wait by execution_timeout.
-    _TAKES_RESPONSE_TIMEOUT = "response_timeout" in HITLOperator.__init__.__code__.co_varnames
+    _TAKES_RESPONSE_TIMEOUT = "response_timeout" in inspect.signature(HITLOperator.__init__).parameters
 
 
 class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
