@@ -37,24 +37,26 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
     "3.4.0b2": ("3.11",),  # the pre-release: held to its own constraints; moves to 3.4.0 when it is out
 }
 NEWEST = "3.3.2"
-# (Airflow, Python) cells of ``make test-matrix``: every supported Airflow, the oldest and newest
-# Python on the newest Airflow, and every Python 2.11 supports. The README's ``make test`` is
-# NEWEST on the default python3.
-MATRIX: tuple[tuple[str, str], ...] = (
-    ("2.11.2", "3.10"),
-    ("2.11.2", "3.11"),
-    ("2.11.2", "3.12"),
-    ("3.0.6", "3.11"),
-    ("3.1.8", "3.11"),
-    ("3.2.2", "3.11"),
-    ("3.3.2", "3.10"),
-    ("3.3.2", "3.13"),
-    ("3.4.0b2", "3.11"),
-)
-# The cells that also run the tests which cannot differ between Airflow versions (the tiers of
-# tests/airflow_free.txt and tests/airflow_host.txt): one per Python of the matrix other than
-# `make test`'s, which runs them all.
-ONCE_PER_PYTHON_CELLS: tuple[tuple[str, str], ...] = (("3.3.2", "3.10"), ("2.11.2", "3.12"), ("3.3.2", "3.13"))
+MAKE_TEST_PYTHON = "3.11"  # the README's ``make test``: the whole suite on NEWEST with the default python3
+# (Airflow, Python) cells of ``make test-matrix``, and what each runs: VERSION, the tests that can differ
+# between Airflow versions (``pytest --suite airflow``), and ONCE, the tiers that run once per Python
+# (behaviour, host, free). Together with ``make test`` every test runs on every Python of the table,
+# and every test of the version tier on every supported Airflow and on every Python. So 3.3.2 on 3.10
+# runs only ONCE (``make test`` runs 3.3.2's version tier, 2.11.2/3.10 runs the tier on 3.10), and 2.11.2
+# on 3.11 has no cell: ``make test`` runs the suite on 3.11, the 2.11 cells the version tier on 2.11,
+# and ``make wheel-smoke`` installs 2.11.2 on 3.11 from the wheel and tries it there.
+VERSION, ONCE = "version", "once"
+CELLS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("2.11.2", "3.10"): (VERSION,),
+    ("2.11.2", "3.12"): (VERSION, ONCE),
+    ("3.0.6", "3.11"): (VERSION,),
+    ("3.1.8", "3.11"): (VERSION,),
+    ("3.2.2", "3.11"): (VERSION,),
+    ("3.3.2", "3.10"): (ONCE,),
+    ("3.3.2", "3.13"): (VERSION, ONCE),
+    ("3.4.0b2", "3.11"): (VERSION,),
+}
+MATRIX: tuple[tuple[str, str], ...] = tuple(CELLS)
 
 
 # The openlineage extra (provider 2.16+, the first to emit task events on Airflow 3.3) needs

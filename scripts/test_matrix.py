@@ -1,19 +1,18 @@
 """``make test-matrix``: the test suite on every supported Airflow, each in its own venv.
 
-Each cell of ``MATRIX`` (``scripts/envs.py``) gets ``.matrix/airflow-<version>-py<python>``,
+Each cell of ``CELLS`` (``scripts/envs.py``) gets ``.matrix/airflow-<version>-py<python>``,
 installed with ``constraints/airflow-<version>.txt`` (reused while the constraints and
-``pyproject.toml`` are unchanged), then runs the tests that can differ between Airflow versions
-(``pytest --suite airflow``); the cells of ``ONCE_PER_PYTHON_CELLS``, one per Python, also run the
-rest: ``--suite airflow-behaviour`` (what our operators, sensors and triggers do, which read no
-lineage or asset event), ``--suite airflow-host`` (Airflow only as the connection's home; importing an operator, a
-sensor or a trigger fails the test) and ``--suite airflow-free`` (any Airflow import but its
-exception class fails the test), so every test runs on every Python and every test that can
-differ between Airflow versions on every Airflow (``tests/conftest.py`` says how a test is
-classified). Prints one
-row per cell with its result and wall times; exits non-zero if any cell failed, pytest's exit code
-5 (no test ran) included. ``--cell 3.0.6/3.11`` runs only the cells named, ``--jobs 2`` two cells
-at a time (the slowest first; their waits on the emulator overlap); pytest's output is in
-``.matrix/logs/``.
+``pyproject.toml`` are unchanged), then runs what the table gives it: the tests that can differ
+between Airflow versions (``pytest --suite airflow``), and/or, in one cell per Python, the rest:
+``--suite airflow-behaviour`` (what our operators, sensors and triggers do, which read no
+lineage or asset event), ``--suite airflow-host`` (Airflow only as the connection's home; importing
+an operator, a sensor or a trigger fails the test) and ``--suite airflow-free`` (any Airflow import
+but its exception class fails the test). With ``make test`` every test runs on every Python and
+every test that can differ between Airflow versions on every Airflow (``tests/conftest.py`` says how
+a test is classified). Prints one row per cell with its result and wall times; exits non-zero if any
+cell failed, pytest's exit code 5 (no test ran) included. ``--cell 3.0.6/3.11`` runs only the cells
+named, ``--jobs 2`` two cells at a time (the slowest first; their waits on the emulator overlap);
+pytest's output is in ``.matrix/logs/``.
 """
 
 from __future__ import annotations
@@ -28,11 +27,11 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from envs import MATRIX, ONCE_PER_PYTHON_CELLS, REPO, ensure_venv, find_python, python_of, say, test_extras
+from envs import CELLS, MATRIX, ONCE, REPO, VERSION, ensure_venv, find_python, python_of, say, test_extras
 
 PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"]
 LOGS = REPO / ".matrix" / "logs"
-SLOWEST = ("3.1.8",)  # the version-only cell that took longest (its dag.test() is the slowest)
+SLOWEST = ("2.11.2", "3.4.0b2")  # the versions whose version-only cells took longest (2.11: its own scheduler's test)
 SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed|error|errors|skipped|deselected).*?)\s*=*$")
 
 
@@ -50,6 +49,13 @@ class Result:
         return self.exit_code == 0
 
 
+def suites_of(parts: Sequence[str]) -> list[tuple[str, ...]]:
+    """The ``--suite`` names of each pytest run of a cell that runs ``parts`` (``VERSION``, ``ONCE``)."""
+    # the behaviour tier's refusals hold within a run of several suites; the other two refuse imports, alone
+    first = (*(["airflow"] if VERSION in parts else []), *(["airflow-behaviour"] if ONCE in parts else []))
+    return [first, *([("airflow-host",), ("airflow-free",)] if ONCE in parts else [])]
+
+
 def run_cell(airflow: str, python_version: str) -> Result:
     result = Result(airflow, python_version)
     venv = REPO / ".matrix" / f"airflow-{airflow}-py{python_version}"
@@ -60,11 +66,8 @@ def run_cell(airflow: str, python_version: str) -> Result:
         return result
     LOGS.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    once = (airflow, python_version) in ONCE_PER_PYTHON_CELLS
-    # (the behaviour tier's refusals hold within a run of several suites; the other two refuse imports, alone)
-    suites = [("airflow", "airflow-behaviour"), ("airflow-host",), ("airflow-free",)] if once else [("airflow",)]
     summaries = []
-    for names in suites:
+    for names in suites_of(CELLS[(airflow, python_version)]):
         suite = "+".join(names)
         log = LOGS / f"airflow-{airflow}-py{python_version}-{suite}.log"
         say(f"Airflow {airflow}, Python {python_version}: {suite} (log: {log.relative_to(REPO)})")
@@ -141,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--install-only", action="store_true", help="create or update the cells' venvs, run nothing")
     args = parser.parse_args(argv)
     cells = [cell for cell in MATRIX if not args.cell or "/".join(cell) in args.cell]
-    cells.sort(key=lambda cell: (cell not in ONCE_PER_PYTHON_CELLS and cell[0] not in SLOWEST))  # the longest first
+    # the longest first: both parts, then the once-per-Python part alone, then the slowest versions
+    cells.sort(key=lambda cell: (-len(CELLS[cell]), ONCE not in CELLS[cell], cell[0] not in SLOWEST))
     if not cells:
         parser.error(f"no such cell; the matrix: {', '.join('/'.join(c) for c in MATRIX)}")
     start = time.monotonic()

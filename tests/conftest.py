@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections import Counter
@@ -164,6 +165,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     for tier in TIERS.values():
         tier.stop()
+    if not os.environ.get("ANALYTICS_TESTS_KEEP_HOME"):  # each session's home is 5 to 30 MB; set it to look inside
+        shutil.rmtree(_HOME, ignore_errors=True)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -35,7 +35,7 @@ def test_the_vendor_facts_are_an_openapi_document_without_prose() -> None:
     assert not re.search(r'"(summary|description)": "[^"]|"example', text)  # an empty description is required
 
 
-def _run(tmp_path: Path, allowed: str) -> subprocess.CompletedProcess[str]:
+def _run(tmp_path: Path, allowed: str, temp: Path | None = None) -> subprocess.CompletedProcess[str]:
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
     shutil.copy(TESTS / "fd_guard.py", tmp_path / "fd_guard.py")
     (tmp_path / "test_skips.py").write_text(
@@ -49,8 +49,17 @@ def _run(tmp_path: Path, allowed: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path),
          "--allowed-skips", str(tmp_path / "allowed.txt")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300, env=OUR_PLUGINS_ONLY,
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        env={**OUR_PLUGINS_ONLY, **({"TMPDIR": str(temp)} if temp else {})},
     )
+
+
+def test_a_session_removes_its_airflow_home_when_it_ends(tmp_path: Path) -> None:
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    run = _run(tmp_path, "a thing that is missing", temp)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert list(temp.iterdir()) == []
 
 
 def test_a_skip_not_on_the_list_fails_the_run_and_says_why(tmp_path: Path) -> None:

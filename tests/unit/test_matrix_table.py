@@ -1,0 +1,48 @@
+"""The version matrix (``scripts/envs.py``), with ``make test``, runs every test on every Python of the
+table and every test that can differ between Airflow versions on every supported Airflow; the README's
+table says where each Airflow is tested."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+import envs  # noqa: E402  (scripts/ is not a package)
+import test_matrix  # noqa: E402
+
+MAKE_TEST = (envs.NEWEST, envs.MAKE_TEST_PYTHON)
+RUNS = {**{cell: set(parts) for cell, parts in envs.CELLS.items()}, MAKE_TEST: {envs.VERSION, envs.ONCE}}
+
+
+def test_every_python_runs_every_tier_and_every_airflow_its_version_tier() -> None:
+    pythons = {python for _, python in RUNS}
+    assert all(any(envs.ONCE in parts for (_, py), parts in RUNS.items() if py == python) for python in pythons)
+    assert all(any(envs.VERSION in parts for (_, py), parts in RUNS.items() if py == python) for python in pythons)
+    assert all(any(envs.VERSION in parts for (af, _), parts in RUNS.items() if af == airflow)
+               for airflow in envs.SUPPORTED)
+    assert all(python in envs.SUPPORTED[airflow] for airflow, python in RUNS)
+    assert MAKE_TEST not in envs.CELLS  # make test's cell is not run twice
+
+
+def test_each_once_per_python_tier_runs_in_exactly_one_place_per_python() -> None:
+    once = [python for (_, python), parts in RUNS.items() if envs.ONCE in parts]
+    assert sorted(once) == sorted(set(once))
+
+
+def test_a_cell_runs_the_suites_of_its_parts() -> None:
+    assert test_matrix.suites_of((envs.VERSION,)) == [("airflow",)]
+    assert test_matrix.suites_of((envs.ONCE,)) == [("airflow-behaviour",), ("airflow-host",), ("airflow-free",)]
+    assert test_matrix.suites_of((envs.VERSION, envs.ONCE)) == [
+        ("airflow", "airflow-behaviour"), ("airflow-host",), ("airflow-free",)]
+
+
+def test_the_readmes_table_names_the_pythons_each_airflow_is_tested_on() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| [^|]+ \| [^|]+ \| `constraints/airflow-([^`]+)\.txt` \| ([^|]+) \|$", readme, re.M)
+    assert sorted(airflow for airflow, _ in rows) == sorted(envs.SUPPORTED)
+    for airflow, tested_on in rows:
+        named = set(re.findall(r"\b3\.\d+\b", tested_on.split(";")[0]))
+        assert named == {python for af, python in RUNS if af == airflow}, (airflow, tested_on)
