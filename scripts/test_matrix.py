@@ -11,7 +11,8 @@ but its exception class fails the test). With ``make test`` every test runs on e
 every test that can differ between Airflow versions on every Airflow (``tests/conftest.py`` says how
 a test is classified). Prints one row per cell with its result and wall times; exits non-zero if any
 cell failed, pytest's exit code 5 (no test ran) included. ``--cell 3.0.6/3.11`` runs only the cells
-named, ``--jobs 2`` two cells at a time (the slowest first; their waits on the emulator overlap);
+named, ``--jobs 3`` three pytest runs at a time, of any cells (each cell's tiers are runs of their own,
+the longest first, so that the short ones fill the end; their waits on the emulator overlap);
 pytest's output is in ``.matrix/logs/``.
 """
 
@@ -26,6 +27,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 from envs import CELLS, MATRIX, ONCE, REPO, VERSION, ensure_venv, find_python, python_of, say, test_extras
 
@@ -50,52 +52,89 @@ class Result:
 
 
 def suites_of(parts: Sequence[str]) -> list[tuple[str, ...]]:
-    """The ``--suite`` names of each pytest run of a cell that runs ``parts`` (``VERSION``, ``ONCE``)."""
-    # the behaviour tier's refusals hold within a run of several suites; the other two refuse imports, alone
-    first = (*(["airflow"] if VERSION in parts else []), *(["airflow-behaviour"] if ONCE in parts else []))
-    return [first, *([("airflow-host",), ("airflow-free",)] if ONCE in parts else [])]
+    """The ``--suite`` names of each pytest run of a cell that runs ``parts`` (``VERSION``, ``ONCE``); each
+    run is a process of its own (the host and free tiers refuse imports only in a run of the tier alone)."""
+    version = [("airflow",)] if VERSION in parts else []
+    return version + ([("airflow-behaviour",), ("airflow-host",), ("airflow-free",)] if ONCE in parts else [])
 
 
-def run_cell(airflow: str, python_version: str) -> Result:
-    result = Result(airflow, python_version)
-    venv = REPO / ".matrix" / f"airflow-{airflow}-py{python_version}"
-    try:
-        result.install_s = ensure_venv(venv, find_python(python_version), airflow, test_extras(airflow))
-    except SystemExit as failure:
-        result.summary = f"install failed: {failure}"
-        return result
-    LOGS.mkdir(parents=True, exist_ok=True)
+@dataclass(frozen=True)
+class Run:
+    """One pytest run of a cell: the unit the matrix schedules, so that a cell's runs fill other cells' gaps."""
+
+    airflow: str
+    python: str
+    suites: tuple[str, ...]
+
+    @property
+    def weight(self) -> int:
+        """A rough rank of how long the run takes (CI's figures), so that the longest start first."""
+        rank = {"airflow": 3, "airflow-behaviour": 2, "airflow-free": 1, "airflow-host": 0}[self.suites[0]]
+        return rank * 2 + (self.airflow in SLOWEST)
+
+
+def runs_of(cells: Sequence[tuple[str, str]]) -> list[Run]:
+    """The runs of ``cells``, the longest first."""
+    runs = [Run(airflow, python, names) for airflow, python in cells for names in suites_of(CELLS[(airflow, python)])]
+    return sorted(runs, key=lambda run: -run.weight)
+
+
+def run_suites(run: Run) -> tuple[Run, int, str, float]:
+    """One run: its exit code, its summary line and its wall time; pytest's output in ``.matrix/logs``."""
+    venv = _venv((run.airflow, run.python))
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    summaries = []
-    for names in suites_of(CELLS[(airflow, python_version)]):
-        suite = "+".join(names)
-        log = LOGS / f"airflow-{airflow}-py{python_version}-{suite}.log"
-        say(f"Airflow {airflow}, Python {python_version}: {suite} (log: {log.relative_to(REPO)})")
-        start = time.monotonic()
-        with log.open("w", encoding="utf-8") as out:
-            code = subprocess.run(
-                [python_of(venv), *PYTEST, *(arg for name in names for arg in ("--suite", name))], cwd=REPO, env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT, check=False,
-            ).returncode
-        result.tests_s += time.monotonic() - start
-        output = log.read_text(encoding="utf-8", errors="replace")
-        summaries.append(f"{suite}: {_summary(output, code)}")
-        result.exit_code = code if result.exit_code in (None, 0) else result.exit_code
-        if code != 0:
-            say(f"  what failed on Airflow {airflow}, Python {python_version} (--suite {suite}):\n{_failures(output)}")
-    result.summary = "; ".join(summaries)
-    say(f"  {'ok' if result.ok else 'FAILED'}: Airflow {airflow}, Python {python_version}: {result.summary} "
-        f"({result.tests_s:.0f}s)")
-    return result
+    suite = "+".join(run.suites)
+    log = LOGS / f"airflow-{run.airflow}-py{run.python}-{suite}.log"
+    say(f"Airflow {run.airflow}, Python {run.python}: {suite} (log: {log.relative_to(REPO)})")
+    start = time.monotonic()
+    with log.open("w", encoding="utf-8") as out:
+        code = subprocess.run(
+            [python_of(venv), *PYTEST, *(arg for name in run.suites for arg in ("--suite", name))], cwd=REPO, env=env,
+            stdout=out, stderr=subprocess.STDOUT, check=False,
+        ).returncode
+    seconds = time.monotonic() - start
+    output = log.read_text(encoding="utf-8", errors="replace")
+    summary = f"{suite}: {_summary(output, code)}"
+    if code != 0:
+        say(f"  what failed on Airflow {run.airflow}, Python {run.python} (--suite {suite}):\n{_failures(output)}")
+    say(f"  {'ok' if code == 0 else 'FAILED'}: Airflow {run.airflow}, Python {run.python}: {summary} ({seconds:.0f}s)")
+    return run, code, summary, seconds
+
+
+def run_matrix(cells: Sequence[tuple[str, str]], jobs: int) -> list[Result]:
+    """Each cell's venv installed (or found up to date), then every run of every cell, ``jobs`` at a time."""
+    results = {cell: Result(*cell) for cell in cells}
+    for cell, result in results.items():
+        try:
+            result.install_s = ensure_venv(_venv(cell), find_python(cell[1]), cell[0], test_extras(cell[0]))
+        except SystemExit as failure:
+            result.summary, result.exit_code = f"install failed: {failure}", 1
+    LOGS.mkdir(parents=True, exist_ok=True)
+    runs = [run for run in runs_of(cells) if results[(run.airflow, run.python)].exit_code is None]
+    summaries: dict[tuple[str, str], list[str]] = {cell: [] for cell in cells}
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:  # each run is its own processes
+        for run, code, summary, seconds in pool.map(run_suites, runs):
+            result = results[(run.airflow, run.python)]
+            result.tests_s += seconds
+            summaries[(run.airflow, run.python)].append(summary)
+            result.exit_code = code if result.exit_code in (None, 0) else result.exit_code
+    for cell, result in results.items():
+        if summaries[cell]:
+            order = [("+".join(names)) for names in suites_of(CELLS[cell])]
+            result.summary = "; ".join(sorted(summaries[cell], key=lambda text: order.index(text.split(":")[0])))
+    return list(results.values())
+
+
+def _venv(cell: tuple[str, str]) -> Path:
+    return REPO / ".matrix" / f"airflow-{cell[0]}-py{cell[1]}"
 
 
 def install(cells: Sequence[tuple[str, str]]) -> int:
     """Every cell's venv, one after another (uv installs each with all cores; its cache serves the next)."""
     start, failed = time.monotonic(), []
     for airflow, python_version in cells:
-        venv = REPO / ".matrix" / f"airflow-{airflow}-py{python_version}"
         try:
+            venv = _venv((airflow, python_version))
             seconds = ensure_venv(venv, find_python(python_version), airflow, test_extras(airflow))
         except SystemExit as failure:
             say(f"  install failed: Airflow {airflow}, Python {python_version}: {failure}")
@@ -140,19 +179,16 @@ def table(results: Sequence[Result]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run the whole test suite on every supported Airflow.")
     parser.add_argument("--cell", action="append", default=[], help="AIRFLOW/PYTHON, e.g. 3.0.6/3.11 (repeatable)")
-    parser.add_argument("--jobs", type=int, default=1, help="cells at a time (default 1)")
+    parser.add_argument("--jobs", type=int, default=1, help="pytest runs at a time, of any cells (default 1)")
     parser.add_argument("--install-only", action="store_true", help="create or update the cells' venvs, run nothing")
     args = parser.parse_args(argv)
     cells = [cell for cell in MATRIX if not args.cell or "/".join(cell) in args.cell]
-    # the longest first: both parts, then the once-per-Python part alone, then the slowest versions
-    cells.sort(key=lambda cell: (-len(CELLS[cell]), ONCE not in CELLS[cell], cell[0] not in SLOWEST))
     if not cells:
         parser.error(f"no such cell; the matrix: {', '.join('/'.join(c) for c in MATRIX)}")
     start = time.monotonic()
     if args.install_only:
         return install(cells)
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each cell is its own processes
-        results = list(pool.map(lambda cell: run_cell(*cell), cells))
+    results = run_matrix(cells, args.jobs)
     results.sort(key=lambda r: MATRIX.index((r.airflow, r.python)))
     say(f"\n{table(results)}\n\ntest-matrix: {time.monotonic() - start:.0f}s in all")
     failed = [f"{r.airflow}/{r.python}" for r in results if not r.ok]

@@ -32,11 +32,16 @@ def test_each_once_per_python_tier_runs_in_exactly_one_place_per_python() -> Non
     assert sorted(once) == sorted(set(once))
 
 
-def test_a_cell_runs_the_suites_of_its_parts() -> None:
+def test_a_cell_runs_the_suites_of_its_parts_each_in_a_process_of_its_own_the_longest_first() -> None:
+    once = [("airflow-behaviour",), ("airflow-host",), ("airflow-free",)]
     assert test_matrix.suites_of((envs.VERSION,)) == [("airflow",)]
-    assert test_matrix.suites_of((envs.ONCE,)) == [("airflow-behaviour",), ("airflow-host",), ("airflow-free",)]
-    assert test_matrix.suites_of((envs.VERSION, envs.ONCE)) == [
-        ("airflow", "airflow-behaviour"), ("airflow-host",), ("airflow-free",)]
+    assert test_matrix.suites_of((envs.ONCE,)) == once
+    assert test_matrix.suites_of((envs.VERSION, envs.ONCE)) == [("airflow",), *once]
+    runs = test_matrix.runs_of(envs.MATRIX)
+    assert sorted((run.airflow, run.python, run.suites) for run in runs) == sorted(
+        (*cell, names) for cell, parts in envs.CELLS.items() for names in test_matrix.suites_of(parts))
+    assert [run.suites[0] for run in runs[:7]] == ["airflow"] * 7  # every version tier before any other run
+    assert runs[-3:] == [run for run in runs if run.suites == ("airflow-host",)]  # the shortest last
 
 
 def test_the_readmes_table_names_the_pythons_each_airflow_is_tested_on() -> None:
