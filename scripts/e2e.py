@@ -461,6 +461,8 @@ def main() -> int:
     if sys.argv[1:] == ["--install-only"]:
         return install_only()
     started = time.monotonic()
+    # stopped (CI stops the other steps when one fails): stop the stack it started, as on any exit
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     home = Path(tempfile.mkdtemp(prefix="analytics-e2e-"))
     say(f"AIRFLOW_HOME {home}")
     procs = Processes(home)

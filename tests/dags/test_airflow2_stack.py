@@ -71,16 +71,28 @@ class Stack:
         with sqlite3.connect(self.database, timeout=30) as db:
             return db.execute(sql, args).fetchall()
 
-    def wait(self, what: str, check: Callable[[], Any], timeout: float = 240) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+    def progress(self) -> list[tuple[Any, ...]]:
+        """What the scheduler, the triggerer and the task processes have done so far, as the database holds it."""
+        return [*self.rows("SELECT dag_id, NULL, NULL, NULL, NULL FROM dag ORDER BY 1"),
+                *self.rows("SELECT dag_id, run_id, state, NULL, NULL FROM dag_run ORDER BY 1, 2"),
+                *self.rows("SELECT dag_id, task_id, map_index, state, try_number FROM task_instance ORDER BY 1, 2, 3")]
+
+    def wait(self, what: str, check: Callable[[], Any], stalled: float = 240, limit: float = 1800) -> Any:
+        """``check()``'s first true value; fails once the processes have made no progress for ``stalled``
+        seconds (a busy machine only slows them), or after ``limit`` seconds in all."""
+        start = last_change = time.monotonic()
+        seen = None
+        while (now := time.monotonic()) < min(last_change + stalled, start + limit):
             for name, proc in self.procs.items():
                 assert proc.poll() is None, f"{name} exited: {self.log(name)[-3000:]}"
             value = check()
             if value:
                 return value
+            if (state := self.progress()) != seen:
+                seen, last_change = state, now
             time.sleep(0.5)  # another process's progress, seen in its database
-        raise AssertionError(f"timed out waiting for {what}: {self.rows('SELECT dag_id, state FROM dag_run')}")
+        raise AssertionError(f"timed out waiting for {what} (no progress for {stalled:g} s, or {limit:g} s in all): "
+                             f"{self.rows('SELECT dag_id, state FROM dag_run')}; {seen}")
 
     def stop(self) -> None:
         for proc in self.procs.values():
