@@ -33,7 +33,6 @@ from envs import CELLS, MATRIX, ONCE, REPO, VERSION, ensure_venv, find_python, p
 
 PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"]
 LOGS = REPO / ".matrix" / "logs"
-SLOWEST = ("2.11.2", "3.4.0b2")  # the versions whose version-only cells took longest (2.11: its own scheduler's test)
 SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed|error|errors|skipped|deselected).*?)\s*=*$")
 
 
@@ -70,7 +69,7 @@ class Run:
     def weight(self) -> int:
         """A rough rank of how long the run takes (CI's figures), so that the longest start first."""
         rank = {"airflow": 3, "airflow-behaviour": 2, "airflow-free": 1, "airflow-host": 0}[self.suites[0]]
-        return rank * 2 + (self.airflow in SLOWEST)
+        return rank * 2 + ("openlineage" in test_extras(self.airflow))  # its lineage tests run there too
 
 
 def runs_of(cells: Sequence[tuple[str, str]]) -> list[Run]:
