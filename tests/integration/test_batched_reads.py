@@ -86,7 +86,9 @@ class Scenario:
         whatever the machine's speed (a fixed delay raced the first read)."""
 
         async def delete() -> None:
+            hang_after = time.monotonic() + 600  # not a bound on speed: a wait that never read its job
             while not set(self.deleted) <= answered(self.emulator):
+                assert time.monotonic() < hang_after, f"never answered: {set(self.deleted) - answered(self.emulator)}"
                 await asyncio.sleep(0.01)
             with self.emulator.world.lock:
                 for job_id in self.deleted:
@@ -131,9 +133,13 @@ async def test_250_waits_read_in_batches_and_end_as_they_would_alone(analytics_e
     deleting = scenario.delete_once_read()
 
     restarted_id = next(j for j, kind in scenario.kinds.items() if kind == "success")
+    with analytics_emulator.world.lock:  # running for its first three reads, however late they come
+        restarted_job = analytics_emulator.world.jobs.jobs[restarted_id]
+        restarted_job.script, restarted_job.by_reads = (("running", 3), ("success", 0)), True
     first_run = asyncio.ensure_future(event_of(triggers.pop(restarted_id)))
     others = asyncio.ensure_future(asyncio.gather(*(event_of(t) for t in triggers.values())))
     while sum(restarted_id in ids for ids in batches(analytics_emulator)) < 2:  # mid-wait: read twice
+        assert not first_run.done(), f"the wait to restart ended before its second read: {first_run.result()}"
         await asyncio.sleep(0.01)
     first_run.cancel()  # the triggerer holding it died; another one restores it from serialize()
     reads_before_restart = len(batches(analytics_emulator))

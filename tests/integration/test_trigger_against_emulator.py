@@ -176,6 +176,7 @@ async def test_serialize_round_trip_through_airflow_survives_a_restart(hook, wid
 
     first_run = asyncio.ensure_future(collect(original))  # the triggerer dies mid-wait...
     while not polls(analytics_emulator):
+        assert not first_run.done(), f"the first wait ended without a poll: {first_run.result()}"
         await asyncio.sleep(0.01)
     first_run.cancel()
     restored = AnalyticsJobTrigger(**BaseSerialization.deserialize(stored))  # ...and a new one takes over
