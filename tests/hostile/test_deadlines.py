@@ -35,24 +35,34 @@ STALL = Answer(200, {"job": {"id": 7, "status": "running"}}, delay=30.0)
 DOWN = Answer(503, {"type": "MaintenanceError", "message": "upgrading"})
 
 
+# Far shorter than the slow answers (25 and 30 s), and time enough for a loaded machine to send the
+# request (after a first call has read the connection and made the session: at load 25 on two cores,
+# a first call's 1 s had passed before its request went out).
+DEADLINE = 5.0
+
+
 @pytest.mark.parametrize("answer", [TRICKLE, STALL], ids=["trickle", "stall"])
 def test_a_slow_answer_cannot_hold_a_call_past_its_deadline(connect, server, answer) -> None:
     connect(timeout=60)  # neither timeout ends the call: only its deadline can
-    server.answer = always(answer)
     hook = AnalyticsHook()
+    server.answer = always(RUNNING)
+    hook.call("get_job", 7)
+    server.answer = always(answer)
     with pytest.raises(AnalyticsDeadlineExceeded):
-        hook.call("get_job", 7, deadline=time.monotonic() + 1.0)
-    assert len(server.requests) == 1 and server.answers_sent == 0  # cut while the answer was coming
+        hook.call("get_job", 7, deadline=time.monotonic() + DEADLINE)
+    assert len(server.requests) == 2 and server.answers_sent == 1  # cut while the answer was coming
 
 
 @pytest.mark.parametrize("answer", [TRICKLE, STALL], ids=["trickle", "stall"])
 async def test_the_async_client_holds_the_same_deadline(connect, server, answer) -> None:
     connect(timeout=60)
-    server.answer = always(answer)
     async with AsyncAnalyticsClient("analytics_default") as client:
+        server.answer = always(RUNNING)
+        await client.call("get_job", 7)
+        server.answer = always(answer)
         with pytest.raises(AnalyticsDeadlineExceeded):
-            await client.call("get_job", 7, deadline=time.monotonic() + 1.0)
-    assert len(server.requests) == 1 and server.answers_sent == 0
+            await client.call("get_job", 7, deadline=time.monotonic() + DEADLINE)
+    assert len(server.requests) == 2 and server.answers_sent == 1
 
 
 def test_backoff_never_sleeps_past_the_deadline(hook, server, waits, monkeypatch) -> None:
