@@ -288,7 +288,7 @@ async def test_a_wait_ends_at_its_deadline_while_a_shared_request_is_slow(analyt
     patient, hurried = analytics_emulator.add_jobs(2, seconds=3600)
     analytics_emulator.inject("list_jobs", delay=8.0)  # the first batch takes eight seconds to answer
     patient_run = asyncio.ensure_future(event_of(trigger(patient, timeout=60)))
-    event = await event_of(trigger(hurried, timeout=1.0))
+    event = await event_of(trigger(hurried, timeout=3.0))  # well before the answer, with time to join the batch
     assert event["status"] == "timeout" and "did not finish before the deadline" in event["message"]
     (shared,) = [r for r in analytics_emulator.requests if r.path.endswith("/jobs")]
     assert shared.status is None  # at its own deadline, not when the request both share was answered
