@@ -104,9 +104,9 @@ def run_matrix(cells: Sequence[tuple[str, str]], jobs: int) -> list[Result]:
     """Each cell's venv installed (or found up to date), then every run of every cell, ``jobs`` at a time."""
     results = {cell: Result(*cell) for cell in cells}
     for cell, result in results.items():
-        try:
-            result.install_s = ensure_venv(_venv(cell), find_python(cell[1]), cell[0], test_extras(cell[0]))
-        except SystemExit as failure:
+        seconds, failure = _ensure_venv(cell)
+        result.install_s = seconds
+        if failure:
             result.summary, result.exit_code = f"install failed: {failure}", 1
     LOGS.mkdir(parents=True, exist_ok=True)
     runs = [run for run in runs_of(cells) if results[(run.airflow, run.python)].exit_code is None]
@@ -128,14 +128,21 @@ def _venv(cell: tuple[str, str]) -> Path:
     return REPO / ".matrix" / f"airflow-{cell[0]}-py{cell[1]}"
 
 
+def _ensure_venv(cell: tuple[str, str]) -> tuple[float, str]:
+    """The cell's venv created or updated: the seconds it took (0 if up to date), or why it failed."""
+    airflow, python_version = cell
+    try:
+        return ensure_venv(_venv(cell), find_python(python_version), airflow, test_extras(airflow)), ""
+    except SystemExit as failure:
+        return 0.0, str(failure) or "failed"
+
+
 def install(cells: Sequence[tuple[str, str]]) -> int:
     """Every cell's venv, one after another (uv installs each with all cores; its cache serves the next)."""
     start, failed = time.monotonic(), []
     for airflow, python_version in cells:
-        try:
-            venv = _venv((airflow, python_version))
-            seconds = ensure_venv(venv, find_python(python_version), airflow, test_extras(airflow))
-        except SystemExit as failure:
+        seconds, failure = _ensure_venv((airflow, python_version))
+        if failure:
             say(f"  install failed: Airflow {airflow}, Python {python_version}: {failure}")
             failed.append(f"{airflow}/{python_version}")
             continue
