@@ -32,9 +32,10 @@ test-matrix:  ## the suite on every supported Airflow and Python, one venv each 
 test-matrix-env:  ## only create or update the venvs of make test-matrix (.matrix/)
 	$(PYTHON) scripts/test_matrix.py --install-only
 
-lint: $(VENV)/.installed  ## ruff on the code, tests, examples and scripts; mypy on the package
+lint: $(VENV)/.installed  ## ruff on the code, tests, examples and scripts; mypy on the package and the scripts
 	$(VENV)/bin/ruff check analytics_provider tests example_dags benchmarks scripts
 	$(VENV)/bin/mypy analytics_provider
+	$(VENV)/bin/mypy scripts/*.py
 
 docs: $(VENV)/.installed  ## the Sphinx site into docs/_build/html, warnings as errors
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html

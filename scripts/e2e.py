@@ -596,7 +596,9 @@ class Scenario:
         run_id = self.api.trigger("e2e_worker_wait", {"folder": str(self.home / "worker-wait")})
 
         def running_with_job() -> dict[str, Any] | None:
-            (ti,) = [t for t in self.db.task_instances("e2e_worker_wait") if t["run_id"] == run_id] or [None]
+            mine: list[dict[str, Any] | None] = [
+                t for t in self.db.task_instances("e2e_worker_wait") if t["run_id"] == run_id]
+            (ti,) = mine or [None]
             fresh = [j for j in self.emulator.jobs()[before:] if j["status"] in ("queued", "running")]
             return ti if ti and ti["state"] == "running" and ti["hostname"] and fresh else None
 
@@ -718,7 +720,7 @@ class Scenario:
         self.figures["service calls: answered by the emulator, seen by the proxy"] = f"{len(answered)}, {len(seen)}"
         self.figures["proxy: calls by side"] = dict(agents)
         api_seen = [s for s in seen if s.target.startswith(self.emulator.base_url)]
-        self.check(len(seen) >= len(answered) and api_seen, "the proxy saw every call the emulator answered")
+        self.check(len(seen) >= len(answered) and bool(api_seen), "the proxy saw every call the emulator answered")
         self.check(agents["worker"] > 0 and agents["triggerer"] > 0, "workers and triggerers both went through it")
         self.check(not self.unexplained_errors(), "no ERROR line or traceback but those the failures explain")
 

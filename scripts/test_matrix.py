@@ -53,7 +53,7 @@ class Result:
 def suites_of(parts: Sequence[str]) -> list[tuple[str, ...]]:
     """The ``--suite`` names of each pytest run of a cell that runs ``parts`` (``VERSION``, ``ONCE``); each
     run is a process of its own (the host and free tiers refuse imports only in a run of the tier alone)."""
-    version = [("airflow",)] if VERSION in parts else []
+    version: list[tuple[str, ...]] = [("airflow",)] if VERSION in parts else []
     return version + ([("airflow-behaviour",), ("airflow-host",), ("airflow-free",)] if ONCE in parts else [])
 
 

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from envs import NEWEST, REPO, SUPPORTED, constraints_file, pip_install, python_of, run_step, say
@@ -78,7 +78,7 @@ class Smoke:
             raise SystemExit(f"{' '.join(command)}: exit status {result.returncode}, expected {expect}")
         return result.stdout
 
-    def check(self, label: str, action) -> None:  # type: ignore[no-untyped-def]
+    def check(self, label: str, action: Callable[[], str | None]) -> None:
         start = time.monotonic()
         detail = action()
         say(f"  ok  {label} ({time.monotonic() - start:.1f}s){': ' + detail if detail else ''}")

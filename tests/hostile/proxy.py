@@ -75,7 +75,7 @@ class ForwardProxy:
                                 return
                             if key.fileobj is self.connection:
                                 outer.tunnelled += data
-                            pair[key.fileobj].sendall(data)  # type: ignore[index]
+                            pair[key.fileobj].sendall(data)
                 except OSError:
                     return
                 finally:

@@ -25,6 +25,8 @@ def test_every_python_runs_every_tier_and_every_airflow_its_version_tier() -> No
                for airflow in envs.SUPPORTED)
     assert all(python in envs.SUPPORTED[airflow] for airflow, python in RUNS)
     assert MAKE_TEST not in envs.CELLS  # make test's cell is not run twice
+    assert all(sum(af == airflow and envs.VERSION in parts for (af, _), parts in RUNS.items()) == 1
+               for airflow in envs.SUPPORTED)  # each Airflow's version tier runs once: the Pythons are spread
 
 
 def test_each_once_per_python_tier_runs_in_exactly_one_place_per_python() -> None:
@@ -40,7 +42,8 @@ def test_a_cell_runs_the_suites_of_its_parts_each_in_a_process_of_its_own_the_lo
     runs = test_matrix.runs_of(envs.MATRIX)
     assert sorted((run.airflow, run.python, run.suites) for run in runs) == sorted(
         (*cell, names) for cell, parts in envs.CELLS.items() for names in test_matrix.suites_of(parts))
-    assert [run.suites[0] for run in runs[:7]] == ["airflow"] * 7  # every version tier before any other run
+    versions = sum(envs.VERSION in parts for parts in envs.CELLS.values())
+    assert [run.suites[0] for run in runs[:versions]] == ["airflow"] * versions  # every version tier first
     assert runs[-3:] == [run for run in runs if run.suites == ("airflow-host",)]  # the shortest last
 
 
