@@ -21,9 +21,10 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 demo: $(VENV)/.installed  ## run the example DAGs through Airflow against the local emulator
 	$(PY) scripts/demo.py
 
-# two per core: most of a test's time is spent waiting (on the emulator's jobs, triggers' intervals,
-# subprocesses); on two cores 1,883 tests took 295 s with 2 processes, 208 s with 4, 220 s with 6
-TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
+# two per core, eight at most (each holds Airflow and its own database): most of a test's time is spent
+# waiting (on the emulator's jobs, triggers' intervals, subprocesses); on two cores 1,883 tests took
+# 295 s with 2 processes, 208 s with 4, 220 s with 6
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(8, 2 * (os.cpu_count() or 1)))')
 test: $(VENV)/.installed  ## the whole test suite, on Airflow $(AIRFLOW_VERSION), two processes per core
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --allowed-skips tests/allowed_skips.txt
 
