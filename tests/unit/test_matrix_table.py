@@ -49,10 +49,10 @@ def test_a_cell_runs_the_suites_of_its_parts_each_in_a_process_of_its_own_the_lo
 
 def test_the_once_per_python_tiers_fail_on_a_skip_the_version_tier_may_skip() -> None:
     version = test_matrix.Run("3.0.6", "3.10", ("airflow",))
-    behaviour = test_matrix.Run("3.0.6", "3.10", ("airflow-free",))
+    once = test_matrix.Run("3.0.6", "3.10", ("airflow-free",))
     assert "--allowed-skips" not in test_matrix.pytest_args(version)
-    assert test_matrix.pytest_args(behaviour)[-2:] == ["--allowed-skips", "tests/allowed_skips.txt"]
-    assert "--suite" in test_matrix.pytest_args(behaviour)
+    assert test_matrix.pytest_args(once)[-2:] == ["--allowed-skips", "tests/allowed_skips.txt"]
+    assert "--suite" in test_matrix.pytest_args(once)
 
 
 def test_the_readmes_table_names_the_pythons_each_airflow_is_tested_on() -> None:
