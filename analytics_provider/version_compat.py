@@ -16,3 +16,5 @@ def _airflow_version() -> tuple[int, int, int]:
 
 
 AIRFLOW_V_3_0_PLUS: bool = _airflow_version() >= (3, 0, 0)
+AIRFLOW_V_3_3_PLUS: bool = _airflow_version() >= (3, 3, 0)
+"""``dag.test()`` parks a human-in-the-loop task in ``awaiting_input`` and waits for its answer."""

@@ -92,6 +92,10 @@ def one_run(api: Api, emulator: Emulator, scheduler_log: Callable[[], str], opti
         between()
     before = len(writes(emulator))
     answer(api, run_id, option)
+    # the answer took: the review left awaiting_input (an answer lost to the parking race would leave it
+    # there with the response recorded, and the run waiting until its 300 s below ran out)
+    wait_for(f"{run_id}'s review to take the answer {option!r} (it is still awaiting input)",
+             lambda: task_state(api, run_id, REVIEW) != "awaiting_input", 120, 0.5)
     state = wait_for(f"{run_id} to finish", lambda: (s := run_state(api, run_id)) in ("success", "failed") and s, 300)
     states = {t: task_state(api, run_id, t) for t in ("deliveries.plan", REVIEW, APPLY)}
     return {"run_id": run_id, "answer": option, "state": state, "tasks": states, "subject": detail["subject"],

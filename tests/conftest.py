@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["fd_guard"]  # a test module that leaves file descriptors open fails (tests/fd_guard.py)
+pytest_plugins = ["fd_guard", "in_flight"]  # descriptors left open fail a module (fd_guard); in_flight: .ci/run
 
 _HOME = Path(tempfile.mkdtemp(prefix="analytics-provider-tests-"))
 _REPO = Path(__file__).resolve().parent.parent

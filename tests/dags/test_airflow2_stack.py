@@ -24,9 +24,11 @@ import pytest
 
 from .conftest import AIRFLOW_VERSION, EXAMPLE_DAGS
 
-pytestmark = pytest.mark.skipif(
-    AIRFLOW_VERSION >= (3, 0), reason="Airflow 2.11's scheduler and triggerer (Airflow 3's: make e2e)"
-)
+pytestmark = [
+    pytest.mark.skipif(AIRFLOW_VERSION >= (3, 0),
+                       reason="Airflow 2.11's scheduler and triggerer (Airflow 3's: make e2e)"),
+    pytest.mark.timeout(1900),  # Stack.wait: 240 s without progress, 1,800 s in all
+]
 AIRFLOW = Path(sys.executable).parent / "airflow"
 LOAD, PRELOAD = "analytics_after_warehouse_load", "analytics_preload_on_warehouse_table"
 

@@ -19,6 +19,8 @@ import pytest
 
 from .conftest import AIRFLOW_VERSION
 
+pytestmark = pytest.mark.timeout(360)  # the CLI's and the api-server's runs have 300 s
+
 ENABLED = {"AIRFLOW__CORE__TEST_CONNECTION": "Enabled"}
 
 

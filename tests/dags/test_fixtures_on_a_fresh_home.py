@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.timeout(660)  # a user's project's pytest on a fresh home has 600 s
+
 USER_DAG = '''
 from pathlib import Path
 

@@ -15,7 +15,11 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 from .conftest import EXAMPLE_DAGS, fresh_database
+
+pytestmark = pytest.mark.timeout(360)  # its DAG runs in a venv without the extra have 300 s
 
 HIDDEN_DISTRIBUTIONS = ("openlineage", "apache_airflow_providers_openlineage")  # packages and their dist-info
 HIDDEN_PROVIDER = ("airflow", "providers", "openlineage")

@@ -21,7 +21,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from analytics_provider.get_provider_info import REGIONS, get_provider_info
+
+pytestmark = pytest.mark.timeout(360)  # its subprocesses (an api-server's form, the 2.11 app) each have 300 s
 
 HOOK = "analytics_provider.hooks.analytics.AnalyticsHook"
 

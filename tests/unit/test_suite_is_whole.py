@@ -16,12 +16,14 @@ from vendor_facts import FACTS, source_checksum, vendor_document
 
 from analytics_provider.api.wire.operations import OPERATIONS
 
+pytestmark = pytest.mark.timeout(360)  # each planted suite runs in a pytest of its own with 300 s
+
 TESTS = Path(__file__).resolve().parents[1]
 OUR_PLUGINS_ONLY = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-"""A run of the suite's own plugins (``conftest.py``, ``fd_guard``) without the installed ones (hypothesis,
-anyio, xdist, ...): loading those took about 2 s of CPU a run, and the skips and descriptors counted here
-are the suite's own. The runs of ``--suite`` keep them: a plugin that imported Airflow first would let a
-test listed as free of it pass."""
+"""A run of the suite's own plugins (``conftest.py``, ``fd_guard``, ``in_flight``) without the installed
+ones (hypothesis, anyio, xdist, ...): loading those took about 2 s of CPU a run, and the skips and
+descriptors counted here are the suite's own. The runs of ``--suite`` keep them: a plugin that imported
+Airflow first would let a test listed as free of it pass."""
 
 
 def test_the_vendor_facts_are_an_openapi_document_without_prose() -> None:
@@ -37,7 +39,8 @@ def test_the_vendor_facts_are_an_openapi_document_without_prose() -> None:
 
 def _run(tmp_path: Path, allowed: str, temp: Path | None = None) -> subprocess.CompletedProcess[str]:
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
-    shutil.copy(TESTS / "fd_guard.py", tmp_path / "fd_guard.py")
+    for plugin in ("fd_guard.py", "in_flight.py"):
+        shutil.copy(TESTS / plugin, tmp_path / plugin)
     (tmp_path / "test_skips.py").write_text(
         "import pytest\n\n"
         "def test_runs():\n    pass\n\n"
@@ -81,7 +84,8 @@ def _split_run(tmp_path: Path, suite: str) -> subprocess.CompletedProcess[str]:
     tests = tmp_path / "repo" / "tests"
     tests.mkdir(parents=True)
     shutil.copy(TESTS / "conftest.py", tests / "conftest.py")
-    shutil.copy(TESTS / "fd_guard.py", tests / "fd_guard.py")
+    for plugin in ("fd_guard.py", "in_flight.py"):
+        shutil.copy(TESTS / plugin, tests / plugin)
     (tests / "airflow_free.txt").write_text("# listed\ntests/test_listed.py\n", encoding="utf-8")
     (tests / "airflow_host.txt").write_text("# listed\ntests/test_hosted.py\n", encoding="utf-8")
     (tests / "airflow_behaviour.txt").write_text("# listed\ntests/test_dag_run.py\n", encoding="utf-8")
@@ -181,3 +185,31 @@ def test_a_module_that_leaves_sockets_open_fails_the_run_and_names_them(tmp_path
     assert "3 passed, 1 error" in run.stdout, run.stdout
     assert "test_leaky.py left 100 more file descriptors open than before it" in run.stdout
     assert "new: socket 100" in run.stdout and "test_tidy.py left" not in run.stdout
+
+
+def test_a_run_names_its_test_in_flight_and_dumps_its_stacks_for_ci(tmp_path: Path) -> None:
+    """What .ci/run prints of a step stopped past its budget (tests/in_flight.py)."""
+    folder = tmp_path / "in-flight"
+    shutil.copy(TESTS / "in_flight.py", tmp_path / "in_flight.py")
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["in_flight"]\n', encoding="utf-8")
+    (tmp_path / "test_seen.py").write_text(
+        "import os, signal, time\nfrom pathlib import Path\n\n"
+        "def test_seen():\n"
+        "    mine = Path(os.environ['ANALYTICS_TESTS_IN_FLIGHT']) / str(os.getpid())\n"
+        "    text = mine.with_suffix('.test').read_text()\n"
+        "    assert text.startswith('test_seen.py::test_seen  (since '), text\n"
+        "    os.kill(os.getpid(), signal.SIGUSR1)\n"
+        "    for _ in range(100):\n"
+        "        if 'in test_seen' in mine.with_suffix('.stacks').read_text():\n"
+        "            return\n"
+        "        time.sleep(0.05)\n"
+        "    raise AssertionError(mine.with_suffix('.stacks').read_text())\n",
+        encoding="utf-8",
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_seen.py"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        env={**OUR_PLUGINS_ONLY, "ANALYTICS_TESTS_IN_FLIGHT": str(folder)},
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert [path.suffix for path in folder.iterdir()] == [".stacks"]  # the test's name went when it ended
