@@ -269,8 +269,8 @@ def test_an_answer_past_max_answer_bytes_is_refused_having_read_at_most_the_limi
     how = "announced 50,331,648 bytes (48.0 MiB)" if length == "announced" else "more than 1,048,576 bytes (1.0 MiB)"
     assert str(error) == (
         f"200 AnswerTooLarge on GET /users/me: the answer is larger than the connection allows ({how}); "
-        "max_answer_bytes=1048576 (the connection's extra) is the limit of a successful answer: raise it if "
-        "this answer is expected")
+        "max_answer_bytes=1048576 (a setting of the connection's extra, 64 MiB by default) is the limit of a "
+        "successful answer: raise it if this answer is expected")
     assert len(server.requests) == 1  # not retried: the service would answer the same
     assert cost.peak_memory < 8 * MiB, f"{driver.name} read {cost.peak_memory:,} bytes"  # unbounded: 48 MiB
 

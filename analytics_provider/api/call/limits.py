@@ -97,8 +97,8 @@ class BodyLimit:
         how = f"announced {size_text(size)}" if declared.isdigit() else f"more than {size_text(self.answer)}"
         raise AnswerTooLargeError(
             f"the answer is larger than the connection allows ({how}); max_answer_bytes={self.answer} "
-            "(the connection's extra) is the limit of a successful answer: raise it if this answer is "
-            "expected", status=status, method=method, path=path)
+            "(a setting of the connection's extra, 64 MiB by default) is the limit of a successful answer: "
+            "raise it if this answer is expected", status=status, method=method, path=path)
 
 
 @dataclass(frozen=True)
