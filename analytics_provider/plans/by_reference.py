@@ -14,12 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from analytics_provider.plans.saved import FORMAT, Json, SavedPlanError
+from analytics_provider.plans.saved import FORMAT, Json, SavedPlanError, write_file
 
 REFERENCE_FORMAT = "analytics_provider saved plan reference 1"
 MAX_XCOM_BYTES = 256 * 1024
@@ -43,7 +42,7 @@ def by_reference(saved: Json, storage: Any, limit: int = MAX_XCOM_BYTES) -> Json
     size = size_of(saved)
     if size <= limit or saved.get("format") != FORMAT:
         return saved
-    data = json.dumps(saved, sort_keys=True, ensure_ascii=False).encode()
+    data = (json.dumps(saved, indent=1, sort_keys=True) + "\n").encode()  # as write_file spells it
     name = f"plan-{saved['sha256']}.json"
     if hasattr(storage, "protocol") or "://" in str(storage):
         location = _write_remote(storage, name, data)
@@ -78,14 +77,7 @@ def resolved(value: Any, where: str) -> Any:
 def _write_local(folder: Path, name: str, data: bytes) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / name
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    write_file(json.loads(data), target)  # whole or not at all: the same bytes (the same JSON spelling)
     return str(target.resolve())
 
 

@@ -16,10 +16,10 @@ import pytest
 from analytics_provider.api.call.settings import ConnectionConfigError
 from analytics_provider.exceptions import AnalyticsParameterError, DownloadTooLargeError
 from analytics_provider.hooks.analytics import AnalyticsHook
+from hostile.conftest import leaves_only_the_good_file
 from hostile.measure import MiB, measured
 from hostile.server import Answer, always
 
-GOOD = b"yesterday's complete file\n"
 DECODED = 64 * MiB  # the bomb's size decoded; the default ratio stops it after 16 MiB
 
 
@@ -46,17 +46,6 @@ def bomb() -> Answer:
     body = gzip_of_zeros(DECODED)
     return Answer(200, headers={"Content-Type": "text/csv", "Content-Encoding": "gzip"},
                   stream=lambda: pieces(body), content_length=len(body))
-
-
-@pytest.fixture
-def target(tmp_path):
-    path = tmp_path / "out.csv"
-    path.write_bytes(GOOD)
-    return path
-
-
-def leaves_only_the_good_file(target) -> bool:
-    return target.read_bytes() == GOOD and [p.name for p in target.parent.iterdir()] == [target.name]
 
 
 def test_a_gzip_bomb_is_refused_with_memory_and_disk_bounded(hook, server, target) -> None:
