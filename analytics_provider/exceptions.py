@@ -230,6 +230,22 @@ class UnverifiableDownloadError(AnalyticsApiError):
     error_type = "UnverifiableDownload"
 
 
+class AnswerTooLargeError(AnalyticsApiError):
+    """An answer larger than the connection allows (``max_answer_bytes``): refused after reading
+    one byte past the limit (or none, when its ``Content-Length`` says so), and not retried (the
+    service would answer the same). The text names the setting that would allow it."""
+
+    error_type = "AnswerTooLarge"
+
+
+class DownloadTooLargeError(AnswerTooLargeError):
+    """A downloaded file that decodes past ``max_download_bytes``, or past ``max_decode_ratio``
+    times the bytes received (a compression bomb): refused before it replaces anything, not
+    retried. The text names the destination, the sizes and the setting."""
+
+    error_type = "DownloadTooLarge"
+
+
 class UnexpectedResponseError(AnalyticsTransportError):
     """A success status whose body is not what the operation answers: empty, not JSON, or
     without its result (a proxy's login page, a truncated answer). Retried like a transport

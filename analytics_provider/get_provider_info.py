@@ -99,6 +99,24 @@ def get_provider_info() -> dict[str, Any]:
                         "label": "Connect timeout (seconds)",
                         "schema": {"type": ["number", "null"], "default": 10, "minimum": 0.1},
                     },
+                    "max_answer_bytes": {
+                        "label": "Largest answer (bytes)",
+                        "description": "A successful answer past it is refused (AnswerTooLargeError). "
+                        "Leave empty: 64 MiB.",
+                        "schema": {"type": ["integer", "null"], "default": 67108864, "minimum": 1},
+                    },
+                    "max_download_bytes": {
+                        "label": "Largest downloaded file (bytes)",
+                        "description": "An export past it, decoded, is refused before it replaces anything. "
+                        "Leave empty: 16 GiB.",
+                        "schema": {"type": ["integer", "null"], "default": 17179869184, "minimum": 1},
+                    },
+                    "max_decode_ratio": {
+                        "label": "Largest decode ratio",
+                        "description": "Decoded bytes per byte received for a file the host compressed (a gzip "
+                        "bomb is refused); files under 16 MiB pass. Leave empty: 100.",
+                        "schema": {"type": ["number", "null"], "default": 100, "minimum": 1},
+                    },
                     "proxies": {
                         "label": "Proxies",
                         "description": 'Scheme to proxy URL, as JSON: {"https": "http://proxy.example:3128", '

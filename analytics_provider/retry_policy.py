@@ -25,6 +25,7 @@ from analytics_provider.api.call.settings import ConnectionConfigError
 from analytics_provider.exceptions import (
     AnalyticsParameterError,
     AnalyticsTlsError,
+    AnswerTooLargeError,
     AuthError,
     InvalidEmailsInvitationError,
     InvalidOperationError,
@@ -41,8 +42,9 @@ from analytics_provider.exceptions import (
 NEVER_CURED = (
     AuthError, PermissionDeniedError, SubscriptionError, AnalyticsParameterError, ConnectionConfigError,
     InvalidParameterError, RecordError, InvalidOperationError, InvalidEmailsInvitationError, NotFoundError,
+    AnswerTooLargeError,
 )
-"""Errors a later try meets again unchanged: the key, its rights, the input, the resource."""
+"""Errors a later try meets again unchanged: the key, its rights, the input, the resource, a size limit."""
 WAIT_FOR_THE_SERVICE = (RateLimitExceedError, MaintenanceError)
 """Errors that say when to come back (``retry_after``)."""
 MAX_WAIT = timedelta(hours=1)

@@ -8,6 +8,10 @@ from typing import Any
 
 REVIEW_ROWS = 50
 """Rows of a plan a review shows by default; the total is always said."""
+MAX_BODY = 64 * 1024
+"""Characters of a review's body at most, whatever ``max_rows`` says (rows past it are counted,
+and where they are is said); a cell shows at most :data:`MAX_CELL` of its own."""
+MAX_CELL = 300
 
 CREATES, CHANGES, REMOVALS = ("create", "invite", "add"), ("change",), ("remove",)
 COLUMNS = ("action", "subject", "target", "before", "after")
@@ -57,13 +61,30 @@ def body(upstream: Mapping[str, Any], limit: int = REVIEW_ROWS) -> str:
     labels = upstream.get("columns") or {}
     header = [str(labels.get(c, c)) for c in COLUMNS]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(_cell(row.get(c)) for c in COLUMNS) + " |" for row in rows[:limit]]
-    shown = min(limit, len(rows))
+    shown, size = 0, sum(len(line) + 1 for line in lines)
+    for row in rows[:limit]:
+        line = "| " + " | ".join(_cell(row.get(c)) for c in COLUMNS) + " |"
+        if size + len(line) > MAX_BODY:
+            break
+        lines.append(line)
+        shown, size = shown + 1, size + len(line) + 1
     lines += ["", f"Showing {shown} of {total} change(s)." if shown < total else f"All {total} change(s) shown."]
+    if shown < total:
+        lines.append(where_the_rest_is(upstream, total - shown))
     for name, label in (("left", "Left as they are"), ("unknown_users", "Not known to the service")):
         if upstream.get(name):
             lines.append(f"{label}: {_text(', '.join(str(v) for v in upstream[name][:limit]))}")
     return "\n".join(lines)
+
+
+def where_the_rest_is(upstream: Mapping[str, Any], more: int) -> str:
+    """Where a reviewer finds the ``more`` changes the body leaves out: the saved plan's file (a plan
+    stored by reference), or the plan task's result and log."""
+    saved = upstream.get("saved")
+    if isinstance(saved, Mapping) and saved.get("location"):
+        return (f"{more} more change(s) are in the saved plan at `{_text(saved['location'])}` "
+                f"(sha256 `{_text(saved.get('sha256'))}`), which the apply task applies exactly.")
+    return f"{more} more change(s) are in the plan task's result (its `saved` plan) and its log."
 
 
 def _validation_body(validated: Mapping[str, Any]) -> str:
@@ -89,4 +110,5 @@ def _text(value: Any) -> str:
 
 
 def _cell(value: Any) -> str:
-    return _text(value) or " "
+    text = _text(value)
+    return (text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "...") or " "

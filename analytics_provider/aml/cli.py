@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from analytics_provider.aml import compiler, schema
-from analytics_provider.aml.lint import INTERNAL_CODE, discover, lint_each
+from analytics_provider.aml.lint import INTERNAL_CODE, check_timeout, discover, lint_each
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_STATUSES = f"""exit status:
@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     lint.add_argument("--no-compile", action="store_true",
                       help="skip compiling each template with the Vega-Lite and Vega compilers (vl-convert)")
     lint.add_argument("-q", "--quiet", action="store_true", help="print only the diagnostics, no summary")
+    _timeout_option(lint)
     draw = commands.add_parser(
         "preview",
         help="draw a chart definition with sample rows",
@@ -57,7 +58,22 @@ def _parser() -> argparse.ArgumentParser:
     draw.add_argument("--out", metavar="FILE", help="the picture to write, .png or .svg (default <chart_name>.png)")
     draw.add_argument("--chart", metavar="NAME", help="the definition to draw when the file has several")
     draw.add_argument("--scale", type=float, default=1.0, help="PNG scale factor (default 1)")
+    _timeout_option(draw)
     return parser
+
+
+def _timeout_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--compile-timeout", type=_seconds, default=compiler.DEFAULT_COMPILE_TIMEOUT, metavar="SECONDS",
+        help=f"the time one chart's compile (or drawing) may take; past it the compiler is stopped and the "
+             f"chart gets CC422, the other files are still checked (default {compiler.DEFAULT_COMPILE_TIMEOUT:g})")
+
+
+def _seconds(text: str) -> float:
+    try:
+        return check_timeout(float(text)) or 0.0
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a positive number of seconds, got {text!r}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,7 +102,8 @@ def _lint(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     errors = warnings = internal = with_findings = 0
-    for _, diagnostics in lint_each(files, schema=not args.no_schema, compiler=not args.no_compile):
+    for _, diagnostics in lint_each(files, schema=not args.no_schema, compiler=not args.no_compile,
+                                    compile_timeout=args.compile_timeout):
         for diagnostic in diagnostics:
             print(diagnostic.format())
         sys.stdout.flush()
@@ -113,7 +130,8 @@ def _preview(args: argparse.Namespace) -> int:
         print(f"error: --out must end in .png or .svg, got {args.out!r}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        drawn = preview(args.path, out=args.out, data=args.data, chart=args.chart, scale=args.scale)
+        drawn = preview(args.path, out=args.out, data=args.data, chart=args.chart, scale=args.scale,
+                        compile_timeout=args.compile_timeout)
     except PreviewError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format())

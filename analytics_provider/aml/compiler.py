@@ -23,7 +23,7 @@ from typing import Any
 from analytics_provider.aml import compiler_process
 from analytics_provider.aml.checks_def import did_you_mean
 from analytics_provider.aml.checks_template import SERVICE_CONFIG_KEYS, SERVICE_FORMATS
-from analytics_provider.aml.compiler_process import CompilerCrashed
+from analytics_provider.aml.compiler_process import CallTimedOut, CompilerCrashed
 from analytics_provider.aml.diagnostics import Reporter
 from analytics_provider.aml.model import DefInfo
 from analytics_provider.aml.sample import fill, sample_rows
@@ -32,6 +32,9 @@ from analytics_provider.aml.template import Engine, JNode, JObject, JString, Tem
 
 PACKAGE = "vl-convert-python"
 EXTRA = "charts"
+DEFAULT_COMPILE_TIMEOUT = 20.0
+"""Seconds one chart's compile (or drawing) may take: the charts of our corpus take under 0.3 s
+each once the compiler is loaded; a chart past it is a finding (CC422), not a stuck lint."""
 WIDTH, HEIGHT = 640, 400
 """The size a chart that fills its container is drawn at."""
 SERVICE_TRANSFORMS = ("sankey", "chord")
@@ -121,10 +124,11 @@ def _sized(spec: dict[str, Any], engine: Engine) -> dict[str, Any]:
     return spec
 
 
-def compile_spec(data: Any, engine: Engine) -> Compiled:
+def compile_spec(data: Any, engine: Engine, timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> Compiled:
     """Compile filled template data (Vega-Lite to Vega; Vega as it is) and run it through Vega,
-    which parses every expression and signal. Raises :class:`CompileError`, and
-    :class:`CompilerCrashed` when vl-convert dies on it."""
+    which parses every expression and signal. Raises :class:`CompileError`,
+    :class:`CompilerCrashed` when vl-convert dies on it, and :class:`CallTimedOut` when it takes
+    more than ``timeout`` seconds (None: no limit)."""
     spec = _sized(runnable(data), engine)
     version = ""
     if engine.kind == "vega-lite":
@@ -133,7 +137,7 @@ def compile_spec(data: Any, engine: Engine) -> Compiled:
             raise CompileError(f"no Vega-Lite {engine.version[0] if engine.version else '?'} compiler is "
                                f"shipped by {PACKAGE} (it has {', '.join(_versions())})")
     try:
-        vega = compiler_process.call("compile", spec=spec, vl_version=version)
+        vega = compiler_process.call("compile", timeout, spec=spec, vl_version=version)
     except compiler_process.CallFailed as exc:
         raise CompileError(_first_line(exc.message)) from None
     return Compiled(vega, version)
@@ -147,11 +151,15 @@ def _first_line(text: str) -> str:
     return message if len(message) <= 240 else message[:237] + "..."
 
 
-def check_compile(tpl: Template, info: DefInfo, rep: Reporter) -> None:
-    """Compile the template filled with sample rows; report why it cannot render (CC421)."""
+def check_compile(tpl: Template, info: DefInfo, rep: Reporter,
+                  timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> None:
+    """Compile the template filled with sample rows; report why it cannot render (CC421), or
+    that it took longer than ``timeout`` seconds (CC422)."""
     engine = tpl.engine
     try:
-        compile_spec(fill(tpl, info, sample_rows(info)), engine)
+        compile_spec(fill(tpl, info, sample_rows(info)), engine, timeout)
+    except CallTimedOut as exc:
+        rep.add("CC422", tpl.root.offset, took_too_long(exc.seconds))
     except CompilerCrashed as exc:
         rep.add("CC000", tpl.root.offset, f"internal error: the compiler crashed on this template ({exc.message}); "
                                           "the other files were linted; please report it with this file")
@@ -164,6 +172,13 @@ def check_compile(tpl: Template, info: DefInfo, rep: Reporter) -> None:
                                              f"Vega-Lite mark type{hint} (the compiler says: {exc.message})")
         else:
             rep.add("CC421", locate(tpl, exc.message), f"the chart cannot render ({judge}): {exc.message}")
+
+
+def took_too_long(seconds: float) -> str:
+    """The text of CC422."""
+    return (f"compile took longer than {seconds:g} s: the compiler was stopped (the other files are still "
+            "checked); make the template's data or transforms lighter (a generated sequence, a loess or "
+            "regression over many rows), or allow more time (--compile-timeout)")
 
 
 def _unknown_mark(tpl: Template) -> JString | None:
@@ -207,10 +222,11 @@ def _start(root: JNode) -> int:
     return root.offset
 
 
-def render(compiled: Compiled, fmt: str, scale: float = 1.0) -> bytes:
+def render(compiled: Compiled, fmt: str, scale: float = 1.0,
+           timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> bytes:
     """The compiled chart drawn as PNG or SVG bytes; raises as :func:`compile_spec` does."""
     try:
-        drawn: str = compiler_process.call("render", vega=compiled.vega, fmt=fmt, scale=scale)
+        drawn: str = compiler_process.call("render", timeout, vega=compiled.vega, fmt=fmt, scale=scale)
     except compiler_process.CallFailed as exc:
         raise CompileError(_first_line(exc.message)) from None
     return drawn.encode("utf-8") if fmt == "svg" else base64.b64decode(drawn)

@@ -4,8 +4,12 @@ vl-convert panics in Rust on some input (a control character in a text it draws)
 the whole process. Here it runs in one long-lived child per process, started on first use (or by
 :func:`start` ahead of it) and reused by every lint and preview after that; when the child dies, the
 call that was running raises :class:`CompilerCrashed` with the signal and the panic's message, and
-the next call starts a new child. The child's standard error (the JavaScript engine's console
-included) goes to a temporary file that is read only to explain a crash.
+the next call starts a new child. A call given a ``timeout`` that the child does not answer within
+raises :class:`CallTimedOut`: the child is killed and the next call starts a new one (a chart whose
+data or transforms take minutes cannot hold a lint or a CI job). The child answers its first
+message once vl-convert is loaded and warmed up, so no call's time includes that. The child's
+standard error (the JavaScript engine's console included) goes to a temporary file that is read
+only to explain a crash.
 
 Messages are JSON, each preceded by its length (4 bytes, big-endian); :func:`serve` is the child's end.
 The child's first message lists the Vega-Lite versions vl-convert ships.
@@ -18,12 +22,14 @@ import base64
 import contextlib
 import json
 import os
+import select
 import signal
 import struct
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -39,6 +45,14 @@ class CompilerCrashed(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class CallTimedOut(Exception):
+    """The child did not answer within ``seconds``; it was killed (the next call starts another)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no answer within {seconds:g} s")
+        self.seconds = seconds
 
 
 class CallFailed(Exception):
@@ -80,7 +94,7 @@ class _Child:
         """The process that started the child: a forked copy of it must start its own."""
         self.versions: list[str] | None = None
 
-    def call(self, op: str, **args: Any) -> Any:
+    def call(self, op: str, timeout: float | None = None, **args: Any) -> Any:
         assert self.process.stdin is not None and self.process.stdout is not None
         try:
             if self.versions is None:
@@ -88,12 +102,34 @@ class _Child:
             if op == "versions":
                 return self.versions
             _write(self.process.stdin, {"op": op, "args": args})
+            if timeout is not None and not self._answers_within(timeout):
+                self.kill()
+                raise CallTimedOut(timeout)
             reply = _read(self.process.stdout)
         except (EOFError, OSError, ValueError):
             raise CompilerCrashed(self._death()) from None
         if "error" in reply:
             raise CallFailed(reply["error"])
         return reply["result"]
+
+    def _answers_within(self, seconds: float) -> bool:
+        """Whether the child's reply starts within ``seconds`` (or the child ends: its reader says how)."""
+        assert self.process.stdout is not None
+        end = time.monotonic() + seconds
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            with contextlib.suppress(InterruptedError):
+                readable, _, _ = select.select([self.process.stdout], [], [], left)
+                if readable:
+                    return True
+
+    def kill(self) -> None:
+        """End the child at once (it is in the middle of a call that takes too long)."""
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        self.close()
 
     def _death(self) -> str:
         """How the child ended, with what it said last: the first panic's message (the line after
@@ -138,17 +174,19 @@ def start() -> None:
             _child = _Child()
 
 
-def call(op: str, **args: Any) -> Any:
+def call(op: str, timeout: float | None = None, **args: Any) -> Any:
     """Run ``op`` (versions, compile, render) in the child. Raises :class:`CallFailed` when vl-convert
-    rejects the input and :class:`CompilerCrashed` when the child dies (the next call starts a new one)."""
+    rejects the input, :class:`CompilerCrashed` when the child dies and :class:`CallTimedOut` when it
+    does not answer within ``timeout`` seconds (None: no limit); after either, the next call starts a
+    new child."""
     global _child
     start()
     with _lock:
         child = _child
         assert child is not None
         try:
-            return child.call(op, **args)
-        except CompilerCrashed:
+            return child.call(op, timeout, **args)
+        except (CompilerCrashed, CallTimedOut):
             _child = None
             raise
 
@@ -194,16 +232,17 @@ def _render(vega: dict[str, Any], fmt: str, scale: float) -> str:
 def serve() -> None:
     """Answer calls on standard input until it closes. Replies go to a copy of standard output, which
     itself is pointed at standard error: whatever the engine prints cannot garble a reply. The
-    JavaScript engine is warmed up first (a second and more), while the parent runs its rules."""
+    JavaScript engine is warmed up first (a second and more), while the parent runs its rules, and the
+    first message (the versions) says it is ready."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
     import vl_convert
 
     versions = list(vl_convert.get_vegalite_versions())
-    _write(replies, {"versions": versions})
     with contextlib.suppress(ValueError):
         _compile({"mark": "point", "data": {"values": [{"a": 1}]}}, versions[-1])
+    _write(replies, {"versions": versions})  # ready: the first call's time is its own
     operations: dict[str, Callable[..., Any]] = {"compile": _compile, "render": _render}
     while True:
         try:

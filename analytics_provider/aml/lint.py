@@ -23,6 +23,7 @@ from analytics_provider.aml import schema as schema_check
 from analytics_provider.aml.checks_def import check_def
 from analytics_provider.aml.checks_template import check_template, filled
 from analytics_provider.aml.checks_use import check_use
+from analytics_provider.aml.compiler import DEFAULT_COMPILE_TIMEOUT
 from analytics_provider.aml.diagnostics import Diagnostic, Reporter, Source
 from analytics_provider.aml.lexer import AmlSyntaxError
 from analytics_provider.aml.model import ChartDef, DefInfo, FileModel, extract, extract_objects
@@ -86,18 +87,22 @@ def _mentions_chart(path: Path) -> bool:
         return False
 
 
-def lint_paths(paths: Iterable[str | Path], *, schema: bool = True, compiler: bool = True) -> list[Diagnostic]:
+def lint_paths(paths: Iterable[str | Path], *, schema: bool = True, compiler: bool = True,
+               compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> list[Diagnostic]:
     """Lint files and folders as one project; diagnostics sorted by path, line and column.
 
     ``schema=False`` skips the Vega-Lite schema check, ``compiler=False`` the compile step (each is
-    skipped anyway when what it needs is not installed). Raises FileNotFoundError when a path does
-    not exist. An internal error of the linter on a file is a diagnostic of its own (CC000).
+    skipped anyway when what it needs is not installed). A chart whose compile takes longer than
+    ``compile_timeout`` seconds (None: no limit) is a finding (CC422). Raises FileNotFoundError
+    when a path does not exist. An internal error of the linter on a file is a diagnostic of its
+    own (CC000).
     """
-    return sorted(d for _, found in lint_each(paths, schema=schema, compiler=compiler) for d in found)
+    return sorted(d for _, found in lint_each(paths, schema=schema, compiler=compiler,
+                                              compile_timeout=compile_timeout) for d in found)
 
 
-def lint_each(paths: Iterable[str | Path], *, schema: bool = True,
-              compiler: bool = True) -> Iterator[tuple[str, list[Diagnostic]]]:
+def lint_each(paths: Iterable[str | Path], *, schema: bool = True, compiler: bool = True,
+              compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> Iterator[tuple[str, list[Diagnostic]]]:
     """Lint files and folders as one project, yielding each file's path and sorted diagnostics as
     soon as that file is done, in the order of :func:`discover`. Every file is read and the rules of
     its definitions run first (they give the names and slots the uses are checked against); the
@@ -112,13 +117,15 @@ def lint_each(paths: Iterable[str | Path], *, schema: bool = True,
             files.append(_File(rep, parsed=False))
             continue
         files.append(parse_source(Source(text, str(path))))
-    yield from _check_project(files, Checks(schema, compiler and compiler_check.available()))
+    yield from _check_project(files, Checks(schema, compiler and compiler_check.available(),
+                                            check_timeout(compile_timeout)))
 
 
-def lint_text(text: str, path: str, *, schema: bool = True, compiler: bool = True) -> list[Diagnostic]:
+def lint_text(text: str, path: str, *, schema: bool = True, compiler: bool = True,
+              compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> list[Diagnostic]:
     """Lint one text as a project of its own; ``path`` names it in diagnostics and, by its suffix,
     says whether it is a ``.chart.aml`` file."""
-    checks = Checks(schema, compiler and compiler_check.available())
+    checks = Checks(schema, compiler and compiler_check.available(), check_timeout(compile_timeout))
     return sorted(d for _, found in _check_project([parse_source(Source(text, path))], checks) for d in found)
 
 
@@ -166,12 +173,22 @@ def _guarded(rep: Reporter, offset: int, what: str, action: Callable[[], _T]) ->
         return None
 
 
+def check_timeout(seconds: float | None) -> float | None:
+    """``compile_timeout`` as given (None: no limit), or ``ValueError`` naming it."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
+        raise ValueError(f"compile_timeout must be a positive number of seconds (or None), got {seconds!r}")
+    return float(seconds)
+
+
 @dataclass(frozen=True)
 class Checks:
-    """The optional template checks to run."""
+    """The optional template checks to run, and the time one chart's compile may take."""
 
     schema: bool = True
     compiler: bool = False
+    compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT
 
 
 def _check_project(files: list[_File], checks: Checks) -> Iterator[tuple[str, list[Diagnostic]]]:
@@ -234,4 +251,4 @@ def _check_template(entry: Entry, info: DefInfo, rep: Reporter, checks: Checks) 
     if tpl is not None and checks.schema:
         schema_check.check_schema(tpl, filled(tpl, info), rep)
     if tpl is not None and checks.compiler and sum(d.is_error for d in rep.items) == errors:
-        compiler_check.check_compile(tpl, info, rep)
+        compiler_check.check_compile(tpl, info, rep, checks.compile_timeout)

@@ -11,8 +11,8 @@ from pathlib import Path
 from analytics_provider.aml import compiler
 from analytics_provider.aml.checks_def import check_def
 from analytics_provider.aml.checks_template import check_template
-from analytics_provider.aml.diagnostics import Diagnostic, Source
-from analytics_provider.aml.lint import parse_source
+from analytics_provider.aml.diagnostics import Diagnostic, Reporter, Source
+from analytics_provider.aml.lint import check_timeout, parse_source
 from analytics_provider.aml.model import ChartDef
 from analytics_provider.aml.sample import fill, read_rows, sample_rows
 
@@ -39,12 +39,16 @@ class Preview:
 
 
 def preview(path: str | Path, out: str | Path | None = None, data: str | Path | None = None,
-            chart: str | None = None, scale: float = 1.0) -> Preview:
+            chart: str | None = None, scale: float = 1.0,
+            compile_timeout: float | None = compiler.DEFAULT_COMPILE_TIMEOUT) -> Preview:
     """Draw one definition of a ``.chart.aml`` file (the one named ``chart`` when the file has
     several) to ``out`` (``<chart_name>.png`` by default; ``.svg`` writes SVG). The file is
     written whole or not at all. Raises :class:`PreviewError`, and
     :class:`~analytics_provider.aml.compiler.CompilerCrashed` when vl-convert crashes (in its child
-    process: the caller lives on)."""
+    process: the caller lives on). Compiling, and then drawing, may each take ``compile_timeout``
+    seconds (None: no limit); past it the compiler is stopped and :class:`PreviewError` says so
+    (CC422)."""
+    compile_timeout = check_timeout(compile_timeout)
     if not compiler.available():
         raise PreviewError(f"preview needs {compiler.PACKAGE}: "
                            f"pip install 'airflow-provider-analytics[{compiler.EXTRA}]'")
@@ -69,18 +73,27 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
         raise PreviewError(f"--out must end in .png or .svg, got {target.name!r}")
     data = fill(tpl, info, rows)
     try:
-        compiled = compiler.compile_spec(data, tpl.engine)
+        compiled = compiler.compile_spec(data, tpl.engine, compile_timeout)
+    except compiler.CallTimedOut as exc:
+        raise _too_long(rep, tpl.root.offset, source_path, exc.seconds) from None
     except compiler.CompileError as exc:
         rep.add("CC421", compiler.locate(tpl, exc.message), f"the chart cannot render: {exc.message}")
         raise PreviewError(f"{source_path}: the chart cannot render", rep.items[-1:]) from None
     try:
-        picture = compiler.render(compiled, fmt, scale)
+        picture = compiler.render(compiled, fmt, scale, compile_timeout)
+    except compiler.CallTimedOut as exc:
+        raise _too_long(rep, tpl.root.offset, source_path, exc.seconds) from None
     except compiler.CompileError as exc:  # the chart ran; the headless renderer could not paint it
         raise PreviewError(f"{source_path}: the chart compiles and runs, but {compiler.PACKAGE} cannot paint it "
                            f"here ({exc.message}); it may need a browser canvas (an image mark, a heatmap)") from None
     _write_whole(target, picture)
     judge = f"Vega-Lite {compiled.vega_lite_version}" if compiled.vega_lite_version else "Vega"
     return Preview(target, definition.name or "", judge, tuple(sorted(set(compiler.service_transforms(data)))))
+
+
+def _too_long(rep: Reporter, offset: int, path: Path, seconds: float) -> PreviewError:
+    rep.add("CC422", offset, compiler.took_too_long(seconds))
+    return PreviewError(f"{path}: {compiler.took_too_long(seconds)}", rep.items[-1:])
 
 
 def _pick(defs: list[ChartDef], chart: str | None, path: Path) -> ChartDef:

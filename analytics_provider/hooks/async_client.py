@@ -195,8 +195,7 @@ class AsyncAnalyticsClient:
             return answer
         try:
             async with response:
-                limit = None if response.status < 400 else step.error_body_limit
-                answer.body = await (response.read() if limit is None else response.content.read(limit))
+                answer.body = await _read(response.content, step.body_limit.to_read(response.status, response.headers))
         except Exception as exc:
             return Failure(exc, sent=True)
         return answer
@@ -306,6 +305,19 @@ class Quotas(dict[str, Quota]):
     def __missing__(self, endpoint: str) -> Quota:
         quota = self[endpoint] = Quota(clock=self.clock, event=asyncio.Event)
         return quota
+
+
+async def _read(content: aiohttp.StreamReader, limit: int) -> bytes:
+    """At most ``limit`` bytes of a body (all of it when shorter)."""
+    pieces: list[bytes] = []
+    received = 0
+    while received < limit:
+        piece = await content.read(min(limit - received, 1024 * 1024))
+        if not piece:
+            break
+        pieces.append(piece)
+        received += len(piece)
+    return b"".join(pieces)
 
 
 def _not_sent_errors() -> tuple[type[BaseException], ...]:

@@ -18,6 +18,7 @@ from airflow.providers.common.compat.sdk import BaseHook
 
 from analytics_provider.api.call.events import Steps
 from analytics_provider.api.call.exchange import Exchange
+from analytics_provider.api.call.limits import DownloadLimits, download_overrides
 from analytics_provider.api.call.quota import Quota, RateLimit
 from analytics_provider.api.call.request import build_request, encode_query
 from analytics_provider.api.call.retry import RetryPolicy
@@ -186,7 +187,8 @@ class AnalyticsClientHook(BaseHook):
     # -- downloads -----------------------------------------------------------------------------
 
     def download_export(
-        self, job_id: int, destination: Destination, *, file_mode: int | None = None, deadline: float | None = None
+        self, job_id: int, destination: Destination, *, file_mode: int | None = None, deadline: float | None = None,
+        max_download_bytes: int | None = None, max_decode_ratio: float | None = None,
     ) -> dict[str, Any]:
         """Download an export job's file to ``destination`` (a local path or an ObjectStoragePath).
 
@@ -196,16 +198,22 @@ class AnalyticsClientHook(BaseHook):
         follows the redirect to the file's host without the key, checks the bytes that arrived
         against ``Content-Length`` and writes atomically; an incomplete transfer is retried. The
         file gets the mode a plain write would give (``0666`` less the umask) unless
-        ``file_mode`` says another. Returns ``{"path", "bytes", "content_type"}``.
+        ``file_mode`` says another. The file is decoded in bounded pieces and refused
+        (:class:`~analytics_provider.exceptions.DownloadTooLargeError`, before it replaces
+        anything) past ``max_download_bytes`` decoded or ``max_decode_ratio`` times the bytes
+        received (the connection's, or :mod:`~analytics_provider.api.call.limits`' defaults, when
+        None). Returns ``{"path", "bytes", "content_type"}``.
         """
         check_file_mode(file_mode)
+        overrides = download_overrides(max_download_bytes, max_decode_ratio, "download_export")
         check_destination(destination)
         request = build_request("download_export", query={"job_id": job_id})
         exchange = self.client.exchange(request, deadline=deadline)
-        return self.client.run(exchange.retried(lambda: self._download(exchange, destination, file_mode)))
+        limits = exchange.settings.download_limits.with_overrides(*overrides, "the operator's argument")
+        return self.client.run(exchange.retried(lambda: self._download(exchange, destination, file_mode, limits)))
 
     def _download(
-        self, exchange: Exchange, destination: Destination, file_mode: int | None
+        self, exchange: Exchange, destination: Destination, file_mode: int | None, limits: DownloadLimits
     ) -> Steps[dict[str, Any]]:
         answer = yield from exchange.send(headers=IDENTITY, stream=True)
         for _ in range(MAX_REDIRECTS):
@@ -219,15 +227,17 @@ class AnalyticsClientHook(BaseHook):
             if answer.status in (301, 302, 303, 307, 308):
                 raise AnalyticsTransportError(f"more than {MAX_REDIRECTS} redirects from {exchange.request.describe()}")
             if not 200 <= answer.status < 300:
-                answer.body = b"".join(self.client.iter_body(answer, exchange, limit=1024 * 1024))
+                limit = exchange.settings.body_limit.to_read(answer.status, answer.headers)
+                answer.body = b"".join(self.client.iter_body(answer, exchange, limit=limit))
                 if not exchange.settings.is_same_origin(answer.url):
                     raise _file_host_error(answer.status, answer.body, answer.url, job_id)
                 exchange.result(answer)
-            what = f"export of job {job_id}"
+            what, coding = f"export of job {job_id}", content_coding(answer.headers)
             expected = wire_length(answer.headers, what)
+            limits.check_declared(expected, coding, what, str(destination))
             path, size = save_stream(
-                decoded(self.client.iter_body(answer, exchange, IncompleteDownloadError, decode=False),
-                        content_coding(answer.headers), what),
+                decoded(self.client.iter_body(answer, exchange, IncompleteDownloadError, decode=False), coding, what,
+                        limits=limits, destination=str(destination), received=answer.raw.raw.tell),
                 destination,
                 expected_bytes=expected,
                 arrived=answer.raw.raw.tell,

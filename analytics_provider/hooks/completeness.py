@@ -4,8 +4,9 @@ stream's end; and refusing a body nothing can vouch for."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
+from analytics_provider.api.call.limits import DownloadLimits
 from analytics_provider.exceptions import IncompleteDownloadError, UnverifiableDownloadError
 
 IDENTITY = ("", "identity")
@@ -45,9 +46,29 @@ def wire_length(headers: Mapping[str, str], what: str) -> int | None:
         "destination, if any, is left as it was)")
 
 
-def decoded(chunks: Iterable[bytes], coding: str, what: str) -> Iterator[bytes]:
-    """The body's bytes decoded from ``coding``; a compressed body that ends before its
-    compressed stream does (or is corrupt) raises :class:`IncompleteDownloadError`."""
+PIECE = 256 * 1024
+"""Decoded bytes one decompress call gives at most (``max_length``): what a read costs in memory,
+however much its compressed bytes hold."""
+
+
+def decoded(chunks: Iterable[bytes], coding: str, what: str, *, limits: DownloadLimits | None = None,
+            destination: str = "", received: Callable[[], int] | None = None) -> Iterator[bytes]:
+    """The body's bytes decoded from ``coding``, in pieces of at most :data:`PIECE` bytes (the
+    compressed rest fed back in); a compressed body that ends before its compressed stream does
+    (or is corrupt) raises :class:`IncompleteDownloadError`. With ``limits``, a body that decodes
+    past them (against the bytes ``received`` so far over the wire) raises
+    :class:`~analytics_provider.exceptions.DownloadTooLargeError` before its next piece is given.
+    """
+    total = wire = 0
+    for piece in _decoded(chunks, coding, what):
+        total += len(piece)
+        if limits is not None:
+            wire = received() if received is not None else wire + len(piece)
+            limits.check(total, wire, what, destination)
+        yield piece
+
+
+def _decoded(chunks: Iterable[bytes], coding: str, what: str) -> Iterator[bytes]:
     if coding not in COMPRESSED:
         yield from chunks
         return
@@ -57,8 +78,15 @@ def decoded(chunks: Iterable[bytes], coding: str, what: str) -> Iterator[bytes]:
             while chunk:
                 if decoder.eof:  # a gzip file may hold several members
                     decoder = zlib.decompressobj(COMPRESSED[coding])
-                yield decoder.decompress(chunk)
-                chunk = decoder.unused_data if decoder.eof else b""
+                piece = decoder.decompress(chunk, PIECE)
+                if piece:
+                    yield piece
+                chunk = decoder.unused_data if decoder.eof else decoder.unconsumed_tail
+        while not decoder.eof:  # output zlib still holds once all the input went in
+            piece = decoder.decompress(b"", PIECE)
+            if not piece:
+                break
+            yield piece
         if not decoder.eof:
             raise IncompleteDownloadError(f"{what}: the compressed body ends before its end ({coding})",
                                           method="GET", path="/exports/download")

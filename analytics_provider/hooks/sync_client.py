@@ -148,8 +148,8 @@ class AnalyticsClient:
         left = (lambda: None) if end is None else (lambda: end - time.monotonic())
         with response:
             try:
-                limit = None if response.ok else step.error_body_limit
-                answer.body = b"".join(_chunks(response, step.timeout[1], left, limit))
+                limit = step.body_limit.to_read(response.status_code, response.headers)
+                answer.body = b"".join(_chunks(response, step.timeout[1], left, limit)) if limit else b""
             except Exception as exc:
                 return Failure(exc, sent=True)
         return answer
@@ -168,7 +168,8 @@ def _chunks(response: requests.Response, read_timeout: float, left: Callable[[],
         seconds = left()
         if seconds is not None:
             _set_read_timeout(response, min(read_timeout, seconds))
-        chunk = response.raw.read1(CHUNK_SIZE, decode_content=decode)
+        size = CHUNK_SIZE if limit is None else min(CHUNK_SIZE, limit - received)
+        chunk = response.raw.read1(size, decode_content=decode)
         if not chunk:
             return
         received += len(chunk)

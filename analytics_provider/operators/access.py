@@ -119,7 +119,7 @@ class _AccessSyncOperator(AsCodeOperator):
 
             result = self.log_and_apply(plan, apply)
             if self.is_dry_run:
-                result["saved"] = self.save(sync, plan)
+                result["saved"] = self.kept_small(self.save(sync, plan))
             return result
 
     def save(self, sync: Any, plan: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.exceptions import AirflowProviderDeprecationWarning
 
+from analytics_provider.api.call.limits import download_overrides
 from analytics_provider.api.wire.choices import EXPORT_OUTPUTS
 from analytics_provider.api.wire.filters import check_filter_conditions, check_filters
 from analytics_provider.assets import (
@@ -121,6 +122,12 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     :param file_mode: the local file's permission bits, an int from 0 to ``0o777`` (default: what
         a plain write gives, ``0666`` less the worker's umask), for example ``0o640``; anything
         else (a string, a setuid bit) is refused when the DAG is parsed.
+    :param max_download_bytes: the file's size at most, decoded, in bytes (default: the
+        connection's ``max_download_bytes``, else 16 GiB); a larger file is refused before it
+        replaces anything.
+    :param max_decode_ratio: decoded bytes per byte received at most, for a file the host
+        compressed (default: the connection's ``max_decode_ratio``, else 100; files under 16 MiB
+        pass whatever their ratio): a compression bomb is refused before it fills the disk.
     :param asset: the name of the export's asset, ``analytics://exports/<asset>`` (templated;
         default ``widget-<id>.<output>``). Each file written is an event on it, through the task's
         ``AssetAlias`` outlets or on the task's own outlet :func:`~analytics_provider.assets.export_asset`,
@@ -160,10 +167,14 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         dashboard_filter_conditions: list[dict[str, Any]] | None = None,
         file_mode: int | None = None,
         asset: str | None = None,
+        max_download_bytes: int | None = None,
+        max_decode_ratio: float | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.asset = asset
+        self.max_download_bytes = max_download_bytes
+        self.max_decode_ratio = max_decode_ratio
         self.widget_id = widget_id
         self.dashboard = dashboard
         self.widget = widget
@@ -183,6 +194,7 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
                           "left out when widget_id is given (the widget's own dashboard is used)")
         with naming_the_task(self.task_id):
             check_file_mode(file_mode)
+            download_overrides(max_download_bytes, max_decode_ratio, self.task_id)
             if not is_templated(output):
                 self.export_format = normalize_output(output)
             if not is_templated(dashboard_filter_conditions):
@@ -242,7 +254,9 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         from analytics_provider.hooks.download import task_named_on_write_failure
 
         with task_named_on_write_failure(self.task_id):  # the hook's text names the destination
-            result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode)
+            result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode,
+                                               max_download_bytes=self.max_download_bytes,
+                                               max_decode_ratio=self.max_decode_ratio)
         self.log.info("Downloaded %s bytes (%s) to %s", result["bytes"], result["content_type"], result["path"])
         summary = {"job_id": job_id, "widget_id": self.widget_id, "output": self.export_format, **result}
         asset = self.asset or default_export_asset_name(self.widget_id, self.export_format)

@@ -123,7 +123,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
 
             result = self.log_and_apply(plan, apply)
             if self.is_dry_run:
-                result["saved"] = save_deliveries(plan, seen, scope=self.scope, prune=self.prune)
+                result["saved"] = self.kept_small(save_deliveries(plan, seen, scope=self.scope, prune=self.prune))
             return result
 
     def _apply_saved(self) -> dict[str, Any]:

@@ -58,8 +58,11 @@ class FakeClock:
         self.sleep(seconds)
         await asyncio.sleep(0)  # still a point where other tasks run
 
-    def install(self, monkeypatch: Any) -> FakeClock:
-        """Make the hook and the trigger wait on this clock (``monkeypatch``: pytest's fixture)."""
+    def install(self, monkeypatch: Any, emulator: Any = None) -> FakeClock:
+        """Make the hook and the trigger wait on this clock (``monkeypatch``: pytest's fixture), and
+        the ``emulator``'s world (its jobs, the times its handlers read) follow it, when given."""
+        if emulator is not None:
+            monkeypatch.setattr(emulator.world, "clock", self.time)
         from analytics_provider.hooks.async_client import AsyncAnalyticsClient
         from analytics_provider.hooks.client import AnalyticsClientHook
         from analytics_provider.hooks.job_reader import JobReader

@@ -70,3 +70,18 @@ def fake_async_time(monkeypatch: pytest.MonkeyPatch, waits: Recorder) -> Recorde
     monkeypatch.setattr(AsyncAnalyticsClient, "sleep", staticmethod(waits.asleep))
     monkeypatch.setattr(AsyncAnalyticsClient, "clock", staticmethod(waits))
     return waits
+
+
+GOOD = b"yesterday's complete file\n"
+
+
+@pytest.fixture
+def target(tmp_path):
+    """A destination that holds yesterday's good file (a download must leave it alone or replace it whole)."""
+    path = tmp_path / "out.csv"
+    path.write_bytes(GOOD)
+    return path
+
+
+def leaves_only_the_good_file(target) -> bool:
+    return target.read_bytes() == GOOD and [p.name for p in target.parent.iterdir()] == [target.name]

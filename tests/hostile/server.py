@@ -12,7 +12,7 @@ import gzip
 import json
 import ssl
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,6 +43,8 @@ class Answer:
     length_header: bool = True  # False: no Content-Length; the body ends when the connection closes
     chunked: bool = False  # Transfer-Encoding: chunked (no Content-Length)
     cut: int | None = None  # send this many bytes of the body, then close (a chunked body: no last chunk)
+    stream: Callable[[], Iterable[bytes]] | None = None  # the body made as it is sent (huge ones), sent as is:
+    # give its length in content_length, or chunked; no gzip, trickle or cut applies
 
     def payload(self) -> bytes:
         if isinstance(self.body, (dict, list)):
@@ -89,7 +91,7 @@ class HostileServer:
                 body = answer.payload()
                 headers = {"Content-Type": "application/json", **answer.headers}
                 accepts = seen.headers.get("Accept-Encoding", "")
-                if answer.gzip_always or (answer.gzip_if_asked and "gzip" in accepts):
+                if answer.stream is None and (answer.gzip_always or (answer.gzip_if_asked and "gzip" in accepts)):
                     body = gzip.compress(body)
                     headers["Content-Encoding"] = "gzip"
                 if answer.chunked:
@@ -107,7 +109,15 @@ class HostileServer:
                     for name, value in headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    if answer.chunked:
+                    if answer.stream is not None:
+                        for piece in answer.stream():
+                            if answer.chunked:
+                                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                            else:
+                                self.wfile.write(piece)
+                        if answer.chunked:
+                            self.wfile.write(b"0\r\n\r\n")
+                    elif answer.chunked:
                         for i in range(0, len(sent), 512):
                             self.wfile.write(b"%x\r\n%s\r\n" % (len(sent[i : i + 512]), sent[i : i + 512]))
                         if answer.cut is None:

@@ -14,22 +14,11 @@ import zlib
 import pytest
 
 from analytics_provider.exceptions import IncompleteDownloadError, UnverifiableDownloadError
+from hostile.conftest import leaves_only_the_good_file
 from hostile.server import Answer, always
 
 CSV = b"id,name\n" + b"".join(b"%d,row number %d\n" % (i, i) for i in range(200))
-GOOD = b"yesterday's complete file\n"
 HEADERS = {"Content-Type": "text/csv"}
-
-
-@pytest.fixture
-def target(tmp_path):
-    path = tmp_path / "out.csv"
-    path.write_bytes(GOOD)
-    return path
-
-
-def leaves_only_the_good_file(target) -> bool:
-    return target.read_bytes() == GOOD and [p.name for p in target.parent.iterdir()] == [target.name]
 
 
 def test_a_body_without_length_cut_halfway_leaves_the_good_file(hook, server, target) -> None:

@@ -27,6 +27,7 @@ from analytics_provider.exceptions import (
     AnalyticsDeadlineExceeded,
     AnalyticsJobError,
     AnalyticsTlsError,
+    AnswerTooLargeError,
     MaintenanceError,
     NotFoundError,
     RecordError,
@@ -35,6 +36,7 @@ from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 from analytics_provider.triggers.analytics import AnalyticsJobTrigger
 from hostile.conftest import KEY, Recorder
+from hostile.measure import MiB, measured
 from hostile.pki import PrivateCA
 from hostile.proxy import ForwardProxy
 from hostile.server import Answer, HostileServer, always, in_turn
@@ -236,6 +238,55 @@ def test_an_api_answer_must_come_whole_within_connect_and_read_timeout(driver, s
     assert isinstance(error, AnalyticsApiError) and error.error_type == "TransportError", error
     assert server.answers_sent == 0  # ...but the whole answer (about 12 s) is cut before its end,
     assert took >= 1.9  # and not before connect + read timeout (2 s); a busy machine is only slower
+
+
+# -- what an answer may weigh (issue 46) -----------------------------------------------------
+
+
+def json_of_size(size: int) -> Callable[[], Iterator[bytes]]:
+    """A valid ``{"user": ...}`` answer of ``size`` bytes, made as it is sent."""
+    head, tail = b'{"user": {"id": 1, "email": "a@b.c", "padding": "', b'"}}'
+    def pieces() -> Iterator[bytes]:
+        yield head
+        left = size - len(head) - len(tail)
+        while left > 0:
+            yield b"x" * min(left, 1024 * 1024)
+            left -= 1024 * 1024
+        yield tail
+    return pieces
+
+
+@pytest.mark.parametrize("length", ["announced", "chunked"])
+def test_an_answer_past_max_answer_bytes_is_refused_having_read_at_most_the_limit(driver, server, connect,
+                                                                                 length) -> None:
+    connect(max_answer_bytes=MiB)
+    size = 48 * MiB
+    server.answer = always(Answer(200, stream=json_of_size(size), chunked=length == "chunked",
+                                  content_length=size if length == "announced" else None))
+    with measured() as cost:
+        error = driver.one(Call("get_current_user"))
+    assert isinstance(error, AnswerTooLargeError), error
+    how = "announced 50,331,648 bytes (48.0 MiB)" if length == "announced" else "more than 1,048,576 bytes (1.0 MiB)"
+    assert str(error) == (
+        f"200 AnswerTooLarge on GET /users/me: the answer is larger than the connection allows ({how}); "
+        "max_answer_bytes=1048576 (a setting of the connection's extra, 64 MiB by default) is the limit of a "
+        "successful answer: raise it if this answer is expected")
+    assert len(server.requests) == 1  # not retried: the service would answer the same
+    assert cost.peak_memory < 8 * MiB, f"{driver.name} read {cost.peak_memory:,} bytes"  # unbounded: 48 MiB
+
+
+def test_an_answer_within_max_answer_bytes_is_read_whole(driver, server, connect) -> None:
+    connect(max_answer_bytes=MiB)
+    server.answer = always(Answer(200, stream=json_of_size(MiB), chunked=True))
+    user = driver.one(Call("get_current_user"))
+    assert isinstance(user, dict) and len(user["padding"]) == MiB - 52, user
+
+
+def test_an_error_body_is_cut_at_the_error_limit_not_refused(driver, server, connect) -> None:
+    connect(max_answer_bytes=1024)
+    server.answer = always(Answer(404, stream=json_of_size(8 * MiB), chunked=True))
+    error = driver.one(Call("get_current_user"))
+    assert isinstance(error, NotFoundError) and not isinstance(error, AnswerTooLargeError), error
 
 
 # -- redirects and the key -------------------------------------------------------------------

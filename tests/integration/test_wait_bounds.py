@@ -14,6 +14,7 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -151,3 +152,32 @@ def test_a_trickling_server_cannot_hold_a_wait_past_its_deadline(wait, monkeypat
         status, message = wait("trickle", 1)
         assert status == "timeout", message
         assert server.answers_sent == 0  # ended while the first answer (46 s) was still coming
+
+
+# -- issue 46, item 5: the emulator's jobs follow its world's clock ----------------------------------------
+
+
+@pytest.mark.parametrize("waiter", ["hook", "trigger"])
+def test_an_hour_long_job_ends_on_the_worlds_fake_clock(waiter, analytics_emulator, analytics_connection,
+                                                       monkeypatch) -> None:
+    clock = FakeClock().install(monkeypatch, analytics_emulator)
+    analytics_emulator.job_duration = 3600
+    job_id = int(AnalyticsHook(analytics_connection).bust_data_source_cache(1)["id"])
+    (job,) = analytics_emulator.jobs
+    assert job.status == "created"
+    started = time.monotonic()
+    if waiter == "hook":
+        status = AnalyticsHook(analytics_connection).wait_for_job(job_id, poll_interval=60, timeout=7200).status
+    else:
+        trigger = AnalyticsJobTrigger(analytics_connection, job_id, 60, clock.time() + 7200)
+
+        async def first() -> dict[str, Any]:
+            async for event in trigger.run():
+                return dict(event.payload)
+            raise AssertionError("no event")
+
+        status = asyncio.run(first())["status"]
+    assert status == "success"
+    assert job.status == "success"  # read on the world's clock, an hour on
+    assert 3600 <= clock.elapsed <= 3600 + 60  # the job's hour, and at most one interval more
+    assert time.monotonic() - started < 30  # an hour of the world's time, not of the wall's

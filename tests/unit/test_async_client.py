@@ -31,8 +31,9 @@ class FakeResponse:
         self.url = ""
         self.content = self
 
-    async def read(self, limit: int = -1) -> bytes:
-        return self._body if limit < 0 else self._body[:limit]
+    async def read(self, limit: int = -1) -> bytes:  # a stream: what was read is gone
+        piece, self._body = (self._body, b"") if limit < 0 else (self._body[:limit], self._body[limit:])
+        return piece
 
     async def __aenter__(self) -> FakeResponse:
         return self

@@ -180,3 +180,13 @@ def test_a_connection_saved_from_the_ui_is_what_the_hook_reads() -> None:
     saved = webserver_form() if AIRFLOW_2 else api_server_form()
     assert saved["saved"] == (200 if AIRFLOW_2 else 201)  # 2.11: the page after the redirect
     assert saved["settings"] == {"base_url": "https://us.holistics.io/api/v2", "read_timeout": 25}
+
+
+def test_the_forms_size_limits_are_the_settings_defaults() -> None:
+    from analytics_provider.api.call import limits
+
+    (connection_type,) = get_provider_info()["connection-types"]
+    fields = connection_type["conn-fields"]
+    assert fields["max_answer_bytes"]["schema"]["default"] == limits.DEFAULT_MAX_ANSWER_BYTES
+    assert fields["max_download_bytes"]["schema"]["default"] == limits.DEFAULT_MAX_DOWNLOAD_BYTES
+    assert fields["max_decode_ratio"]["schema"]["default"] == limits.DEFAULT_MAX_DECODE_RATIO

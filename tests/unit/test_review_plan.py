@@ -43,7 +43,8 @@ def test_a_plan_reads_as_counts_and_a_table_cut_at_the_limit_with_the_total() ->
     assert rows[0] == "| action | subject | target | before | after |"
     assert rows[2] == r"| create | alert | revenue\|drop |   | sales.yml:9 |"  # a cell's | stays in its cell
     assert len(rows) == 1 + 3
-    assert text.splitlines()[-1] == "Showing 3 of 4 change(s)."
+    assert text.splitlines()[-2:] == ["Showing 3 of 4 change(s).",
+                                      "1 more change(s) are in the plan task's result (its `saved` plan) and its log."]
     assert body(PLAN).splitlines()[-1] == "All 4 change(s) shown."
     assert subject(PLAN) == "Apply deliveries: 2 to create, 1 to change, 1 to remove?"
 

@@ -15,6 +15,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
+from analytics_provider.api.call.limits import BodyLimit
 from analytics_provider.api.call.network import Network
 
 
@@ -42,8 +43,8 @@ class Send:
     """One HTTP exchange, no redirect followed. ``timeout`` is ``(connect, read)``, each read's
     bound when ``left`` is None; ``left`` the seconds the whole exchange may take (what is left
     before the deadline; for an API answer at most connect + read timeout). The answer's body is
-    read whole, at most ``error_body_limit`` bytes of an error; with ``stream`` it is left to the
-    caller."""
+    read whole, at most ``body_limit.to_read(status, headers)`` bytes (the exchange judges what
+    was read); with ``stream`` it is left to the caller."""
 
     method: str
     url: str
@@ -56,7 +57,7 @@ class Send:
     json: Any = None
     data: Any = None
     stream: bool = False
-    error_body_limit: int = 1024 * 1024
+    body_limit: BodyLimit = field(default_factory=BodyLimit, repr=False)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,6 @@ from analytics_provider.exceptions import (
 )
 
 T = TypeVar("T")
-MAX_ERROR_BODY = 1024 * 1024  # bytes of an error answer read (its text is bounded further)
 
 
 class CallPlan:
@@ -214,7 +213,7 @@ class Exchange:
             json=request.json if data is None else None,
             data=data,
             stream=stream,
-            error_body_limit=MAX_ERROR_BODY,
+            body_limit=settings.body_limit,
         )
         outcome = yield sent
         if quota is not None:
@@ -223,6 +222,9 @@ class Exchange:
                 quota.exhausted(parse_retry_after(outcome.headers))
         if isinstance(outcome, Failure):
             raise self.failure(outcome.error, sent=outcome.sent, url=url) from None
+        if not stream:
+            sent.body_limit.check(outcome.status, outcome.headers, outcome.body, method=request.method,
+                                  path=request.path)
         return outcome
 
     def result(self, answer: Answer) -> Any:

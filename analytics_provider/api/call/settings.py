@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from analytics_provider import __version__
+from analytics_provider.api.call.limits import BodyLimit, DownloadLimits, positive_int, ratio
 from analytics_provider.api.call.network import Network, NetworkConfigError
 from analytics_provider.get_provider_info import DEFAULT_HEADER_NAME, REGION_BASE_URLS, REGIONS, VENDOR_HEADER_NAME
 
@@ -70,6 +71,8 @@ class ConnectionSettings:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT
     network: Network = field(default_factory=Network)
+    body_limit: BodyLimit = field(default_factory=BodyLimit)
+    download_limits: DownloadLimits = field(default_factory=DownloadLimits)
 
     @classmethod
     def from_connection(cls, conn: ConnectionLike, conn_id: str = "") -> ConnectionSettings:
@@ -87,6 +90,7 @@ class ConnectionSettings:
                                                "connect_timeout", where),
             read_timeout=seconds_or_default(extra.get("timeout"), DEFAULT_READ_TIMEOUT, "timeout", where),
             network=network_of(extra, where),
+            **limits_of(extra, where),
         )
 
     @functools.cached_property
@@ -142,6 +146,23 @@ def log_masker_home() -> Any:
             if getattr(home, "mask_secret", None) is not found:
                 home = types.SimpleNamespace(mask_secret=found)  # type: ignore[assignment]
     return home
+
+
+def limits_of(extra: Any, where: str) -> dict[str, Any]:
+    """The size limits the connection's extra sets (``max_answer_bytes``, ``max_download_bytes``,
+    ``max_decode_ratio``): see :mod:`~analytics_provider.api.call.limits`."""
+    given = {name: extra.get(name) for name in ("max_answer_bytes", "max_download_bytes", "max_decode_ratio")}
+    try:
+        answer = given["max_answer_bytes"]
+        body = BodyLimit() if answer in (None, "") else BodyLimit(positive_int(answer, "max_answer_bytes"))
+        size, times = given["max_download_bytes"], given["max_decode_ratio"]
+        downloads = DownloadLimits().with_overrides(
+            None if size in (None, "") else positive_int(size, "max_download_bytes"),
+            None if times in (None, "") else ratio(times, "max_decode_ratio"),
+            f"{where}'s extra")
+    except ValueError as exc:
+        raise ConnectionConfigError(where, str(exc)) from None
+    return {"body_limit": body, "download_limits": downloads}
 
 
 def network_of(extra: Any, where: str) -> Network:

@@ -135,7 +135,7 @@ class ApiService:
                 body = unwrap(op, parsed, required=op.keyless)
         handler = self.handlers[op.name]
         with self.world.lock:
-            result = handler(Call(op, params, query, body, user, self.world, time.time(), request.headers))
+            result = handler(Call(op, params, query, body, user, self.world, self.world.clock(), request.headers))
         if isinstance(result, Reply):
             return json_outcome(result.status, result.body, result.headers)
         return json_outcome(op.status, result)

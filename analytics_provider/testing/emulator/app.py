@@ -7,6 +7,8 @@ import secrets
 import shutil
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,9 @@ class AnalyticsEmulator:
         is read (``header_name`` is then the document's, the one connections send).
     :param retry_after: ``"seconds"`` or ``"date"``: how ``Retry-After`` is written (after a
         :meth:`reset` too; :meth:`set_rate_limit` changes it until then).
+    :param clock: the world's time in Unix seconds (default ``time.time``): when jobs were created
+        and what status they have now. A test on a fake clock passes its ``time`` (or calls
+        ``FakeClock.install(monkeypatch, emulator)``), and jobs end as that clock moves.
     """
 
     def __init__(
@@ -53,6 +58,7 @@ class AnalyticsEmulator:
         rate_limit_frame: float = 60.0,
         header_name: str | None = None,
         retry_after: str = "seconds",
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.host, self.port, self.files_port = host, port, files_port
         self.header_name = header_name or DEFAULT_HEADER
@@ -62,7 +68,7 @@ class AnalyticsEmulator:
         if api_key:
             keys[KEYED_USERS[0]] = api_key
         self._tmp = Path(tempfile.mkdtemp(prefix="analytics-emulator-"))
-        self.world = World(keys, job_duration, self._tmp)
+        self.world = World(keys, job_duration, self._tmp, clock or time.time)
         self.limiter = RateLimiter(rate_limit_frame)
         self.retry_after = retry_after
         self.limiter.configure(retry_after=retry_after)

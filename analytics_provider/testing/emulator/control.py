@@ -6,7 +6,6 @@ They need no key, are not rate limited and are not recorded. Bodies and answers 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +31,8 @@ class ControlService:
             ("GET", "requests"): lambda body: [r.to_dict() for r in self.emulator.requests],
             ("DELETE", "requests"): lambda body: self.emulator.clear_requests(),
             ("GET", "jobs"): lambda body: [
-                {**j.to_json(time.time()), "operation": j.operation, "params": j.params} for j in self.emulator.jobs
+                {**j.to_json(self.emulator.world.clock()), "operation": j.operation, "params": j.params}
+                for j in self.emulator.jobs
             ],
             ("POST", "fail_next_job"): lambda body: self.emulator.fail_next_job(
                 body["operation"], last_error_log=body.get("last_error_log", "Job failed"),
@@ -84,5 +84,5 @@ class ControlService:
         """
         with self.emulator.world.lock:
             job = self.emulator.world.jobs.jobs.get(int(job_id)) if job_id.isdigit() else None
-            status = job.status_at(time.time()) if job is not None else "unknown"
+            status = job.status_at(self.emulator.world.clock()) if job is not None else "unknown"
         return json_outcome(200 if status == "success" else 404, {"id": job_id, "status": status})

@@ -75,6 +75,7 @@ class Job:
     error_lines: list[str] = field(default_factory=list)  # ERROR lines a failure logs before its last error
     by_reads: bool = False  # the script's steps last so many reads of the job (Get Job, List Jobs), not seconds
     answered: list[str] = field(default_factory=list)  # the status each read of the job answered, in order
+    clock: Callable[[], float] = field(default=time.time, repr=False, compare=False)  # its world's (JobBook's)
 
     def __post_init__(self) -> None:
         if self.script:
@@ -92,7 +93,8 @@ class Job:
 
     @property
     def status(self) -> str:
-        return self.status_at(time.time())
+        """The status now, on the world's clock."""
+        return self.status_at(self.clock())
 
     def status_at(self, now: float) -> str:
         if self.existing_job_id is not None:
@@ -257,7 +259,7 @@ class JobBook:
         scripted = self._script_next.get(operation) if pending is None else None
         script, by_reads = scripted.popleft() if scripted else ((), False)
         job = Job(next(self._ids), operation, user_id, params, now, max(0.0, duration), result_type, result_data,
-                  source=source, notes=list(notes), script=script, by_reads=by_reads)
+                  source=source, notes=list(notes), script=script, by_reads=by_reads, clock=self._clock)
         if pending is not None:
             job.existing_job_id, job.duration = pending.id, 0.0
         elif queued := self._fail_next.get(operation):
@@ -275,7 +277,7 @@ class JobBook:
         ids = []
         for _ in range(count):
             job = Job(next(self._ids), "preload_dashboard", user_id, {"bulk": True}, now, max(0.0, duration),
-                      "Dashboard.preload", script=steps)
+                      "Dashboard.preload", script=steps, clock=self._clock)
             self.jobs[job.id] = job
             ids.append(job.id)
         return ids

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,17 @@ its ``query_report`` (off), a data set read with ``include_reports`` its ``repor
 
 
 class World:
-    """Everything the handlers read and change. Hold ``lock`` while touching it."""
+    """Everything the handlers read and change. Hold ``lock`` while touching it.
 
-    def __init__(self, keys: Mapping[int, str], job_duration: float, files_dir: Path) -> None:
+    ``clock`` is the world's time (Unix seconds): what the handlers and the jobs read, so a test
+    that moves a fake clock sees jobs end (``FakeClock.install(monkeypatch, emulator)``).
+    """
+
+    def __init__(self, keys: Mapping[int, str], job_duration: float, files_dir: Path,
+                 clock: Callable[[], float] = time.time) -> None:
         if job_duration < 0:
             raise ValueError("job_duration must not be negative")
+        self.clock = clock
         self.lock = threading.RLock()
         self.keys = dict(keys)
         self.default_job_duration = job_duration
@@ -31,7 +38,7 @@ class World:
         self.app_url = "http://127.0.0.1"
         self.files_url = "http://127.0.0.1"
         self.state = State()
-        self.jobs = JobBook()
+        self.jobs = JobBook(self.now)
         self.job_duration = job_duration
         self.publish_diagnostics: list[dict[str, Any]] | None = None
         self.export_sizes: dict[str, int] = {}
@@ -41,12 +48,16 @@ class World:
     def reset(self) -> None:
         with self.lock:
             self.state = seed_state(self.keys)
-            self.jobs = JobBook()
+            self.jobs = JobBook(self.now)
             self.job_duration = self.default_job_duration
             self.publish_diagnostics = None
             self.export_sizes = {}
             self.answer_shapes = dict(ANSWER_SHAPES)
             self.exports.clear()
+
+    def now(self) -> float:
+        """The time on the world's clock (read anew: a test may swap the clock)."""
+        return self.clock()
 
     def add_dashboards(self, titles: list[str], like: int = 1) -> list[int]:
         """A dashboard per title, each a copy of dashboard ``like`` (its widgets, their titles and

@@ -1,0 +1,101 @@
+"""A saved plan too large for an XCom, kept by reference: the plan in a file, its summary in the XCom.
+
+Airflow keeps every XCom in its metadata database (or its XCom backend), and every task that pulls
+one reads it whole: a plan of 20,000 changes is megabytes. Past :data:`MAX_XCOM_BYTES` (the
+operators' ``max_xcom_bytes``), :func:`by_reference` writes the saved plan to a file of the plan
+storage (a local folder, or an object-storage URL every worker reaches) named by its SHA-256, and
+the XCom carries :func:`reference`: what the plan does (``what``, ``counts``), where it is, its size
+and its SHA-256. :func:`resolved` reads it back for the apply task and refuses a file whose content
+is not the one referenced (nothing is written). A saved plan within the limit stays in the XCom.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from analytics_provider.plans.saved import FORMAT, Json, SavedPlanError, write_file
+
+REFERENCE_FORMAT = "analytics_provider saved plan reference 1"
+MAX_XCOM_BYTES = 256 * 1024
+"""Bytes of a saved plan kept in the XCom itself (about a thousand changes); a larger one is
+stored by reference."""
+
+
+def size_of(saved: Mapping[str, Any]) -> int:
+    """The saved plan's bytes as JSON (what an XCom would hold)."""
+    return len(json.dumps(saved, separators=(",", ":"), ensure_ascii=False, default=str).encode())
+
+
+def is_reference(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get("format") == REFERENCE_FORMAT
+
+
+def by_reference(saved: Json, storage: Any, limit: int = MAX_XCOM_BYTES) -> Json:
+    """``saved`` itself when it has at most ``limit`` bytes; else its :func:`reference`, after writing
+    it whole to ``storage`` (a folder: a path, or an ``ObjectStoragePath``) as
+    ``plan-<sha256>.json``."""
+    size = size_of(saved)
+    if size <= limit or saved.get("format") != FORMAT:
+        return saved
+    data = (json.dumps(saved, indent=1, sort_keys=True) + "\n").encode()  # as write_file spells it
+    name = f"plan-{saved['sha256']}.json"
+    if hasattr(storage, "protocol") or "://" in str(storage):
+        location = _write_remote(storage, name, data)
+    else:
+        location = _write_local(Path(os.fspath(storage)).expanduser(), name, data)
+    return {"format": REFERENCE_FORMAT, "what": saved.get("what"), "counts": saved.get("counts"),
+            "changes_count": len(saved.get("changes") or []), "sha256": saved["sha256"],
+            "file_sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "location": location}
+
+
+def resolved(value: Any, where: str) -> Any:
+    """The saved plan a :func:`reference` names, read back and checked (its file's SHA-256 and the
+    plan's own); anything else as it is."""
+    if not is_reference(value):
+        return value
+    location = str(value.get("location"))
+    try:
+        data = _read(location)
+    except (OSError, ValueError, ImportError) as exc:
+        raise SavedPlanError(f"{where}: the saved plan at {location} cannot be read ({type(exc).__name__}: {exc}); "
+                             "nothing was written: plan again, with plan storage every worker reaches "
+                             "(plan_storage=)") from None
+    if hashlib.sha256(data).hexdigest() != value.get("file_sha256"):
+        raise SavedPlanError(f"{where}: the saved plan at {location} is not the one the plan task stored (its "
+                             "SHA-256 differs: changed since?); nothing was written: plan again")
+    saved = json.loads(data)
+    if not isinstance(saved, dict) or saved.get("sha256") != value.get("sha256"):
+        raise SavedPlanError(f"{where}: the saved plan at {location} is another plan; nothing was written")
+    return saved
+
+
+def _write_local(folder: Path, name: str, data: bytes) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / name
+    write_file(json.loads(data), target)  # whole or not at all: the same bytes (the same JSON spelling)
+    return str(target.resolve())
+
+
+def _write_remote(storage: Any, name: str, data: bytes) -> str:
+    if not hasattr(storage, "protocol"):
+        from airflow.providers.common.compat.sdk import ObjectStoragePath
+
+        storage = ObjectStoragePath(str(storage))
+    target = storage / name
+    with target.open("wb") as out:  # an object store's upload appears whole or not at all
+        out.write(data)
+    return str(target)
+
+
+def _read(location: str) -> bytes:
+    if "://" in location and not location.startswith("file://"):
+        from airflow.providers.common.compat.sdk import ObjectStoragePath
+
+        with ObjectStoragePath(location).open("rb") as source:
+            return bytes(source.read())
+    return Path(location.removeprefix("file://")).read_bytes()

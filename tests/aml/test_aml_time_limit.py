@@ -1,0 +1,99 @@
+"""Issue 46, item 3: the linter ends on time. A valid chart whose data and transforms take minutes to
+run (a generated sequence of 30,000 rows, flattened, smoothed by a loess of bandwidth 1: it had not
+finished after 60 s) is a finding at its file within the limit; the child is replaced, and the other
+files of the folder are still linted. ``preview`` keeps the same limit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from analytics_provider.aml import compiler, compiler_process
+from analytics_provider.aml.lint import lint_paths
+from analytics_provider.aml.preview import PreviewError, preview
+
+from .helpers import CORPUS
+
+needs_compiler = pytest.mark.skipif(not compiler.available(), reason="vl-convert-python is not installed")
+REPO = CORPUS.parents[2]
+LIMIT = 2.0
+
+SLOW = """CustomChartDef slow_trend {
+  label: 'Smoothed trend'
+  fields {
+    field x { label: 'X' type: 'dimension' data_type: 'number' }
+    field y { label: 'Y' type: 'measure' }
+  }
+  template: @vgl {
+    "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+    "data": {"values": @{values}},
+    "layer": [
+      {"mark": "point", "encoding": {"x": {"field": "@{fields.x.name}", "type": "quantitative"},
+                                      "y": {"field": "@{fields.y.name}", "type": "quantitative"}}},
+      {"data": {"sequence": {"start": 0, "stop": 30000, "as": "i"}},
+       "transform": [{"calculate": "[datum.i, datum.i * 2]", "as": "pair"}, {"flatten": ["pair"]},
+                     {"calculate": "sin(datum.pair)", "as": "v"},
+                     {"loess": "v", "on": "pair", "bandwidth": 1}],
+       "mark": "line", "encoding": {"x": {"field": "pair", "type": "quantitative"},
+                                    "y": {"field": "v", "type": "quantitative"}}}
+    ]
+  };;
+}
+"""
+
+
+def folder(tmp_path: Path) -> Path:
+    """The slow chart between a good one and a broken one (files are linted in name order)."""
+    (tmp_path / "b_slow.chart.aml").write_text(SLOW)
+    for name, source in (("a_good", "valid/simple_bar.chart.aml"), ("c_broken", "invalid/cannot_render.chart.aml")):
+        (tmp_path / f"{name}.chart.aml").write_text((CORPUS / source).read_text())
+    return tmp_path
+
+
+@needs_compiler
+def test_a_slow_chart_is_a_finding_within_the_limit_and_the_others_are_linted(tmp_path: Path) -> None:
+    paths = folder(tmp_path)
+    compiler_process.start()  # loaded before the clock starts, as a run's rules give it time to
+    compiler_process.call("versions")
+    started = time.monotonic()
+    found = lint_paths([paths], schema=False, compile_timeout=LIMIT)
+    took = time.monotonic() - started
+    slow = [d for d in found if d.path.endswith("b_slow.chart.aml")]
+    assert [(d.code, d.message.split(":")[0]) for d in slow] == [("CC422", "compile took longer than 2 s")]
+    assert slow[0].line == 7  # at the template
+    others = {Path(d.path).name: d.code for d in found if d not in slow}
+    assert others == {"c_broken.chart.aml": "CC421"}  # linted by a new child; the good file has nothing
+    assert took < LIMIT + 40, took  # unbounded, the slow chart alone runs for minutes
+
+
+@needs_compiler
+def test_the_command_line_takes_the_limit(tmp_path: Path) -> None:
+    paths = folder(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "analytics_provider.aml", "lint", "--no-schema",
+                             "--compile-timeout", "2", str(paths)], cwd=REPO, capture_output=True, text=True,
+                            timeout=120)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1, result
+    assert lines[0].startswith(f"{paths / 'b_slow.chart.aml'}:7:") and " CC422 compile took longer than 2 s" in lines[0]
+    assert " CC421 " in lines[1] and lines[2] == "3 files checked: 2 errors, 0 warnings in 2 files."
+
+
+@needs_compiler
+def test_preview_keeps_the_same_limit(tmp_path: Path) -> None:
+    (tmp_path / "slow.chart.aml").write_text(SLOW)
+    with pytest.raises(PreviewError, match="compile took longer than 2 s") as refused:
+        preview(tmp_path / "slow.chart.aml", out=tmp_path / "slow.png", compile_timeout=LIMIT)
+    assert [d.code for d in refused.value.diagnostics] == ["CC422"]
+    assert not (tmp_path / "slow.png").exists()
+    drawn = preview(CORPUS / "valid/simple_bar.chart.aml", out=tmp_path / "bar.png", compile_timeout=LIMIT * 10)
+    assert drawn.path.read_bytes().startswith(b"\x89PNG")  # the next call has a child again
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), "5", True])
+def test_a_bad_limit_is_refused_by_name(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(ValueError, match="compile_timeout must be a positive number of seconds"):
+        lint_paths([CORPUS / "valid/simple_bar.chart.aml"], compile_timeout=bad)  # type: ignore[arg-type]

@@ -1,0 +1,119 @@
+"""Issue 46, item 1: a download decodes in bounded pieces and refuses a body that decodes past
+its limits (a compression bomb; a file past ``max_download_bytes``) before it replaces anything.
+
+The file host is a local server that makes its bodies as it sends them; each test measures what
+the bound is for: the worker's peak memory and the bytes it wrote (:mod:`hostile.measure`).
+"""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from collections.abc import Iterator
+
+import pytest
+
+from analytics_provider.api.call.settings import ConnectionConfigError
+from analytics_provider.exceptions import AnalyticsParameterError, DownloadTooLargeError
+from analytics_provider.hooks.analytics import AnalyticsHook
+from hostile.conftest import leaves_only_the_good_file
+from hostile.measure import MiB, measured
+from hostile.server import Answer, always
+
+DECODED = 64 * MiB  # the bomb's size decoded; the default ratio stops it after 16 MiB
+
+
+@functools.cache
+def gzip_of_zeros(size: int) -> bytes:
+    """``size`` zero bytes gzipped (about a thousandth of the size: deflate's best)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = bytes(MiB)
+    return b"".join(packer.compress(block) for _ in range(size // MiB)) + packer.flush()
+
+
+def pieces(data: bytes, size: int = 64 * 1024) -> Iterator[bytes]:
+    for i in range(0, len(data), size):
+        yield data[i : i + size]
+
+
+def zeros(size: int) -> Iterator[bytes]:
+    block = bytes(MiB)
+    for _ in range(size // MiB):
+        yield block
+
+
+def bomb() -> Answer:
+    body = gzip_of_zeros(DECODED)
+    return Answer(200, headers={"Content-Type": "text/csv", "Content-Encoding": "gzip"},
+                  stream=lambda: pieces(body), content_length=len(body))
+
+
+def test_a_gzip_bomb_is_refused_with_memory_and_disk_bounded(hook, server, target) -> None:
+    server.answer = always(bomb())
+    with measured() as cost, pytest.raises(DownloadTooLargeError) as refused:
+        hook.download_export(9, target)
+    text = str(refused.value)
+    assert f"export of job 9: the file for destination {str(target)!r} decodes to more than" in text
+    assert f"from {len(gzip_of_zeros(DECODED)):,} bytes received" in text
+    assert "max_decode_ratio=100 (the default; set it in the connection's extra or the operator's argument)" in text
+    assert leaves_only_the_good_file(target)
+    assert len(server.requests) == 1  # not retried: the host would send the same
+    assert cost.bytes_written < 17 * MiB  # 16 MiB free of the ratio, and one piece
+    assert cost.peak_memory < 8 * MiB  # unbounded: the whole 64 MiB from one read
+
+
+def test_the_connections_ratio_lets_a_regular_file_through(hook, server, target, connect) -> None:
+    connect(max_decode_ratio=2000)
+    server.answer = always(bomb())
+    with measured() as cost:
+        assert hook.download_export(9, target)["bytes"] == DECODED
+    assert target.stat().st_size == DECODED
+    assert cost.peak_memory < 8 * MiB
+
+
+def test_the_operators_limit_wins_over_the_connection(hook, server, target, connect) -> None:
+    connect(max_decode_ratio=2000)
+    server.answer = always(bomb())
+    with pytest.raises(DownloadTooLargeError, match=r"decodes to more than 20,971,520 bytes \(20.0 MiB\); refused.*"
+                       r"max_download_bytes=20971520 \(the operator's argument\)"):
+        hook.download_export(9, target, max_download_bytes=20 * MiB)
+    assert leaves_only_the_good_file(target)
+
+
+def test_a_plain_file_announced_past_the_limit_is_refused_before_a_byte(hook, server, target, connect) -> None:
+    connect(max_download_bytes=8 * MiB)
+    server.answer = always(Answer(200, headers={"Content-Type": "text/csv"}, stream=lambda: zeros(32 * MiB),
+                                  content_length=32 * MiB))
+    with measured() as cost, pytest.raises(DownloadTooLargeError) as refused:
+        hook.download_export(9, target)
+    assert "announces 33,554,432 bytes (32.0 MiB)" in str(refused.value)
+    assert "max_download_bytes=8388608 (connection 'analytics_default''s extra)" in str(refused.value)
+    assert cost.bytes_written < MiB and leaves_only_the_good_file(target)
+
+
+def test_a_chunked_file_past_the_limit_stops_at_the_limit(hook, server, target, connect) -> None:
+    connect(max_download_bytes=8 * MiB)
+    server.answer = always(Answer(200, headers={"Content-Type": "text/csv"}, stream=lambda: zeros(64 * MiB),
+                                  chunked=True))
+    with measured() as cost, pytest.raises(DownloadTooLargeError, match="decodes to more than 8,388,608 bytes"):
+        hook.download_export(9, target)
+    assert cost.bytes_written < 10 * MiB and leaves_only_the_good_file(target)
+
+
+@pytest.mark.parametrize(("extra", "why"), [
+    ({"max_download_bytes": 0}, r"max_download_bytes must be a positive integer \(bytes\), got 0"),
+    ({"max_decode_ratio": "lots"}, "max_decode_ratio must be a number of at least 1"),
+])
+def test_a_bad_limit_in_the_connection_is_refused_by_name(server, target, connect, extra, why) -> None:
+    connect(**extra)
+    hook = AnalyticsHook()
+    with pytest.raises(ConnectionConfigError, match="connection .analytics_default.: " + why):
+        hook.download_export(9, target)
+    assert server.requests == []
+
+
+def test_a_bad_limit_of_the_hook_is_refused_before_any_request(hook, server, target) -> None:
+    with pytest.raises(AnalyticsParameterError, match="download_export: max_decode_ratio must be a number of at "
+                                                      r"least 1 \(decoded bytes per byte received\), got 0.5"):
+        hook.download_export(9, target, max_decode_ratio=0.5)
+    assert server.requests == []
