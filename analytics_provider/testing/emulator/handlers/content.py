@@ -70,7 +70,7 @@ def report_json(world: World, report: Json, include_data_set: bool = False) -> J
 def data_set_json(world: World, data_set: Json, models: bool = False, reports: bool = False) -> Json:
     found = {k: copy.deepcopy(v) for k, v in public(data_set).items() if k != "model_ids"}
     if models:
-        found["data_models"] = [copy.deepcopy(world.state.data_models[m]) for m in data_set["model_ids"]]
+        found["data_models"] = [copy.deepcopy(public(world.state.data_models[m])) for m in data_set["model_ids"]]
     if reports and world.answer_shapes["data_set_reports"]:
         found["reports"] = [
             report_json(world, r) for r in world.state.query_reports.values() if r["data_set_id"] == data_set["id"]
@@ -217,7 +217,7 @@ def list_data_models(call: Call) -> Json:
         m for d in call.state.data_sets.values()
         if d.get("project_id") == project["id"] and not d.get("_deleted") for m in d["model_ids"]
     })
-    return {"data_models": [copy.deepcopy(call.state.data_models[m]) for m in model_ids]}
+    return {"data_models": [copy.deepcopy(public(call.state.data_models[m])) for m in model_ids]}
 
 
 @handles("get_dependants")
@@ -231,7 +231,9 @@ def get_dependants(call: Call) -> Json:
                                "data_set_ids": [d["id"] for d in sets if d["data_source_id"] == source["id"]]}}
     if kind == "DataModel":
         model = find(call.state, "DataModel", ident)
-        return {"dependants": {"data_set_ids": [d["id"] for d in sets if model["id"] in d["model_ids"]]}}
+        built_on = [m["id"] for m in call.state.data_models.values() if model["id"] in m.get("_built_on", ())]
+        return {"dependants": {"data_model_ids": built_on,
+                               "data_set_ids": [d["id"] for d in sets if model["id"] in d["model_ids"]]}}
     find(call.state, "DataSet", ident)
     return {"dependants": {}}  # nothing of these kinds depends on a data set
 
