@@ -32,12 +32,13 @@ def dashboard_url(world: World, dashboard: Json) -> str:
     return f"{world.app_url}/dashboards/v3/{dashboard['id']}-{slug}"
 
 
-def dashboard_json(world: World, dashboard: Json, include_embed: bool = False) -> Json:
+def dashboard_json(world: World, dashboard: Json, include_embed: bool = False, listed: bool = False) -> Json:
     found = {k: copy.deepcopy(v) for k, v in public(dashboard).items() if k not in _DASHBOARD_PRIVATE}
     found["url"] = dashboard_url(world, dashboard)
     found.pop("uname", None)
     embed = world.answer_shapes["widget_reports"]
-    found["widgets"] = [widget_json(world, world.state.widgets[w], report=embed) for w in dashboard["widget_ids"]]
+    if not listed or world.answer_shapes["listed_widgets"]:
+        found["widgets"] = [widget_json(world, world.state.widgets[w], report=embed) for w in dashboard["widget_ids"]]
     found["tags"] = list(world.state.object_tags.get(("dashboard", dashboard_uname(dashboard)), []))
     found["embed_info"] = (
         {"hash_code": dashboard["hash_code"], "secret_key": dashboard["secret_key"]} if include_embed else None
@@ -108,7 +109,7 @@ def list_dashboards(call: Call) -> Json:
                     reverse=call.query.get("sort") == "id_desc")
     items, cursors = page(boards, call.query)
     embed = bool(call.query.get("include_embed_info"))
-    return {"dashboards": [dashboard_json(call.world, d, embed) for d in items], "cursors": cursors}
+    return {"dashboards": [dashboard_json(call.world, d, embed, listed=True) for d in items], "cursors": cursors}
 
 
 @handles("build_dashboard_url")
