@@ -60,7 +60,14 @@ def find_impacted(
     default_schema: str,
     fold: str,
 ) -> Json:
-    from analytics_provider.impact.graph import ImpactWalk, closest_tables, key, match_sql_models, match_tables
+    from analytics_provider.impact.graph import (
+        ImpactWalk,
+        closest_tables,
+        key,
+        match_sql_models,
+        match_tables,
+        model_tables,
+    )
     from analytics_provider.impact.tables import parse_table
 
     given = {name: check_refs("find_impacted", name, value)
@@ -84,11 +91,13 @@ def find_impacted(
                                          default_schema=default_schema, fold=fold) if given["tables"] else ({}, [])
     for note in sql_notes:
         walk.impact.note(note)
+    named: list[str] | None = None
     for table in given["tables"]:
         readers = [(m, "") for m in by_name[table]] + [(m, how) for m, how in by_sql.get(table, [])]
         walk.impact.tables[table] = [m.get("id") for m, _ in readers]
         if not readers:
-            closest = closest_tables(table, reads.model_tables(by_sql_read=True))
+            named = named if named is not None else model_tables(catalog.values(), reads.dbtype)
+            closest = closest_tables(table, named)
             walk.impact.unmatched[table] = closest
             walk.impact.note(f"table {table}: no data model reads it"
                              + (f" (closest: {', '.join(closest)})" if closest else ""))
@@ -196,22 +205,6 @@ class ImpactReads:
     def known_model(self, model_id: Any) -> Json:
         """A model named by a dependants answer: from the catalog (read if not yet), or its id alone."""
         return dict(self.catalog().get(str(model_id).strip()) or {"id": model_id, "name": str(model_id)})
-
-    def model_tables(self, *, by_sql_read: bool = False) -> list[str]:
-        """Every table the catalog's models name (``table_name``; with ``by_sql_read``, also those
-        their SQL reads, where it parses)."""
-        from analytics_provider.impact.sql import SqlNotRead, tables_read
-
-        names = []
-        for model in self.catalog().values():
-            if isinstance(model.get("table_name"), str):
-                names.append(model["table_name"])
-            elif by_sql_read and isinstance(model.get("sql"), str):
-                try:
-                    names += tables_read(model["sql"], self.dbtype(model.get("data_source_id")))
-                except SqlNotRead:
-                    continue
-        return names
 
     def dashboards(self) -> list[Json]:
         """Every dashboard with its widgets; one the list gave without them is read alone."""

@@ -157,6 +157,22 @@ def match_sql_models(
     return found, notes
 
 
+def model_tables(models: Iterable[Json], dbtype_of: Callable[[Any], Any]) -> list[str]:
+    """Every table the models name: ``table_name``, or what a query model's SQL reads (where it parses)."""
+    from analytics_provider.impact.sql import SqlNotRead, tables_read
+
+    names = []
+    for model in models:
+        if isinstance(model.get("table_name"), str):
+            names.append(model["table_name"])
+        elif isinstance(model.get("sql"), str):
+            try:
+                names += tables_read(model["sql"], dbtype_of(model.get("data_source_id")))
+            except SqlNotRead:
+                continue
+    return names
+
+
 def closest_tables(table: str, names: Iterable[str], n: int = 3) -> list[str]:
     """The model tables nearest to ``table`` by spelling (difflib), for a table no model reads."""
     import difflib
