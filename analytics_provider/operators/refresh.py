@@ -422,7 +422,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         from analytics_provider.job_tasks import describe_job_failure
 
         held = blocked(self.plan["actions"], self.book)
-        jobs = [{"kind": a["kind"], "id": a["id"], **self.book.get(action_key(a), {"job_id": None, "status": "blocked"})}
+        not_sent = {"job_id": None, "status": "blocked"}
+        jobs = [{"kind": a["kind"], "id": a["id"], **self.book.get(action_key(a), not_sent)}
                 for a in self.plan["actions"]]
         failed = [j for j in jobs if j["status"] != "success"]
         fresh = {j["id"] for j in jobs if j["kind"] == "preload" and j["status"] == "success"}

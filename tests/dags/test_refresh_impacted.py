@@ -29,6 +29,16 @@ def run(bag: Any, deferrable: bool, conf: dict[str, Any]) -> Any:
     return dag_test(dag, conf)
 
 
+def run_without_retry(bag: Any, conf: dict[str, Any]) -> Any:
+    """One try (the DAG's task retries once): the failed state of the first try."""
+    task = bag.get_dag("impact_refresh").get_task("refresh")
+    task.retries = 0
+    try:
+        return run(bag, False, conf)
+    finally:
+        task.retries = 1
+
+
 def refresh_ti(dag_run: Any) -> Any:
     (ti,) = [ti for ti in dag_run.get_task_instances() if ti.task_id == "refresh"]
     return ti
@@ -124,13 +134,10 @@ def test_a_dbt_run_leads_to_the_plan_of_the_tables_it_built(impact_bag, analytic
 
 def test_a_failed_preload_does_not_stop_the_others_and_the_task_names_it(impact_bag, analytics_emulator,
                                                                          analytics_connection, capfd) -> None:
-    impact_bag.get_dag("impact_refresh").get_task("refresh").retries = 0
-    try:
-        analytics_emulator.fail_next_job("preload_dashboard", last_error_log="warehouse timed out")
-        dag_run = run(impact_bag, False, {"tables": ["public.orders", "finance.revenue_targets", "marketing.campaigns"],
-                                          "dashboards_filter": {"exclude_titles": ["marketing*"]}})
-    finally:
-        impact_bag.get_dag("impact_refresh").get_task("refresh").retries = 1
+    analytics_emulator.fail_next_job("preload_dashboard", last_error_log="warehouse timed out")
+    dag_run = run_without_retry(impact_bag, {"tables": ["public.orders", "finance.revenue_targets",
+                                                        "marketing.campaigns"],
+                                             "dashboards_filter": {"exclude_titles": ["marketing*"]}})
     assert dag_run.state == "failed"
     preloads = {j.params["id"]: j.status for j in analytics_emulator.jobs if j.operation == "preload_dashboard"}
     # Marketing performance left out by the filter
@@ -172,40 +179,29 @@ def test_jobs_still_pending_at_the_timeout_fail_the_task_naming_them(impact_bag,
     assert "AnalyticsJobTimeout: refresh: 1 job(s) still pending after 1 s: bust:1 (job" in log
 
 
-def test_a_dashboard_on_a_query_model_built_on_the_changed_model_is_refreshed(impact_bag, analytics_emulator,
-                                                                              analytics_connection, capfd) -> None:
-    dag_run = run(impact_bag, False, {"tables": ["public.orders"]})
+@pytest.mark.parametrize(("table", "board", "why"), [
+    ("public.orders", (4, "Regional sales"),
+     "table public.orders -> model orders (1) -> query model orders_by_region (5) (built on it) -> data set "
+     "regional_sales (4) -> report 'Revenue by region' (41) -> widget 'Revenue by region' (401) -> dashboard "
+     "'Regional sales' (4)"),
+    ("marketing.campaigns", (5, "Campaign ROI"),
+     "table marketing.campaigns -> query model campaign_roi (6) (its SQL reads marketing.campaigns) -> data set "
+     "campaign_roi (5) -> report 'Cost per conversion by channel' (51) -> widget 'Cost per conversion by "
+     "channel' (501) -> dashboard 'Campaign ROI' (5)"),
+], ids=["built-on-the-changed-model", "sql-reads-the-table"])
+def test_a_dashboard_on_a_query_model_is_refreshed_with_its_why(impact_bag, analytics_emulator, analytics_connection,
+                                                                capfd, table, board, why) -> None:
+    dag_run = run(impact_bag, False, {"tables": [table], "dashboards_filter": {"include_titles": [board[1]]}})
     assert dag_run.state == "success", task_states(dag_run)
-    assert jobs_by_kind(analytics_emulator) == {"bust_data_source_cache": [1], "preload_dashboard": [1, 4]}
-    boards = {d["title"]: d["why"] for d in result_of(dag_run)["dashboards"]}
-    assert boards["Regional sales"] == (
-        "table public.orders -> model orders (1) -> query model orders_by_region (5) (built on it) -> data set "
-        "regional_sales (4) -> report 'Revenue by region' (41) -> widget 'Revenue by region' (401) -> dashboard "
-        "'Regional sales' (4)")
-    assert f"preload dashboard 'Regional sales' (4): {boards['Regional sales']}" in capfd.readouterr().out
-
-
-def test_a_dashboard_on_a_query_model_whose_sql_reads_the_table_is_refreshed(impact_bag, analytics_emulator,
-                                                                             analytics_connection, capfd) -> None:
-    dag_run = run(impact_bag, False, {"tables": ["marketing.campaigns"], "dashboards_filter": {
-        "include_titles": ["Campaign ROI"]}})
-    assert dag_run.state == "success", task_states(dag_run)
-    assert jobs_by_kind(analytics_emulator) == {"bust_data_source_cache": [1], "preload_dashboard": [5]}
-    (board,) = result_of(dag_run)["dashboards"]
-    assert board["why"] == (
-        "table marketing.campaigns -> query model campaign_roi (6) (its SQL reads marketing.campaigns) -> data set "
-        "campaign_roi (5) -> report 'Cost per conversion by channel' (51) -> widget 'Cost per conversion by "
-        "channel' (501) -> dashboard 'Campaign ROI' (5)")
-    assert f"preload dashboard 'Campaign ROI' (5): {board['why']}" in capfd.readouterr().out
+    assert jobs_by_kind(analytics_emulator) == {"bust_data_source_cache": [1], "preload_dashboard": [board[0]]}
+    (found,) = result_of(dag_run)["dashboards"]
+    assert (found["id"], found["title"], found["why"]) == (*board, why)
+    assert f"preload dashboard '{board[1]}' ({board[0]}): {why}" in capfd.readouterr().out
 
 
 def test_a_misspelt_table_fails_the_task_naming_the_closest_model_table(impact_bag, analytics_emulator,
                                                                         analytics_connection, capfd) -> None:
-    impact_bag.get_dag("impact_refresh").get_task("refresh").retries = 0
-    try:
-        dag_run = run(impact_bag, False, {"tables": ["marketing.campaign", "finance.revenue_targets"]})
-    finally:
-        impact_bag.get_dag("impact_refresh").get_task("refresh").retries = 1
+    dag_run = run_without_retry(impact_bag, {"tables": ["marketing.campaign", "finance.revenue_targets"]})
     assert dag_run.state == "failed"
     assert analytics_emulator.jobs == []  # nothing refreshed: not even the table that was right
     log = capfd.readouterr().out
@@ -227,12 +223,8 @@ def test_with_unmatched_tables_warn_a_misspelt_table_is_logged_and_in_the_result
 
 def test_a_failed_bust_leaves_its_dashboards_unpreloaded(impact_bag, analytics_emulator, analytics_connection,
                                                          capfd) -> None:
-    impact_bag.get_dag("impact_refresh").get_task("refresh").retries = 0
-    try:
-        analytics_emulator.fail_next_job("bust_data_source_cache", last_error_log="warehouse unreachable")
-        dag_run = run(impact_bag, False, {"tables": ["marketing.campaigns"]})
-    finally:
-        impact_bag.get_dag("impact_refresh").get_task("refresh").retries = 1
+    analytics_emulator.fail_next_job("bust_data_source_cache", last_error_log="warehouse unreachable")
+    dag_run = run_without_retry(impact_bag, {"tables": ["marketing.campaigns"]})
     assert dag_run.state == "failed"
     assert [(j.operation, j.params.get("id"), j.status) for j in analytics_emulator.jobs] == [
         ("bust_data_source_cache", 1, "failure")]  # no preload of a dashboard on a stale cache

@@ -100,7 +100,7 @@ def test_large_workspace_cost(hook: AnalyticsHook, analytics_emulator) -> None:
     operations = api_operations(analytics_emulator)
     assert impact["dashboards"] and len(impact["data_models"]) == 10
     assert operations.count("list_dashboards") == 11  # 1,003 dashboards, 100 a page
-    assert operations.count("get_dependants") == 10 + 6  # each changed model, each data source once (the seed's three too)
+    assert operations.count("get_dependants") == 10 + 6  # each changed model, each data source once (three seeded)
     # each impacted data set once, and the seed's two read to find its model that is in no project
     assert operations.count("get_data_set") == len(impact["data_sets"]) + 2
     assert "get_query_report" not in operations and "get_dashboard_widget" not in operations

@@ -76,11 +76,14 @@ def seed_tables() -> dict[str, Table]:
         "201": Table(["campaign", "channel", "region", "impressions", "clicks", "spend", "conversions"], campaigns),
         "202": Table(["country", "region", "signups", "conversion_rate"], signups),
         "301": Table(["quarter", "region", "revenue", "target", "attainment_pct"], targets),
-        "401": Table(["region", "orders", "revenue"], [[r, sum(row[2] for row in revenue if row[1] == r),
-                                                            round(sum(row[3] for row in revenue if row[1] == r), 2)]
-                                                       for r in REGIONS]),
+        "401": Table(["region", "orders", "revenue"], _by_region(revenue)),
         "501": Table(["channel", "spend", "conversions", "cost_per_conversion"], _by_channel(campaigns)),
     }
+
+
+def _by_region(revenue: list[list[Any]]) -> list[list[Any]]:
+    return [[region, sum(int(row[2]) for row in revenue if row[1] == region),
+             round(sum(float(row[3]) for row in revenue if row[1] == region), 2)] for region in REGIONS]
 
 
 def _by_channel(campaigns: list[list[Any]]) -> list[list[Any]]:
