@@ -3,11 +3,12 @@ what the walk of :mod:`analytics_provider.impact.graph` needs, each read once pe
 
 In order: the models of the AML projects (``GET /data_models``; the projects from ``GET
 /dashboards/list_metadata`` unless given), the dependants of their data sources (models in no
-project, found in the data sets that hold them), the data sets of each changed model (``GET
-/dependencies/downstream_dependencies``), each impacted data set with its models and reports (``GET
-/data_sets/{id}``), the dashboards 100 a page with their widgets (only when a data set is impacted),
-a report alone only where a data set's answer lacked its reports, and the name of each impacted
-data source. Nothing is kept across calls: a dashboard added since the last run is seen.
+project, found in the data sets that hold them), the data source of each query model (its
+``dbtype``: the dialect of its SQL), the data sets and models built on each changed model, in turn
+(``GET /dependencies/downstream_dependencies``), each impacted data set with its models and reports
+(``GET /data_sets/{id}``), the dashboards 100 a page with their widgets (only when a data set is
+impacted; one listed without widgets read alone), a report alone only where a data set's answer
+lacked its reports, and the name of each impacted data source. Nothing is kept across calls: a dashboard added since the last run is seen.
 """
 
 from __future__ import annotations
