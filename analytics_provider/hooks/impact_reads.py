@@ -8,7 +8,8 @@ project, found in the data sets that hold them), the data source of each query m
 (``GET /dependencies/downstream_dependencies``), each impacted data set with its models and reports
 (``GET /data_sets/{id}``), the dashboards 100 a page with their widgets (only when a data set is
 impacted; one listed without widgets read alone), a report alone only where a data set's answer
-lacked its reports, and the name of each impacted data source. Nothing is kept across calls: a dashboard added since the last run is seen.
+lacked its reports, and the name of each impacted data source. Nothing is kept across calls: a
+dashboard added since the last run is seen.
 """
 
 from __future__ import annotations
