@@ -85,7 +85,11 @@ class AnalyticsHook(
         given warehouse tables (``schema.table`` or ``db.schema.table``, compared as the warehouse
         compares names: :mod:`analytics_provider.impact.tables`), data models or data sets (ids or
         names), each with why; ``notes`` say which inputs nothing reads and where the answer is
-        wider than it might be (:mod:`analytics_provider.impact.graph`).
+        wider than it might be (:mod:`analytics_provider.impact.graph`). Query models count: those
+        built on a changed model (followed transitively) and those whose SQL reads a table
+        (:mod:`analytics_provider.impact.sql`). A table no model reads has ``closest`` model tables
+        in ``tables``; when no model can be found at all (no AML project known),
+        :class:`~analytics_provider.exceptions.AnalyticsLookupError` says so.
 
         ``project_ids``: the AML projects whose models are matched (default: those of the
         dashboards, one ``GET /dashboards/list_metadata``). What is read, once per call and never

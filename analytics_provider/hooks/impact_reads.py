@@ -3,11 +3,13 @@ what the walk of :mod:`analytics_provider.impact.graph` needs, each read once pe
 
 In order: the models of the AML projects (``GET /data_models``; the projects from ``GET
 /dashboards/list_metadata`` unless given), the dependants of their data sources (models in no
-project, found in the data sets that hold them), the data sets of each changed model (``GET
-/dependencies/downstream_dependencies``), each impacted data set with its models and reports (``GET
-/data_sets/{id}``), the dashboards 100 a page with their widgets (only when a data set is impacted),
-a report alone only where a data set's answer lacked its reports, and the name of each impacted
-data source. Nothing is kept across calls: a dashboard added since the last run is seen.
+project, found in the data sets that hold them), the data source of each query model (its
+``dbtype``: the dialect of its SQL), the data sets and models built on each changed model, in turn
+(``GET /dependencies/downstream_dependencies``), each impacted data set with its models and reports
+(``GET /data_sets/{id}``), the dashboards 100 a page with their widgets (only when a data set is
+impacted; one listed without widgets read alone), a report alone only where a data set's answer
+lacked its reports, and the name of each impacted data source. Nothing is kept across calls: a
+dashboard added since the last run is seen.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from analytics_provider.exceptions import AnalyticsApiError, AnalyticsParameterError
+from analytics_provider.exceptions import AnalyticsApiError, AnalyticsLookupError, AnalyticsParameterError
 from analytics_provider.hooks.names import LISTING_REFUSED, is_id
 
 Json = dict[str, Any]
@@ -33,6 +35,7 @@ class ImpactHook(Protocol):
     def get_data_set(self, data_set_id: Any, *, include_models: bool | None = None,
                      include_reports: bool | None = None) -> Any: ...
     def list_dashboards(self, *, limit: int | None = None) -> Any: ...
+    def get_dashboard(self, dashboard_id: Any) -> Any: ...
     def get_data_source(self, data_source_id: Any) -> Any: ...
 
 
@@ -59,7 +62,14 @@ def find_impacted(
     default_schema: str,
     fold: str,
 ) -> Json:
-    from analytics_provider.impact.graph import ImpactWalk, match_tables
+    from analytics_provider.impact.graph import (
+        ImpactWalk,
+        closest_tables,
+        key,
+        match_sql_models,
+        match_tables,
+        model_tables,
+    )
     from analytics_provider.impact.tables import parse_table
 
     given = {name: check_refs("find_impacted", name, value)
@@ -74,24 +84,45 @@ def find_impacted(
     walk = ImpactWalk()
     needs_catalog = bool(given["tables"]) or any(not is_id(m) for m in given["data_models"])
     catalog = reads.catalog() if needs_catalog else {}
-    for table, models in match_tables(given["tables"], catalog.values(), default_schema=default_schema,
-                                      fold=fold).items():
-        walk.impact.tables[table] = [m.get("id") for m in models]
-        if not models:
-            walk.impact.note(f"table {table}: no data model reads it")
-        for model in models:
-            walk.add_model(model, f"table {table}")
+    if needs_catalog and not catalog:
+        raise AnalyticsLookupError(
+            "find_impacted: no data model could be found, so nothing can be matched: " + reads.why_no_models()
+            + "; give project_ids (the AML projects whose models read the tables)")
+    by_name = match_tables(given["tables"], catalog.values(), default_schema=default_schema, fold=fold)
+    by_sql, sql_notes = match_sql_models(given["tables"], catalog.values(), reads.dbtype,
+                                         default_schema=default_schema, fold=fold) if given["tables"] else ({}, [])
+    for note in sql_notes:
+        walk.impact.note(note)
+    named: list[str] | None = None
+    for table in given["tables"]:
+        readers = [(m, "") for m in by_name[table]] + [(m, how) for m, how in by_sql.get(table, [])]
+        walk.impact.tables[table] = [m.get("id") for m, _ in readers]
+        if not readers:
+            named = named if named is not None else model_tables(catalog.values(), reads.dbtype)
+            closest = closest_tables(table, named)
+            walk.impact.unmatched[table] = closest
+            walk.impact.note(f"table {table}: no data model reads it"
+                             + (f" (closest: {', '.join(closest)})" if closest else ""))
+        for model, how in readers:
+            walk.add_model(model, f"table {table}", how)
     for ref in given["data_models"]:
         walk.add_model(reads.model(ref, catalog), "")
     for ref in given["data_sets"]:
         walk.add_data_set(reads.data_set_named(ref), "")
-    for model_id in list(walk.changed_models):
-        walk.uses(model_id, reads.dependants(model_id, "DataModel").get("data_set_ids") or [])
+    followed: list[str] = list(walk.changed_models)
+    while followed:  # the dependants of each changed model, and of the models built on it in turn
+        model_id = followed.pop(0)
+        found = reads.dependants(model_id, "DataModel")
+        walk.uses(model_id, found.get("data_set_ids") or [])
+        built = [reads.known_model(m) for m in found.get("data_model_ids") or [] if key(m) not in walk.changed_models]
+        followed += walk.builds(model_id, built)
     complete = True
     for set_id in walk.impacted_set_ids():
         complete = walk.read_data_set(reads.data_set(set_id)) and complete
     if walk.impact.data_sets:
         boards = reads.dashboards()
+        for note in reads.notes:
+            walk.impact.note(note)
         if not complete:
             for report_id in walk.unknown_reports(boards):
                 walk.read_report(hook.get_query_report(report_id))
@@ -110,8 +141,11 @@ class ImpactReads:
         self._catalog: dict[str, Json] | None = None
         self._dependants: dict[tuple[str, str], Json] = {}
         self._data_sets: dict[str, Json] = {}
-        self._sources: dict[str, str | None] = {}
+        self._sources: dict[str, Json] = {}
         self._dashboards: list[Json] | None = None
+        self._listing_refused: int | None = None
+        self.notes: list[str] = []
+        """What the reads could not give as asked (dashboards listed without their widgets)."""
 
     def catalog(self) -> dict[str, Json]:
         """Every data model the key can see, by id: the projects' models, then those of their data
@@ -146,7 +180,7 @@ class ImpactReads:
         except AnalyticsApiError as exc:
             if exc.status not in LISTING_REFUSED:
                 raise
-            listed = []
+            listed, self._listing_refused = [], exc.status
         self.project_ids = sorted({int(d["project_id"]) for d in listed if is_id(d.get("project_id"))})
         return self.project_ids
 
@@ -162,21 +196,51 @@ class ImpactReads:
             self._data_sets[cached] = self.hook.get_data_set(data_set_id, include_models=True, include_reports=True)
         return self._data_sets[cached]
 
+    def why_no_models(self) -> str:
+        """Why the catalog is empty, for the error that says so."""
+        if self.project_ids and self._listing_refused is None and self._dashboards is None:
+            return f"the AML project(s) {', '.join(map(str, self.project_ids))} list no data model"
+        if self._listing_refused is not None:
+            return f"GET /dashboards/list_metadata answered {self._listing_refused}, so no AML project is known"
+        return "no dashboard names an AML project"
+
+    def known_model(self, model_id: Any) -> Json:
+        """A model named by a dependants answer: from the catalog (read if not yet), or its id alone."""
+        return dict(self.catalog().get(str(model_id).strip()) or {"id": model_id, "name": str(model_id)})
+
     def dashboards(self) -> list[Json]:
+        """Every dashboard with its widgets; one the list gave without them is read alone."""
         if self._dashboards is None:
-            self._dashboards = list(self.hook.list_dashboards(limit=PAGE))
+            boards = list(self.hook.list_dashboards(limit=PAGE))
+            for index, board in enumerate(boards):
+                if isinstance(board.get("widgets"), list) or board.get("id") is None:
+                    continue
+                alone = self.hook.get_dashboard(board["id"]) or {}
+                self.notes.append(f"dashboard {board.get('title')!r} ({board.get('id')}): the list did not carry "
+                                  "its widgets; read alone" + ("" if isinstance(alone.get("widgets"), list)
+                                                                else ", without them either"))
+                boards[index] = {**board, **alone}
+            self._dashboards = boards
         return self._dashboards
 
-    def source_name(self, source_id: Any) -> str | None:
+    def source(self, source_id: Any) -> Json:
+        """A data source (``{}`` where it cannot be read: its name and type are niceties, the id stands)."""
         cached = str(source_id)
         if cached not in self._sources:
             try:
-                self._sources[cached] = self.hook.get_data_source(int(source_id)).get("name")
-            except AnalyticsApiError as exc:  # a name is a nicety: the id stands
+                self._sources[cached] = dict(self.hook.get_data_source(int(source_id)) or {})
+            except AnalyticsApiError as exc:
                 if exc.status not in (403, 404):
                     raise
-                self._sources[cached] = None
+                self._sources[cached] = {}
         return self._sources[cached]
+
+    def source_name(self, source_id: Any) -> str | None:
+        return self.source(source_id).get("name")
+
+    def dbtype(self, source_id: Any) -> Any:
+        """The ``dbtype`` of a data source (None when not known): the dialect of its models' SQL."""
+        return None if source_id is None else self.source(source_id).get("dbtype")
 
     def model(self, ref: Any, catalog: Mapping[str, Json]) -> Json:
         """A data model by id (as it is when no catalog was read) or by name."""

@@ -4,8 +4,12 @@ The walk, over what the API gives (no I/O here; the hook reads and hands the ans
 
 * a table is read by the data models whose ``table_name`` names it (:mod:`.tables`); a table no
   model reads is noted, not an error;
-* a changed model changes the data sets that use it (``GET /dependencies/downstream_dependencies``)
-  and its data source's cache;
+* a query model (``sql``, no ``table_name``) reads the tables its SQL names (:mod:`.sql`, parsed
+  in its data source's dialect); SQL that cannot be parsed is taken to read a table it names, and
+  a note says so;
+* a changed model changes the data sets that use it and the models built on it, followed
+  transitively (``GET /dependencies/downstream_dependencies``: ``data_set_ids``,
+  ``data_model_ids``), and its data source's cache;
 * in such a data set, a report whose fields (``viz_setting``: each field's ``path_hash`` or
   ``field_path`` names its ``model_id``) name a changed model is impacted; one whose fields name
   only other models is not; one whose fields name no model at all is taken as impacted, and its
@@ -15,14 +19,17 @@ The walk, over what the API gives (no I/O here; the hook reads and hands the ans
   to a widget on a changed model's field impacts that widget too; a widget whose source the API
   does not describe (a VizBlock without its definition, a QueryMetric) is taken as impacted when
   any data set is, and says so; text widgets never are;
-* a dashboard is impacted when one of its widgets is.
+* a dashboard is impacted when one of its widgets is; one whose widgets are not known (a list
+  that left them out, and reading it alone did not give them) is taken as impacted, with a note.
+  Each impacted dashboard names the data sources it reads (``data_source_ids``; None: not known),
+  whose cache busts its preload waits for.
 
 Ids are compared as text (the API gives widget and some model ids as strings).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +81,8 @@ class Impact:
     widgets: dict[str, Node] = field(default_factory=dict)
     dashboards: dict[str, Node] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    unmatched: dict[str, list[str]] = field(default_factory=dict)
+    """Each table asked that no model reads, and the model tables closest to it by spelling."""
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -85,7 +94,8 @@ class Impact:
             return [{"id": n.id, label: n.label, "why": n.why, **n.extra} for n in nodes.values()]
 
         return {
-            "tables": [{"table": t, "data_model_ids": ids} for t, ids in self.tables.items()],
+            "tables": [{"table": t, "data_model_ids": ids, **({"closest": self.unmatched[t]} if t in self.unmatched
+                                                               else {})} for t, ids in self.tables.items()],
             "data_sources": rows(self.data_sources, "name"),
             "data_models": rows(self.data_models, "name"),
             "data_sets": rows(self.data_sets, "name"),
@@ -111,7 +121,73 @@ def match_tables(
 
 
 def model_label(model: Json) -> str:
-    return f"model {model.get('name') or '?'} ({model.get('id')})"
+    kind = "query model" if model.get("sql") and not model.get("table_name") else "model"
+    return f"{kind} {model.get('name') or '?'} ({model.get('id')})"
+
+
+def match_sql_models(
+    tables: Sequence[str], models: Iterable[Json], dbtype_of: Callable[[Any], Any], *,
+    default_schema: str = DEFAULT_SCHEMA, fold: str = "lower",
+) -> tuple[dict[str, list[tuple[Json, str]]], list[str]]:
+    """Each table (as given) and the query models whose SQL reads it, each with how (the SQL reads
+    it, or could not be parsed and names it); and the notes of SQL that could not be parsed.
+    ``dbtype_of(data_source_id)``: the dialect's data source type. The tables are matched as
+    :func:`match_tables` matches ``table_name``."""
+    from analytics_provider.impact.sql import SqlNotRead, names_table, tables_read
+
+    found: dict[str, list[tuple[Json, str]]] = {t: [] for t in tables}
+    notes: list[str] = []
+    for model in models:
+        sql = model.get("sql")
+        if model.get("table_name") or not isinstance(sql, str) or not sql.strip():
+            continue
+        named = [t for t in tables if names_table(sql, t)]
+        if not named:
+            continue  # a table its text does not name, its parse cannot find (and sqlglot's import costs 0.8 s)
+        try:
+            read = tables_read(sql, dbtype_of(model.get("data_source_id")))
+        except SqlNotRead as exc:
+            notes.append(f"{model_label(model)}: its SQL could not be parsed ({exc}); "
+                         + (f"it names {', '.join(named)}: taken as impacted" if named else "it names no table given"))
+            for table in named:
+                found[table].append((model, "its SQL could not be parsed and names it: taken as impacted"))
+            continue
+        as_tables = [{**model, "table_name": name} for name in read]
+        for table, readers in match_tables(named, as_tables, default_schema=default_schema, fold=fold).items():
+            for reader in readers[:1]:
+                found[table].append((model, f"its SQL reads {reader['table_name']}"))
+    return found, notes
+
+
+def model_tables(models: Iterable[Json], dbtype_of: Callable[[Any], Any]) -> list[str]:
+    """Every table the models name: ``table_name``, or what a query model's SQL reads (where it parses)."""
+    from analytics_provider.impact.sql import SqlNotRead, tables_read
+
+    names = []
+    for model in models:
+        if isinstance(model.get("table_name"), str):
+            names.append(model["table_name"])
+        elif isinstance(model.get("sql"), str):
+            try:
+                names += tables_read(model["sql"], dbtype_of(model.get("data_source_id")))
+            except SqlNotRead:
+                continue
+    return names
+
+
+def closest_tables(table: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """The model tables nearest to ``table`` by spelling (difflib), for a table no model reads."""
+    import difflib
+
+    by_folded: dict[str, str] = {}
+    for name in sorted(set(names)):
+        by_folded.setdefault(name.lower().replace('"', "").replace("`", ""), name)
+    want = table.lower().replace('"', "").replace("`", "")
+    close = difflib.get_close_matches(want, list(by_folded), n=n, cutoff=0.6)
+    if not close:  # a name without its schema: compare the last parts
+        lasts = {f.rsplit(".", 1)[-1]: f for f in by_folded}
+        close = [lasts[c] for c in difflib.get_close_matches(want.rsplit(".", 1)[-1], list(lasts), n=n, cutoff=0.6)]
+    return [by_folded[c] for c in close]
 
 
 def data_set_label(data_set: Json) -> str:
@@ -151,19 +227,40 @@ class ImpactWalk:
         """Changed model id -> the data sets that use it."""
         self.sourceless: set[str] = set()
         """Changed models whose data source is not known (taken from the data sets that use them)."""
+        self.model_sources: dict[str, str] = {}
+        """Model id -> its data source's id (where known)."""
+        self.set_sources: dict[str, str] = {}
+        """Data set id -> its data source's id (the data sets read)."""
+        self.report_sources: dict[str, str] = {}
+        """Impacted report id -> the data source it reads."""
 
     # -- inputs ------------------------------------------------------------------------------------
 
-    def add_model(self, model: Json, why: str) -> None:
+    def add_model(self, model: Json, why: str, how: str = "") -> None:
+        """A changed model; ``why`` the chain to it, ``how`` what links it (``its SQL reads ...``)."""
         ident = key(model.get("id"))
-        chain = f"{why}{ARROW}{model_label(model)}" if why else model_label(model)
+        label = f"{model_label(model)} ({how})" if how else model_label(model)
+        chain = f"{why}{ARROW}{label}" if why else label
         node = self.impact.data_models.setdefault(ident, Node(model.get("id"), str(model.get("name") or ""),
                                                               extra={"table_name": model.get("table_name")}))
         node.add(chain)
         self.changed_models.setdefault(ident, chain)
         if model.get("data_source_id") is None:
             self.sourceless.add(ident)  # given by id alone: its data source is its data sets'
+        else:
+            self.model_sources[ident] = key(model["data_source_id"])
         self._add_source(model.get("data_source_id"), chain)
+
+    def builds(self, model_id: Any, models: Iterable[Json]) -> list[str]:
+        """The models built on a changed model (its dependants' ``data_model_ids``): changed too,
+        each once, with the chain through it. Returns the ids newly changed (to follow in turn)."""
+        parent = self.changed_models[key(model_id)]
+        added = []
+        for model in models:
+            if key(model.get("id")) not in self.changed_models:
+                self.add_model(model, parent, "built on it")
+                added.append(key(model.get("id")))
+        return added
 
     def add_data_set(self, data_set: Json, why: str) -> None:
         """A data set given as an input: all of it changed."""
@@ -171,6 +268,8 @@ class ImpactWalk:
         chain = f"{why}{ARROW}{data_set_label(data_set)}" if why else data_set_label(data_set)
         self._set_node(data_set).add(chain)
         self.changed_sets.setdefault(ident, chain)
+        if data_set.get("data_source_id") is not None:
+            self.set_sources[ident] = key(data_set["data_source_id"])
         self._add_source(data_set.get("data_source_id"), chain)
 
     def _add_source(self, source_id: Any, chain: str) -> None:
@@ -203,6 +302,8 @@ class ImpactWalk:
         """Take a data set as read with its models and reports; mark the reports impacted.
         False when its answer has no ``reports`` (they are then known only from the widgets)."""
         ident = key(data_set.get("id"))
+        if data_set.get("data_source_id") is not None:
+            self.set_sources[ident] = key(data_set["data_source_id"])
         whole = self.changed_sets.get(ident)
         changed_here = {m: self.changed_models[m] for m in self.changed_models if ident in self.model_sets.get(m, ())}
         if not whole and not changed_here:
@@ -242,6 +343,10 @@ class ImpactWalk:
             why = f"{self.changed_models[used[0]]}{ARROW}{set_label}{ARROW}{label}"
         node = self.impact.reports.setdefault(key(report.get("id")), Node(report.get("id"), str(report.get("title"))))
         node.add(why)
+        source = self.set_sources.get(set_id) or (key(report["data_source_id"]) if report.get("data_source_id")
+                                                  is not None else None)
+        if source is not None:
+            self.report_sources[key(report.get("id"))] = source
 
     def _set_chain(self, set_id: str, data_set: Json | None) -> str | None:
         if set_id in self.changed_sets:
@@ -272,6 +377,12 @@ class ImpactWalk:
         for board in dashboards:
             board_label = f"dashboard {board.get('title')!r} ({board.get('id')})"
             whys: list[str] = []
+            board_whys: list[str] = []
+            sources: set[str] | None = set()
+            if not isinstance(board.get("widgets"), list) and anything:
+                self.impact.note(f"{board_label}: its widgets are not known (not in the list, nor read alone); "
+                                 "taken as impacted")
+                board_whys, sources = [f"{board_label} (its widgets are not known: taken as impacted)"], None
             for widget in board.get("widgets") or []:
                 if not isinstance(widget, Mapping):
                     continue
@@ -284,12 +395,39 @@ class ImpactWalk:
                                                                 extra={"dashboard_id": board.get("id")}))
                 node.add(why)
                 whys.append(why)
-            if whys:
+                read = self._widget_sources(widget, board)
+                sources = None if read is None or sources is None else sources | read
+            if whys or board_whys:
                 node = self.impact.dashboards.setdefault(
                     key(board.get("id")),
-                    Node(board.get("id"), str(board.get("title") or ""), extra={"tags": list(board.get("tags") or [])}))
-                for why in whys:
-                    node.add(f"{why}{ARROW}{board_label}")
+                    Node(board.get("id"), str(board.get("title") or ""),
+                         extra={"tags": list(board.get("tags") or []), "data_source_ids": []}))
+                for why in [f"{w}{ARROW}{board_label}" for w in whys] + board_whys:
+                    node.add(why)
+                known = node.extra["data_source_ids"]
+                node.extra["data_source_ids"] = None if sources is None or known is None else sorted(
+                    set(known) | sources, key=_id_order)
+
+    def _widget_sources(self, widget: Json, board: Json) -> set[str] | None:
+        """The data sources an impacted widget reads; None when the API does not say."""
+        found: set[str] = set()
+        if widget.get("source_type") == "QueryReport":
+            source = self.report_sources.get(key(widget.get("source_id")))
+            if source is not None:
+                found.add(source)
+        elif widget.get("source_type") == "VizBlock" and isinstance(widget.get("viz_block_definition"), Mapping):
+            viz = widget["viz_block_definition"].get("viz") or {}
+            source = self.set_sources.get(key(viz.get("dataset_id")))
+            if source is not None:
+                found.add(source)
+        wid = key(widget.get("id"))
+        for dynamic_filter in board.get("dynamic_filters") or []:
+            for mapping in (dynamic_filter or {}).get("mappings") or []:
+                if isinstance(mapping, Mapping) and key(mapping.get("viz_conditionable_id")) == wid:
+                    source = self.model_sources.get(key((mapping.get("field_path") or {}).get("model_id")))
+                    if source is not None:
+                        found.add(source)
+        return found or None
 
     def _widget_why(self, widget: Json, board: Json, anything: bool) -> str | None:
         label = f"widget {widget.get('source_title')!r} ({widget.get('id')})"

@@ -5,8 +5,10 @@ A plan is a list of actions, ``{"kind": "bust", "id": <data source>}`` first, th
 "preload", "id": <dashboard>}``: each data source is busted once and each dashboard preloaded once.
 The book (``{"bust:3": {"job_id": 17, "status": "running"}}``) says which action's job was
 submitted; :func:`next_actions` hands out the actions to submit now: none twice, at most
-``max_active`` jobs pending at a time, preloads only once every bust has ended (a preload before
-its data source's bust would cache the stale rows again).
+``max_active`` jobs pending at a time, a dashboard's preload only once the busts of the data
+sources it reads (``after``; all of the plan's when not known) have succeeded (a preload before
+its data source's bust would cache the stale rows again). A preload whose bust failed is never
+submitted: :func:`blocked` names it, and a retry busts again, then preloads.
 """
 
 from __future__ import annotations
@@ -60,11 +62,15 @@ def keeps(dashboard: Mapping[str, Any], rules: Mapping[str, Sequence[str]]) -> b
 
 def plan_actions(data_sources: Sequence[Mapping[str, Any]], dashboards: Sequence[Mapping[str, Any]], *,
                  bust_cache: bool, preload: bool) -> list[dict[str, Any]]:
+    """Busts first, then preloads, each preload with ``after``: the busts it waits for."""
     actions: list[dict[str, Any]] = []
-    if bust_cache:
-        actions += [{"kind": "bust", "id": s["id"]} for s in data_sources]
+    busted = [s["id"] for s in data_sources] if bust_cache else []
+    actions += [{"kind": "bust", "id": s} for s in busted]
     if preload:
-        actions += [{"kind": "preload", "id": d["id"]} for d in dashboards]
+        for board in dashboards:
+            reads = board.get("data_source_ids")
+            after = busted if reads is None else [s for s in busted if str(s) in {str(r) for r in reads}]
+            actions.append({"kind": "preload", "id": board["id"], "after": after})
     return actions
 
 
@@ -78,22 +84,40 @@ def is_final(status: str) -> bool:
     return status in FINAL_JOB_STATUSES
 
 
+def _waits_for(action: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The keys of the busts a preload waits for (a plan without ``after``: every bust)."""
+    after = action.get("after")
+    busts = [a for a in actions if a["kind"] == "bust"]
+    return [action_key(b) for b in busts if after is None or str(b["id"]) in {str(s) for s in after}]
+
+
+def blocked(actions: Sequence[Mapping[str, Any]], book: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each preload not submitted whose data source's bust failed, and those busts' keys."""
+    found: dict[str, list[str]] = {}
+    for action in actions:
+        if action["kind"] != "preload" or action_key(action) in book:
+            continue
+        failed = [b for b in _waits_for(action, actions)
+                  if b in book and is_final(str(book[b].get("status"))) and book[b].get("status") != "success"]
+        if failed:
+            found[action_key(action)] = failed
+    return found
+
+
 def next_actions(actions: Sequence[Mapping[str, Any]], book: Mapping[str, Mapping[str, Any]],
                  max_active: int) -> list[Mapping[str, Any]]:
     """The actions to submit now (see the module's text)."""
     pending = sum(1 for entry in book.values() if not is_final(str(entry.get("status"))))
     room = max(0, max_active - pending)
-    busts_over = all(is_final(str(book[action_key(a)].get("status"))) for a in actions
-                     if a["kind"] == "bust" and action_key(a) in book)
-    busts_left = any(a["kind"] == "bust" and action_key(a) not in book for a in actions)
     chosen: list[Mapping[str, Any]] = []
     for action in actions:
         if len(chosen) >= room:
             break
         if action_key(action) in book:
             continue
-        if action["kind"] == "preload" and (busts_left or not busts_over):
-            break
+        if action["kind"] == "preload" and not all(
+                book.get(b, {}).get("status") == "success" for b in _waits_for(action, actions)):
+            continue  # its busts are not all done (or one failed: blocked)
         chosen.append(action)
     return chosen
 
@@ -115,8 +139,10 @@ def describe_plan(result: Mapping[str, Any], *, dry_run: bool, actions: Sequence
              f"{len(result['data_sets'])} data set(s); {len(busts)} cache bust(s), {len(preloads)} preload(s)"]
     for table in result["tables"]:
         ids = table["data_model_ids"]
-        lines.append(f"  table {table['table']}: " + (f"read by data model(s) {', '.join(map(str, ids))}" if ids
-                                                       else "no data model reads it"))
+        closest = table.get("closest")
+        lines.append(f"  table {table['table']}: " + (
+            f"read by data model(s) {', '.join(map(str, ids))}" if ids else "no data model reads it"
+            + (f"; closest model tables: {', '.join(closest)}" if closest else "; no model table is close")))
     for source in result["data_sources"]:
         verb = "bust cache of" if busts else "(cache not busted)"
         lines.append(f"  {verb} data source {source['name']!r} ({source['id']}): {source['why']}")

@@ -29,6 +29,8 @@ BOOK_KEY = "analytics_refresh_jobs"
 """The task state store's key (Airflow 3.3+) of the jobs a try submitted: a retry resumes them."""
 PLAN_KEY = "refresh_plan"
 """The XCom key of this try's plan and jobs (read back after a deferral)."""
+UNMATCHED = ("fail", "warn")
+"""What a table given by name that no data model reads does (``unmatched_tables``)."""
 
 
 def _path_or_none(value: Any) -> bool:
@@ -49,7 +51,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     :param default_schema: the schema of a table named without one (default ``public``).
     :param fold: how the warehouse folds unquoted names: ``lower`` (PostgreSQL, Redshift) or
         ``upper`` (Snowflake).
-    :param bust_cache: bust each impacted data source's cache once, before any preload.
+    :param unmatched_tables: what a table of ``tables`` that no data model reads does: ``fail``
+        (the default: a misspelt name fails the task before any job, naming the closest model
+        tables) or ``warn`` (logged with its closest model tables, and in the result's
+        ``unmatched_tables``). Relations of a dbt run that no model reads are always only logged.
+        When no data model can be found at all (no AML project known), the task fails either way.
+    :param bust_cache: bust each impacted data source's cache once; a dashboard is preloaded only
+        after the busts of the data sources it reads succeeded (a failed bust leaves them
+        unpreloaded, without an asset event, and fails the task naming both; a retry busts again).
     :param preload: preload each impacted dashboard once.
     :param dashboards_filter: keep or leave out dashboards: ``{"include_tags": ["certified"],
         "exclude_titles": ["Old *"]}`` (also ``include_titles``, ``exclude_tags``; titles compared
@@ -67,8 +76,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     Logs the plan first: every table, data source and dashboard with why. All jobs are waited for
     together; a failed job does not stop the others, and the task fails at the end naming each
-    failed job. Returns ``{"tables", "data_sources", "data_models", "data_sets", "dashboards":
-    [{"id", "title", "why"}], "jobs": [{"kind", "id", "job_id", "status"}]}``. Each refreshed
+    failed job (and each preload its failed bust held back, ``status`` ``blocked``). Returns
+    ``{"tables", "unmatched_tables": [{"table", "closest"}], "data_sources", "data_models",
+    "data_sets", "dashboards": [{"id", "title", "why"}], "jobs": [{"kind", "id", "job_id", "status"}]}``. Each refreshed
     dashboard is an asset event on :func:`~analytics_provider.assets.dashboard_asset` (through the
     task's outlets: by default the alias ``analytics-refreshed-dashboards``). On Airflow 3.3+ the
     submitted jobs are kept in the task state store: a retried try submits none of them again
@@ -77,7 +87,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     describe_lineage = LineageFunction("describe_refresh")
     template_fields: Sequence[str] = ("analytics_conn_id", "tables", "dbt_run_results", "dbt_manifest",
-                                      "dashboards_filter", "is_dry_run")
+                                      "dashboards_filter", "is_dry_run", "unmatched_tables")
     template_fields_renderers: ClassVar[dict[str, str]] = {"tables": "json", "dashboards_filter": "json"}
     ui_color = "#dfeefc"
 
@@ -90,6 +100,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         project_ids: Sequence[int] | None = None,
         default_schema: str = "public",
         fold: str = "lower",
+        unmatched_tables: str = "fail",
         bust_cache: bool = True,
         preload: bool = True,
         dashboards_filter: dict[str, list[str]] | None = None,
@@ -117,6 +128,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self.project_ids = project_ids
         self.default_schema = default_schema
         self.fold = fold
+        self.unmatched_tables = unmatched_tables
         self.bust_cache = bust_cache
         self.preload = preload
         self.dashboards_filter = dashboards_filter
@@ -139,6 +151,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 raise refused(self.task_id, name, getattr(self, name), "True or False")
         if fold not in ("lower", "upper"):
             raise refused(self.task_id, "fold", fold, "'lower' or 'upper'")
+        if not is_templated(unmatched_tables) and unmatched_tables not in UNMATCHED:
+            raise refused(self.task_id, "unmatched_tables", unmatched_tables, " or ".join(map(repr, UNMATCHED)))
         if isinstance(max_active_jobs, bool) or not isinstance(max_active_jobs, int) or max_active_jobs < 1:
             raise refused(self.task_id, "max_active_jobs", max_active_jobs, "a positive integer")
         for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
@@ -183,6 +197,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             self.is_dry_run = self.is_dry_run.strip().lower() == "true"  # rendered from a template
         if not isinstance(self.is_dry_run, bool):
             raise refused(self.task_id, "dry_run", self.is_dry_run, "True or False")
+        if self.unmatched_tables not in UNMATCHED:
+            raise refused(self.task_id, "unmatched_tables", self.unmatched_tables, " or ".join(map(repr, UNMATCHED)))
         if self.tables is None and self.dbt_run_results is None:
             raise refused(self.task_id, "tables", None, "a list of tables, or dbt_run_results with dbt_manifest")
         if (self.dbt_run_results is None) != (self.dbt_manifest is None):
@@ -237,12 +253,19 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
                                              default_schema=self.default_schema, fold=self.fold) if tables else {
                 "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [], "notes": []}
+            unmatched = [{"table": t["table"], "closest": t.get("closest") or []} for t in impact["tables"]
+                         if not t["data_model_ids"]]
+            for table in unmatched:
+                self.log.warning("Table %s: no data model reads it; %s", table["table"],
+                                 f"closest model tables: {', '.join(table['closest'])}" if table["closest"]
+                                 else "no model table is close")
             rules = self.dashboards_filter or {}
             kept = [d for d in impact["dashboards"] if keeps(d, rules)]
             left_out = [d for d in impact["dashboards"] if not keeps(d, rules)]
             actions = plan_actions(impact["data_sources"], kept, bust_cache=self.bust_cache, preload=self.preload)
             self.plan = {
                 "tables": tables,
+                "unmatched_tables": unmatched,
                 "data_sources": [_row(s, "name") for s in impact["data_sources"]],
                 "data_models": [_row(m, "name") for m in impact["data_models"]],
                 "data_sets": [_row(d, "name") for d in impact["data_sets"]],
@@ -253,6 +276,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             for line in describe_plan({**impact, "dashboards": kept}, dry_run=self.is_dry_run, actions=actions,
                                       left_out=left_out, notes=impact.get("notes") or ()):
                 self.log.info("%s", line)
+            named = {str(t) for t in self._check_tables()}
+            misspelt = [t for t in unmatched if t["table"] in named]
+            if misspelt and self.unmatched_tables == "fail":
+                raise AnalyticsParameterError(
+                    f"{self.task_id}: no data model reads " + "; ".join(
+                        f"{t['table']}" + (f" (closest: {', '.join(t['closest'])})" if t["closest"] else "")
+                        for t in misspelt)
+                    + " (parameter tables; unmatched_tables='warn' refreshes the others and only logs these)")
             if self.is_dry_run:
                 return self._result([])
             self.book = self._resumed_book(context)
@@ -267,7 +298,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             return self._run(context)
 
     def _run(self, context: Context) -> Any:
-        from analytics_provider.impact.refresh import action_key, is_final, next_actions
+        from analytics_provider.impact.refresh import action_key, blocked, is_final, next_actions
 
         while True:
             self._read_pending()
@@ -275,7 +306,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 self._submit(context, action)
             pending = [e["job_id"] for e in self.book.values() if not is_final(str(e.get("status")))]
             if not pending:
-                if all(action_key(a) in self.book for a in self.plan["actions"]):
+                held = blocked(self.plan["actions"], self.book)
+                if all(action_key(a) in self.book or action_key(a) in held for a in self.plan["actions"]):
                     return self._finish(context)
                 continue
             left = self.plan["deadline"] - self._clock()
@@ -386,9 +418,12 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     def _finish(self, context: Context) -> Any:
         from analytics_provider.assets import dashboard_asset_uri, emit_dashboard_events
+        from analytics_provider.impact.refresh import action_key, blocked
         from analytics_provider.job_tasks import describe_job_failure
 
-        jobs = [{"kind": a["kind"], "id": a["id"], **self.book[f"{a['kind']}:{a['id']}"]}
+        held = blocked(self.plan["actions"], self.book)
+        not_sent = {"job_id": None, "status": "blocked"}
+        jobs = [{"kind": a["kind"], "id": a["id"], **self.book.get(action_key(a), not_sent)}
                 for a in self.plan["actions"]]
         failed = [j for j in jobs if j["status"] != "success"]
         fresh = {j["id"] for j in jobs if j["kind"] == "preload" and j["status"] == "success"}
@@ -403,20 +438,28 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self._keep(context)
         if failed:
             stories = [f"{j['kind']} of {'data source' if j['kind'] == 'bust' else 'dashboard'} {j['id']}: "
-                       + describe_job_failure(self.hook, j["job_id"], j["status"], j.get("last_error_log"))
+                       + (f"not submitted: the cache bust of {_bust_names(held[action_key(j)])} failed, so "
+                          "preloading would cache stale rows (no asset event; a retry busts again, then preloads)"
+                          if j["status"] == "blocked" else
+                          describe_job_failure(self.hook, j["job_id"], j["status"], j.get("last_error_log")))
                        for j in failed]
+            first = next(j for j in failed if j["job_id"] is not None)
             raise AnalyticsJobError(f"{self.task_id}: {len(failed)} of {len(jobs)} job(s) failed "
                                     f"({len(jobs) - len(failed)} succeeded):\n" + "\n".join(stories),
-                                    job_id=int(failed[0]["job_id"]), status=str(failed[0]["status"]))
+                                    job_id=int(first["job_id"]), status=str(first["status"]))
         emit_dashboard_events(self, context, events)
         self.log.info("Refreshed %d data source(s) and %d dashboard(s)",
                       sum(j["kind"] == "bust" for j in jobs), len(fresh))
         return result
 
     def _result(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
-        keys = ("tables", "data_sources", "data_models", "data_sets", "dashboards")
-        return {**{k: self.plan[k] for k in keys},
+        keys = ("tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards")
+        return {**{k: self.plan.get(k, []) for k in keys},
                 "jobs": [{k: j[k] for k in ("kind", "id", "job_id", "status")} for j in jobs]}
+
+
+def _bust_names(keys: Sequence[str]) -> str:
+    return ", ".join(f"data source {k.split(':', 1)[1]}" for k in keys)
 
 
 def _row(item: dict[str, Any], label: str) -> dict[str, Any]:

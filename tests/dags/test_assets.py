@@ -229,7 +229,8 @@ def test_a_dag_scheduled_on_a_dashboards_asset_runs_after_the_refresh(fresh_bag,
     assert load_run.state == "success", task_states(load_run)
     events = [e for e in asset_events(LOAD, load_run.run_id) if e.task_id == "refresh_impacted"]
     assert [(e.uri, e.aliases, e.extra["title"]) for e in events] == [
-        (uri, ["analytics-refreshed-dashboards"], "Sales overview")]
+        (uri, ["analytics-refreshed-dashboards"], "Sales overview"),  # and the board on a query model built on orders
+        (uri.replace("/dashboards/1", "/dashboards/4"), ["analytics-refreshed-dashboards"], "Regional sales")]
     assert queued_asset_uris(FRESH_EXPORT) == {uri}
     assert FRESH_EXPORT in dags_ready_to_run()
     consumer = consumer_bag.get_dag(FRESH_EXPORT)

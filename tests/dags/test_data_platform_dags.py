@@ -90,10 +90,11 @@ def test_dbt_post_deploy_uploads_a_real_manifest_then_publishes_and_refreshes(
         "upload_dbt_manifests",
         "publish_aml_project",
         "bust_data_source_cache",
-        "preload_dashboard",  # Sales overview: the one dashboard that reads the orders model dbt built
+        # Sales overview, on the orders model dbt built, and Regional sales, on a query model built on it
+        "preload_dashboard", "preload_dashboard",
     ]
-    refreshed = {j.operation: j.params.get("id") for j in analytics_emulator.jobs if j.operation in kinds[2:]}
-    assert refreshed == {"bust_data_source_cache": 1, "preload_dashboard": 1}
+    refreshed = [(j.operation, j.params.get("id")) for j in analytics_emulator.jobs if j.operation in kinds[2:]]
+    assert refreshed == [("bust_data_source_cache", 1), ("preload_dashboard", 1), ("preload_dashboard", 4)]
     upload = analytics_emulator.jobs[0]
     assert upload.params == {"data_source_id": 1, "files": [["manifest.json", manifest.stat().st_size]]}
     output = capfd.readouterr()

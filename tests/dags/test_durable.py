@@ -180,6 +180,6 @@ def test_a_retried_refresh_submits_nothing_twice(refresh_bag, analytics_emulator
     operations = [j.operation for j in analytics_emulator.jobs]
     if ResumableJobMixin.__module__.startswith("airflow.sdk"):  # Airflow 3.3+: a task state store
         assert operations.count("bust_data_source_cache") == 1
-        assert operations.count("preload_dashboard") == 3  # two, and the failed one anew
+        assert operations.count("preload_dashboard") == 4  # three, and the failed one anew
     else:
         assert operations.count("bust_data_source_cache") == 2

@@ -61,10 +61,11 @@ def test_after_warehouse_load(example_dag_bag, analytics_emulator, analytics_con
     lines = csv.read_text().splitlines()
     assert len(lines) > 1 and "," in lines[0]
     kinds = [j.operation for j in analytics_emulator.jobs]
-    assert kinds == ["bust_data_source_cache", "preload_dashboard", "submit_widget_export"]
+    assert kinds == ["bust_data_source_cache", "preload_dashboard", "preload_dashboard", "submit_widget_export"]
     output = capfd.readouterr()
     assert_waits_ran_where_asked(dag_run, deferrable, ["refresh_impacted", "export_widget"])
-    assert [j.params["id"] for j in analytics_emulator.jobs[:2]] == [1, 1]  # the table's data source, Sales overview
+    # the table's data source, Sales overview and Regional sales (on a query model built on orders)
+    assert [j.params["id"] for j in analytics_emulator.jobs[:3]] == [1, 1, 4]
     assert analytics_emulator.api_key not in output.out + output.err
 
 

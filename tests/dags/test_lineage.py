@@ -73,7 +73,7 @@ def test_after_load_reports_the_table_the_dashboard_and_the_exported_file(
 
     (refresh,) = task_events(events, dag_id, "refresh_impacted", "COMPLETE")
     assert names(refresh["inputs"]) == [("postgres://warehouse:5432", "analytics.public.orders")]
-    assert names(refresh["outputs"]) == [(ns, "dashboards/1")]
+    assert names(refresh["outputs"]) == [(ns, "dashboards/1"), (ns, "dashboards/4")]
 
     start, *resumed = task_events(events, dag_id, "export_widget", "START")  # a deferred task starts twice
     assert len(resumed) == (1 if deferrable else 0)

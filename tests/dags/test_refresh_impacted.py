@@ -29,6 +29,16 @@ def run(bag: Any, deferrable: bool, conf: dict[str, Any]) -> Any:
     return dag_test(dag, conf)
 
 
+def run_without_retry(bag: Any, conf: dict[str, Any]) -> Any:
+    """One try (the DAG's task retries once): the failed state of the first try."""
+    task = bag.get_dag("impact_refresh").get_task("refresh")
+    task.retries = 0
+    try:
+        return run(bag, False, conf)
+    finally:
+        task.retries = 1
+
+
 def refresh_ti(dag_run: Any) -> Any:
     (ti,) = [ti for ti in dag_run.get_task_instances() if ti.task_id == "refresh"]
     return ti
@@ -46,16 +56,17 @@ def result_of(dag_run: Any) -> dict[str, Any]:
 
 
 @MODES
-def test_campaigns_preload_marketing_performance_only(impact_bag, analytics_emulator, analytics_connection,
-                                                      deferrable) -> None:
+def test_campaigns_preload_the_dashboards_that_read_it_only(impact_bag, analytics_emulator, analytics_connection,
+                                                            deferrable) -> None:
     dag_run = run(impact_bag, deferrable, {"tables": ["marketing.campaigns"]})
     assert dag_run.state == "success", task_states(dag_run)
-    assert jobs_by_kind(analytics_emulator) == {"bust_data_source_cache": [1], "preload_dashboard": [2]}
+    assert jobs_by_kind(analytics_emulator) == {"bust_data_source_cache": [1], "preload_dashboard": [2, 5]}
     result = result_of(dag_run)
-    assert [d["title"] for d in result["dashboards"]] == ["Marketing performance"]
-    assert [(j["kind"], j["id"], j["status"]) for j in result["jobs"]] == [("bust", 1, "success"),
-                                                                            ("preload", 2, "success")]
-    assert set(result) == {"tables", "data_sources", "data_models", "data_sets", "dashboards", "jobs"}
+    assert [d["title"] for d in result["dashboards"]] == ["Marketing performance", "Campaign ROI"]
+    assert [(j["kind"], j["id"], j["status"]) for j in result["jobs"]] == [
+        ("bust", 1, "success"), ("preload", 2, "success"), ("preload", 5, "success")]
+    assert set(result) == {"tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards",
+                           "jobs"}
     assert ("refresh" in deferred_tasks(dag_run)) == deferrable
 
 
@@ -69,7 +80,7 @@ def test_revenue_targets_preload_the_executive_summary(impact_bag, analytics_emu
 def test_a_dry_run_logs_the_plan_and_submits_nothing(impact_bag, analytics_emulator, analytics_connection,
                                                      capfd) -> None:
     dag_run = run(impact_bag, False, {"tables": ["marketing.campaigns", "finance.revenue_targets", "staging.x"],
-                                      "dry_run": True})
+                                      "dry_run": True, "unmatched_tables": "warn"})
     assert dag_run.state == "success", task_states(dag_run)
     assert analytics_emulator.jobs == []
     assert [r.method for r in analytics_emulator.requests if r.origin == "api"] == ["GET"] * len(
@@ -117,23 +128,22 @@ def test_a_dbt_run_leads_to_the_plan_of_the_tables_it_built(impact_bag, analytic
     for kind in ("data_sources", "data_models", "data_sets"):
         assert [i["id"] for i in dbt_result[kind]] == [i["id"] for i in tables_result[kind]]
     assert [(d["id"], d["title"]) for d in dbt_result["dashboards"]] == [
-        (d["id"], d["title"]) for d in tables_result["dashboards"]] == [(2, "Marketing performance")]
+        (d["id"], d["title"]) for d in tables_result["dashboards"]] == [(2, "Marketing performance"),
+                                                                          (5, "Campaign ROI")]
 
 
 def test_a_failed_preload_does_not_stop_the_others_and_the_task_names_it(impact_bag, analytics_emulator,
                                                                          analytics_connection, capfd) -> None:
-    impact_bag.get_dag("impact_refresh").get_task("refresh").retries = 0
-    try:
-        analytics_emulator.fail_next_job("preload_dashboard", last_error_log="warehouse timed out")
-        dag_run = run(impact_bag, False, {"tables": ["public.orders", "finance.revenue_targets", "marketing.campaigns"],
-                                          "dashboards_filter": {"exclude_titles": ["marketing*"]}})
-    finally:
-        impact_bag.get_dag("impact_refresh").get_task("refresh").retries = 1
+    analytics_emulator.fail_next_job("preload_dashboard", last_error_log="warehouse timed out")
+    dag_run = run_without_retry(impact_bag, {"tables": ["public.orders", "finance.revenue_targets",
+                                                        "marketing.campaigns"],
+                                             "dashboards_filter": {"exclude_titles": ["marketing*"]}})
     assert dag_run.state == "failed"
     preloads = {j.params["id"]: j.status for j in analytics_emulator.jobs if j.operation == "preload_dashboard"}
-    assert preloads == {1: "failure", 3: "success"}  # Marketing performance left out by the filter
+    # Marketing performance left out by the filter
+    assert preloads == {1: "failure", 3: "success", 4: "success", 5: "success"}
     log = capfd.readouterr().out
-    assert "refresh: 1 of 3 job(s) failed (2 succeeded):" in log
+    assert "refresh: 1 of 5 job(s) failed (4 succeeded):" in log
     assert "preload of dashboard 1: job" in log and "warehouse timed out" in log
     assert "left out by dashboards_filter: dashboard 'Marketing performance' (2)" in log
 
@@ -150,7 +160,7 @@ def test_where_list_jobs_is_refused_each_job_is_read_alone(impact_bag, analytics
     dag_run = run(impact_bag, False, {"tables": ["public.orders", "finance.revenue_targets"]})
     assert dag_run.state == "success", task_states(dag_run)
     assert [(j["kind"], j["status"]) for j in result_of(dag_run)["jobs"]] == [
-        ("bust", "success"), ("preload", "success"), ("preload", "success")]
+        ("bust", "success"), ("preload", "success"), ("preload", "success"), ("preload", "success")]
     assert "get_job" in [r.operation for r in analytics_emulator.requests]
 
 
@@ -167,3 +177,74 @@ def test_jobs_still_pending_at_the_timeout_fail_the_task_naming_them(impact_bag,
     assert [j.operation for j in analytics_emulator.jobs] == ["bust_data_source_cache"]  # no preload before it ends
     log = capfd.readouterr().out
     assert "AnalyticsJobTimeout: refresh: 1 job(s) still pending after 1 s: bust:1 (job" in log
+
+
+@pytest.mark.parametrize(("table", "board", "why"), [
+    ("public.orders", (4, "Regional sales"),
+     "table public.orders -> model orders (1) -> query model orders_by_region (5) (built on it) -> data set "
+     "regional_sales (4) -> report 'Revenue by region' (41) -> widget 'Revenue by region' (401) -> dashboard "
+     "'Regional sales' (4)"),
+    ("marketing.campaigns", (5, "Campaign ROI"),
+     "table marketing.campaigns -> query model campaign_roi (6) (its SQL reads marketing.campaigns) -> data set "
+     "campaign_roi (5) -> report 'Cost per conversion by channel' (51) -> widget 'Cost per conversion by "
+     "channel' (501) -> dashboard 'Campaign ROI' (5)"),
+], ids=["built-on-the-changed-model", "sql-reads-the-table"])
+def test_a_dashboard_on_a_query_model_is_refreshed_with_its_why(impact_bag, analytics_emulator, analytics_connection,
+                                                                capfd, table, board, why) -> None:
+    dag_run = run(impact_bag, False, {"tables": [table], "dashboards_filter": {"include_titles": [board[1]]}})
+    assert dag_run.state == "success", task_states(dag_run)
+    assert jobs_by_kind(analytics_emulator) == {"bust_data_source_cache": [1], "preload_dashboard": [board[0]]}
+    (found,) = result_of(dag_run)["dashboards"]
+    assert (found["id"], found["title"], found["why"]) == (*board, why)
+    assert f"preload dashboard '{board[1]}' ({board[0]}): {why}" in capfd.readouterr().out
+
+
+def test_a_misspelt_table_fails_the_task_naming_the_closest_model_table(impact_bag, analytics_emulator,
+                                                                        analytics_connection, capfd) -> None:
+    dag_run = run_without_retry(impact_bag, {"tables": ["marketing.campaign", "finance.revenue_targets"]})
+    assert dag_run.state == "failed"
+    assert analytics_emulator.jobs == []  # nothing refreshed: not even the table that was right
+    log = capfd.readouterr().out
+    assert "Table marketing.campaign: no data model reads it; closest model tables: marketing.campaigns" in log
+    assert "table marketing.campaign: no data model reads it; closest model tables: marketing.campaigns" in log
+    assert ("refresh: no data model reads marketing.campaign (closest: marketing.campaigns) (parameter tables; "
+            "unmatched_tables='warn' refreshes the others and only logs these)") in log
+
+
+def test_with_unmatched_tables_warn_a_misspelt_table_is_logged_and_in_the_result(
+        impact_bag, analytics_emulator, analytics_connection) -> None:
+    dag_run = run(impact_bag, False, {"tables": ["marketing.campaign", "finance.revenue_targets"],
+                                      "unmatched_tables": "warn"})
+    assert dag_run.state == "success", task_states(dag_run)
+    assert result_of(dag_run)["unmatched_tables"] == [{"table": "marketing.campaign",
+                                                       "closest": ["marketing.campaigns"]}]
+    assert jobs_by_kind(analytics_emulator)["preload_dashboard"] == [3]
+
+
+def test_a_failed_bust_leaves_its_dashboards_unpreloaded(impact_bag, analytics_emulator, analytics_connection,
+                                                         capfd) -> None:
+    analytics_emulator.fail_next_job("bust_data_source_cache", last_error_log="warehouse unreachable")
+    dag_run = run_without_retry(impact_bag, {"tables": ["marketing.campaigns"]})
+    assert dag_run.state == "failed"
+    assert [(j.operation, j.params.get("id"), j.status) for j in analytics_emulator.jobs] == [
+        ("bust_data_source_cache", 1, "failure")]  # no preload of a dashboard on a stale cache
+    log = capfd.readouterr().out
+    assert "refresh: 3 of 3 job(s) failed (0 succeeded):" in log
+    assert "bust of data source 1: job" in log and "warehouse unreachable" in log
+    assert ("preload of dashboard 2: not submitted: the cache bust of data source 1 failed, so preloading would "
+            "cache stale rows (no asset event; a retry busts again, then preloads)") in log
+    xcom = refresh_ti(dag_run).xcom_pull(task_ids="refresh", key="refresh_plan")
+    assert [(j["kind"], j["id"], j["status"]) for j in ({"kind": k.split(":")[0], "id": k.split(":")[1], **v}
+                                                        for k, v in xcom["book"].items())] == [("bust", "1", "failure")]
+
+
+@MODES
+def test_a_retry_after_a_failed_bust_busts_again_then_preloads(impact_bag, analytics_emulator, analytics_connection,
+                                                               deferrable) -> None:
+    analytics_emulator.fail_next_job("bust_data_source_cache", last_error_log="warehouse unreachable")
+    dag_run = run(impact_bag, deferrable, {"tables": ["marketing.campaigns"]})
+    assert dag_run.state == "success", task_states(dag_run)
+    assert refresh_ti(dag_run).try_number == 2
+    order = [(j.operation, j.params.get("id"), j.status) for j in analytics_emulator.jobs]
+    assert order[:2] == [("bust_data_source_cache", 1, "failure"), ("bust_data_source_cache", 1, "success")]
+    assert sorted(order[2:]) == [("preload_dashboard", 2, "success"), ("preload_dashboard", 5, "success")]

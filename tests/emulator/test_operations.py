@@ -197,6 +197,9 @@ def test_dependants_by_type(api: Api) -> None:
     def dependants(kind: str, ident: int) -> dict[str, Any]:
         return api.get("/dependencies/downstream_dependencies", params={"id": ident, "type": kind}).json()["dependants"]
 
-    assert dependants("DataSource", 1) == {"data_model_ids": [1, 2, 3, 4], "data_set_ids": [1, 2, 3]}
-    assert dependants("DataModel", 3) == {"data_set_ids": [2]}
+    assert dependants("DataSource", 1) == {"data_model_ids": [1, 2, 3, 4, 5, 6], "data_set_ids": [1, 2, 3, 4, 5]}
+    assert dependants("DataSource", 3) == {"data_model_ids": [7], "data_set_ids": [6]}
+    assert dependants("DataModel", 3) == {"data_model_ids": [], "data_set_ids": [2]}
+    # the query model orders_by_region is built on orders: a dependant of it, as in the document's example
+    assert dependants("DataModel", 1) == {"data_model_ids": [5], "data_set_ids": [1]}
     assert api.get("/dependencies/downstream_dependencies", params={"id": 9, "type": "DataSet"}).status_code == 404

@@ -24,13 +24,16 @@ def titles(impact: dict) -> list[str]:
     return [d["title"] for d in impact["dashboards"]]
 
 
-def test_campaigns_impact_marketing_performance_only(hook: AnalyticsHook) -> None:
+def test_campaigns_impact_the_boards_that_read_it_only(hook: AnalyticsHook) -> None:
     impact = hook.find_impacted(tables=["marketing.campaigns"])
-    assert titles(impact) == ["Marketing performance"]
-    assert [m["name"] for m in impact["data_models"]] == ["campaigns"]  # a model in no AML project, found anyway
-    assert [d["name"] for d in impact["data_sets"]] == ["marketing"]
+    assert titles(impact) == ["Marketing performance", "Campaign ROI"]  # the second's query model reads it
+    # campaigns: a model in no AML project, found anyway
+    assert [m["name"] for m in impact["data_models"]] == ["campaigns", "campaign_roi"]
+    assert [d["name"] for d in impact["data_sets"]] == ["marketing", "campaign_roi"]
     assert impact["data_sources"] == [{"id": 1, "name": "Production warehouse",
-                                       "why": "table marketing.campaigns -> model campaigns (3) -> data source 1"}]
+                                       "why": "table marketing.campaigns -> model campaigns (3) -> data source 1; "
+                                              "table marketing.campaigns -> query model campaign_roi (6) (its SQL "
+                                              "reads marketing.campaigns) -> data source 1"}]
     assert impact["dashboards"][0]["why"] == (
         "table marketing.campaigns -> model campaigns (3) -> data set marketing (2) -> report 'Campaign performance'"
         " (21) -> widget 'Campaign performance' (201) -> dashboard 'Marketing performance' (2)")
@@ -45,10 +48,10 @@ def test_revenue_targets_impact_executive_summary_and_not_the_boards_of_other_mo
 
 def test_names_the_warehouse_compares_alike_and_tables_nothing_reads(hook: AnalyticsHook) -> None:
     impact = hook.find_impacted(tables=["ANALYTICS.Public.ORDERS", "orders", "staging.unused"])
-    assert titles(impact) == ["Sales overview"]
+    assert titles(impact) == ["Sales overview", "Regional sales"]  # the second's query model is built on orders
     assert impact["tables"] == [{"table": "ANALYTICS.Public.ORDERS", "data_model_ids": [1]},
                                 {"table": "orders", "data_model_ids": [1]},
-                                {"table": "staging.unused", "data_model_ids": []}]
+                                {"table": "staging.unused", "data_model_ids": [], "closest": []}]
     assert impact["notes"] == ["table staging.unused: no data model reads it"]
 
 
@@ -86,8 +89,8 @@ def test_reads_are_made_once_per_call_and_anew_by_the_next(hook: AnalyticsHook, 
         r.path for r in analytics_emulator.requests if r.operation == "get_data_set"))
     added = analytics_emulator.add_dashboards(["Campaigns, copied"], like=2)
     impact = hook.find_impacted(tables=["marketing.campaigns"])
-    assert titles(impact) == ["Marketing performance", "Campaigns, copied"]
-    assert impact["dashboards"][1]["id"] == added[0]
+    assert titles(impact) == ["Marketing performance", "Campaign ROI", "Campaigns, copied"]
+    assert impact["dashboards"][2]["id"] == added[0]
 
 
 def test_large_workspace_cost(hook: AnalyticsHook, analytics_emulator) -> None:
@@ -100,7 +103,7 @@ def test_large_workspace_cost(hook: AnalyticsHook, analytics_emulator) -> None:
     operations = api_operations(analytics_emulator)
     assert impact["dashboards"] and len(impact["data_models"]) == 10
     assert operations.count("list_dashboards") == 11  # 1,003 dashboards, 100 a page
-    assert operations.count("get_dependants") == 10 + 4  # each changed model, each data source once (the seed's too)
+    assert operations.count("get_dependants") == 10 + 6  # each changed model, each data source once (three seeded)
     # each impacted data set once, and the seed's two read to find its model that is in no project
     assert operations.count("get_data_set") == len(impact["data_sets"]) + 2
     assert "get_query_report" not in operations and "get_dashboard_widget" not in operations
@@ -110,7 +113,7 @@ def test_large_workspace_cost(hook: AnalyticsHook, analytics_emulator) -> None:
 
 @pytest.mark.parametrize(("shapes", "report_reads"), [
     ({"data_set_reports": False, "widget_reports": True}, 0),  # the widgets carry their reports
-    ({"data_set_reports": False, "widget_reports": False}, 5),  # each widget's report read once
+    ({"data_set_reports": False, "widget_reports": False}, 7),  # each widget's report read once
 ], ids=["widgets-carry-reports", "nothing-carries-reports"])
 def test_answers_without_the_data_sets_reports(hook: AnalyticsHook, analytics_emulator, shapes, report_reads) -> None:
     analytics_emulator.set_answer_shapes(**shapes)
@@ -118,3 +121,40 @@ def test_answers_without_the_data_sets_reports(hook: AnalyticsHook, analytics_em
     impact = hook.find_impacted(tables=["finance.revenue_targets"])
     assert titles(impact) == ["Executive summary"]
     assert api_operations(analytics_emulator).count("get_query_report") == report_reads
+
+
+def test_no_project_known_is_an_error_not_nothing_to_refresh(hook: AnalyticsHook, analytics_emulator) -> None:
+    analytics_emulator.inject("list_dashboards_metadata", status=404, times=10)
+    with pytest.raises(AnalyticsLookupError, match=r"no data model could be found, so nothing can be matched: GET "
+                                                   r"/dashboards/list_metadata answered 404.*give project_ids"):
+        hook.find_impacted(tables=["marketing.campaigns"])
+    assert titles(hook.find_impacted(tables=["finance.revenue_targets"], project_ids=[1])) == ["Executive summary"]
+
+
+def test_dashboards_listed_without_widgets_are_read_alone(hook: AnalyticsHook, analytics_emulator) -> None:
+    analytics_emulator.set_answer_shapes(listed_widgets=False)
+    analytics_emulator.clear_requests()
+    impact = hook.find_impacted(tables=["finance.revenue_targets"])
+    assert titles(impact) == ["Executive summary"]
+    assert api_operations(analytics_emulator).count("get_dashboard") == 5  # each listed board, once
+    assert ("dashboard 'Executive summary' (3): the list did not carry its widgets; read alone") in impact["notes"]
+
+
+def test_sql_that_cannot_be_parsed_is_taken_as_impacted_where_it_names_the_table(
+        hook: AnalyticsHook, analytics_emulator) -> None:
+    with analytics_emulator.world.lock:
+        analytics_emulator.world.state.data_models[6]["sql"] = "select channel, spend from marketing.campaigns where ("
+    impact = hook.find_impacted(tables=["marketing.campaigns"])
+    assert titles(impact) == ["Marketing performance", "Campaign ROI"]
+    (note,) = [n for n in impact["notes"] if "could not be parsed" in n]
+    assert note.startswith("query model campaign_roi (6): its SQL could not be parsed (")
+    assert note.endswith("it names marketing.campaigns: taken as impacted")
+
+
+def test_a_snowflake_query_model_is_read_in_its_dialect(hook: AnalyticsHook, analytics_emulator) -> None:
+    with analytics_emulator.world.lock:  # QUALIFY is Snowflake's: a generic parser would not read it this way
+        analytics_emulator.world.state.data_models[6].update(data_source_id=3, sql=(
+            "select channel from WEB.SESSIONS qualify row_number() over (partition by channel order by day) = 1"))
+    impact = hook.find_impacted(tables=["web.sessions"], fold="upper")
+    assert [m["id"] for m in impact["data_models"]] == [7, 6]  # the Snowflake table model, and the query model
+    assert "query model campaign_roi (6) (its SQL reads WEB.SESSIONS)" in impact["data_models"][1]["why"]

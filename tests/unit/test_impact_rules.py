@@ -179,12 +179,26 @@ def test_jobs_are_handed_out_busts_first_within_the_fan_out_and_never_twice() ->
     assert next_actions(actions, book, 5) == actions[:2]  # no preload while a bust may still run
     book.update({"bust:1": {"job_id": 1, "status": "running"}, "bust:2": {"job_id": 2, "status": "success"}})
     assert next_actions(actions, book, 5) == []
-    book["bust:1"]["status"] = "failure"  # a failed bust does not hold the preloads back
+    book["bust:1"]["status"] = "success"
     assert next_actions(actions, book, 3) == actions[2:5]
     book.update({f"preload:{d}": {"job_id": d, "status": "queued"} for d in (10, 11, 12)})
     assert next_actions(actions, book, 3) == []  # three pending: the fan-out is full
     book["preload:10"]["status"] = "success"
     assert next_actions(actions, book, 3) == [actions[5]]
+
+
+def test_a_preload_waits_for_its_own_data_sources_bust_and_a_failed_bust_holds_it_back() -> None:
+    from analytics_provider.impact.refresh import blocked, next_actions, plan_actions
+
+    boards = [{"id": 10, "data_source_ids": ["1"]}, {"id": 11, "data_source_ids": ["2"]},
+              {"id": 12, "data_source_ids": None}]  # 12: what it reads is not known, so it waits for every bust
+    actions = plan_actions([{"id": 1}, {"id": 2}], boards, bust_cache=True, preload=True)
+    assert [a.get("after") for a in actions[2:]] == [[1], [2], [1, 2]]
+    book = {"bust:1": {"job_id": 1, "status": "failure"}, "bust:2": {"job_id": 2, "status": "success"}}
+    assert next_actions(actions, book, 5) == [actions[3]]  # only the dashboard on the good bust's data source
+    assert blocked(actions, book) == {"preload:10": ["bust:1"], "preload:12": ["bust:1"]}
+    assert next_actions(plan_actions([{"id": 1}], boards, bust_cache=False, preload=True), {}, 5) == [
+        {"kind": "preload", "id": d, "after": []} for d in (10, 11, 12)]  # no bust asked: nothing to wait for
 
 
 def test_a_retry_keeps_every_job_but_the_failed_ones() -> None:

@@ -282,7 +282,8 @@ class AnalyticsEmulator:
     def set_answer_shapes(self, **shapes: bool) -> None:
         """What answers carry beyond what the document promises (until :meth:`reset`):
         ``widget_reports`` (default False), each dashboard widget's ``query_report`` in dashboard
-        answers; ``data_set_reports`` (default True), a data set's ``reports`` when asked for."""
+        answers; ``data_set_reports`` (default True), a data set's ``reports`` when asked for;
+        ``listed_widgets`` (default True), each dashboard's ``widgets`` in List Dashboards."""
         from analytics_provider.testing.emulator.world import ANSWER_SHAPES
 
         unknown = set(shapes) - set(ANSWER_SHAPES)

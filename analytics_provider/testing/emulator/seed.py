@@ -73,7 +73,7 @@ def seed_state(keys: Mapping[int, str]) -> State:
         state.keys[key] = uid
         state.users[uid]["has_authentication_token"] = True
     state.groups = {1: {"id": 1, "name": "Sales"}, 2: {"id": 2, "name": "Operations"}}
-    state.data_sources = {1: _data_source(), 2: _sample_data_source()}
+    state.data_sources = {1: _data_source(), 2: _sample_data_source(), **{s["id"]: s for s in _other_warehouses()}}
     state.data_models = {m["id"]: m for m in _data_models()}
     state.data_sets = {d["id"]: d for d in _data_sets()}
     state.query_reports = {r["id"]: r for r in _reports()}
@@ -107,6 +107,17 @@ def _shareable_link() -> Json:
             "hash_code": "shr001k9x2", "dynamic_filter_presets": [], "permission_rules": {"row_based": []}}
 
 
+def _other_warehouses() -> list[Json]:
+    """Data sources of other warehouses (their ``dbtype`` as the service writes it), each with a
+    model named as that warehouse writes its tables."""
+    return [{
+        "id": source_id, "name": name, "dbtype": dbtype, "is_sample": False, "is_default": False,
+        "settings": {"require_ssl": True, "query_timeout": 300, "enable_schema_info": True,
+                     "use_connection_str": False, "timezone": "Etc/UTC"},
+    } for source_id, name, dbtype in ((3, "Product analytics (Snowflake)", "snowflake"),
+                                      (4, "Web events (BigQuery)", "bigquery"))]
+
+
 def _data_source() -> Json:
     return {
         "id": 1, "name": "Production warehouse", "dbtype": "postgresql", "is_sample": False, "is_default": True,
@@ -128,7 +139,26 @@ _MODELS: dict[int, tuple[str, str, list[tuple[str, str]]]] = {
                                                        ("revenue", "number"), ("target", "number"),
                                                        ("attainment_pct", "number")]),
 }
-MEASURES = frozenset({"orders", "revenue", "signups", "impressions", "clicks", "spend", "conversions", "target"})
+# query models: id, name, data source, SQL, the models it is built on, fields
+_QUERY_MODELS: tuple[tuple[int, str, int, str, list[int], list[tuple[str, str]]], ...] = (
+    (5, "orders_by_region", 1,
+     "select o.region, count(*) as orders, sum(o.revenue) as revenue from {{ #orders o }} group by o.region",
+     [1], [("region", "text"), ("orders", "number"), ("revenue", "number")]),
+    (6, "campaign_roi", 1,
+     "with spend as (select channel, sum(spend) as spend, sum(conversions) as conversions\n"
+     "  from marketing.campaigns group by channel)\n"
+     "select channel, spend, conversions, spend / nullif(conversions, 0) as cost_per_conversion from spend",
+     [], [("channel", "text"), ("spend", "number"), ("conversions", "number"), ("cost_per_conversion", "number")]),
+)
+# table models of the other warehouses: id, name, data source, table_name as that warehouse writes it, fields
+_WAREHOUSE_MODELS: tuple[tuple[int, str, int, str, list[tuple[str, str]]], ...] = (
+    (7, "sessions", 3, "ANALYTICS.WEB.SESSIONS", [("session_id", "text"), ("day", "date"), ("sessions", "number")]),
+    (8, "page_views", 4, "`acme-prod`.`web_events`.`page_views`",
+     [("page", "text"), ("day", "date"), ("views", "number")]),
+)
+
+MEASURES = frozenset({"orders", "revenue", "signups", "impressions", "clicks", "spend", "conversions", "target",
+                      "sessions", "views", "cost_per_conversion"})
 
 
 def _field(model_id: int, model: str, name: str, kind: str) -> Json:
@@ -151,15 +181,31 @@ def _data_models() -> list[Json]:
             "fields": all_fields, "dimensions": [f for f in all_fields if f["name"] not in MEASURES],
             "measures": [f for f in all_fields if f["name"] in MEASURES], "params": [],
         })
+    for model_id, name, source_id, sql, built_on, fields in _QUERY_MODELS:
+        models.append(_model(model_id, name, source_id, None, sql, fields, built_on))
+    for model_id, name, source_id, table, fields in _WAREHOUSE_MODELS:
+        models.append(_model(model_id, name, source_id, table, None, fields, []))
     return models
 
 
+def _model(model_id: int, name: str, source_id: int, table: str | None, sql: str | None,
+           fields: list[tuple[str, str]], built_on: list[int]) -> Json:
+    """A data model; ``_built_on``: the models a query model's SQL uses (its dependants' ``data_model_ids``)."""
+    all_fields = [_field(model_id, name, f, k) for f, k in fields]
+    return {
+        "id": model_id, "name": name, "label": name.replace("_", " ").title(), "data_source_id": source_id,
+        "category_id": 3, "table_name": table, "sql": sql, "metadata": {}, "fields": all_fields,
+        "dimensions": [f for f in all_fields if f["name"] not in MEASURES],
+        "measures": [f for f in all_fields if f["name"] in MEASURES], "params": [], "_built_on": built_on,
+    }
+
+
 def _data_sets() -> list[Json]:
-    def data_set(ds_id: int, name: str, models: list[int], from_aml: bool, description: str) -> Json:
+    def data_set(ds_id: int, name: str, models: list[int], from_aml: bool, description: str, source: int = 1) -> Json:
         return {
             "id": ds_id, "uname": name, "name": name, "label": name.replace("_", " ").title(),
             "description": description, "owner_id": 4, "owner": "Tom Okafor", "tenant_id": 1,
-            "data_source_id": 1, "category_id": 3, "project_id": 1 if from_aml else None, "from_aml": from_aml,
+            "data_source_id": source, "category_id": 3, "project_id": 1 if from_aml else None, "from_aml": from_aml,
             "permission": {"can_crud": True, "can_read": True}, "model_ids": models,
             "related_joins": [], "join_configs": [],
         }
@@ -176,7 +222,11 @@ def _data_sets() -> list[Json]:
                  "link_type": "many_to_one", "join_on": "orders.customer_id = customers.id"},
     }]
     return [sales, data_set(2, "marketing", [3], False, "Campaign performance"),
-            data_set(3, "finance_legacy", [4], False, "Legacy finance reporting")]
+            data_set(3, "finance_legacy", [4], False, "Legacy finance reporting"),
+            data_set(4, "regional_sales", [5], True, "Orders by region (a query model on orders)"),
+            data_set(5, "campaign_roi", [6], True, "Cost per conversion (a query model reading campaigns)"),
+            data_set(6, "web_sessions", [7], True, "Sessions (Snowflake)", source=3),
+            data_set(7, "page_views", [8], True, "Page views (BigQuery)", source=4)]
 
 
 # report id, title, data set, model, widget id, viz type
@@ -186,6 +236,8 @@ _REPORTS = (
     (21, "Campaign performance", 2, 3, "201", "data_table"),
     (22, "Signups by country", 1, 2, "202", "bar_chart"),
     (31, "Revenue vs target by quarter", 1, 4, "301", "combination_chart"),
+    (41, "Revenue by region", 4, 5, "401", "bar_chart"),
+    (51, "Cost per conversion by channel", 5, 6, "501", "data_table"),
 )
 
 
@@ -223,6 +275,8 @@ _DASHBOARDS: tuple[tuple[int, str, tuple[str, ...], tuple[Any, ...]], ...] = (
         (5, "Region", "string", (("301", "region", 4),), REGIONS),
         (6, "Revenue at least", "number", (("301", "revenue", 4),), ()),
     )),
+    (4, "Regional sales", ("401",), ()),
+    (5, "Campaign ROI", ("501",), ()),
 )
 
 

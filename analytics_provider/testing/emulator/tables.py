@@ -76,7 +76,23 @@ def seed_tables() -> dict[str, Table]:
         "201": Table(["campaign", "channel", "region", "impressions", "clicks", "spend", "conversions"], campaigns),
         "202": Table(["country", "region", "signups", "conversion_rate"], signups),
         "301": Table(["quarter", "region", "revenue", "target", "attainment_pct"], targets),
+        "401": Table(["region", "orders", "revenue"], _by_region(revenue)),
+        "501": Table(["channel", "spend", "conversions", "cost_per_conversion"], _by_channel(campaigns)),
     }
+
+
+def _by_region(revenue: list[list[Any]]) -> list[list[Any]]:
+    return [[region, sum(int(row[2]) for row in revenue if row[1] == region),
+             round(sum(float(row[3]) for row in revenue if row[1] == region), 2)] for region in REGIONS]
+
+
+def _by_channel(campaigns: list[list[Any]]) -> list[list[Any]]:
+    rows = []
+    for channel in sorted({row[1] for row in campaigns}):
+        spend = round(sum(row[5] for row in campaigns if row[1] == channel), 2)
+        conversions = sum(row[6] for row in campaigns if row[1] == channel)
+        rows.append([channel, spend, conversions, round(spend / conversions, 2) if conversions else None])
+    return rows
 
 
 def _number(value: Any) -> float | None:

@@ -22,6 +22,7 @@ with DAG(
         dbt_manifest="{{ dag_run.conf.get('manifest') }}",
         dashboards_filter="{{ dag_run.conf.get('dashboards_filter') }}",
         dry_run="{{ dag_run.conf.get('dry_run', False) }}",
+        unmatched_tables="{{ dag_run.conf.get('unmatched_tables', 'fail') }}",
         retries=1,
         retry_delay=pendulum.duration(seconds=0),
         poll_interval=0.1,

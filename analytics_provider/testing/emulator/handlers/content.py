@@ -32,12 +32,13 @@ def dashboard_url(world: World, dashboard: Json) -> str:
     return f"{world.app_url}/dashboards/v3/{dashboard['id']}-{slug}"
 
 
-def dashboard_json(world: World, dashboard: Json, include_embed: bool = False) -> Json:
+def dashboard_json(world: World, dashboard: Json, include_embed: bool = False, listed: bool = False) -> Json:
     found = {k: copy.deepcopy(v) for k, v in public(dashboard).items() if k not in _DASHBOARD_PRIVATE}
     found["url"] = dashboard_url(world, dashboard)
     found.pop("uname", None)
     embed = world.answer_shapes["widget_reports"]
-    found["widgets"] = [widget_json(world, world.state.widgets[w], report=embed) for w in dashboard["widget_ids"]]
+    if not listed or world.answer_shapes["listed_widgets"]:
+        found["widgets"] = [widget_json(world, world.state.widgets[w], report=embed) for w in dashboard["widget_ids"]]
     found["tags"] = list(world.state.object_tags.get(("dashboard", dashboard_uname(dashboard)), []))
     found["embed_info"] = (
         {"hash_code": dashboard["hash_code"], "secret_key": dashboard["secret_key"]} if include_embed else None
@@ -70,7 +71,7 @@ def report_json(world: World, report: Json, include_data_set: bool = False) -> J
 def data_set_json(world: World, data_set: Json, models: bool = False, reports: bool = False) -> Json:
     found = {k: copy.deepcopy(v) for k, v in public(data_set).items() if k != "model_ids"}
     if models:
-        found["data_models"] = [copy.deepcopy(world.state.data_models[m]) for m in data_set["model_ids"]]
+        found["data_models"] = [copy.deepcopy(public(world.state.data_models[m])) for m in data_set["model_ids"]]
     if reports and world.answer_shapes["data_set_reports"]:
         found["reports"] = [
             report_json(world, r) for r in world.state.query_reports.values() if r["data_set_id"] == data_set["id"]
@@ -108,7 +109,7 @@ def list_dashboards(call: Call) -> Json:
                     reverse=call.query.get("sort") == "id_desc")
     items, cursors = page(boards, call.query)
     embed = bool(call.query.get("include_embed_info"))
-    return {"dashboards": [dashboard_json(call.world, d, embed) for d in items], "cursors": cursors}
+    return {"dashboards": [dashboard_json(call.world, d, embed, listed=True) for d in items], "cursors": cursors}
 
 
 @handles("build_dashboard_url")
@@ -217,7 +218,7 @@ def list_data_models(call: Call) -> Json:
         m for d in call.state.data_sets.values()
         if d.get("project_id") == project["id"] and not d.get("_deleted") for m in d["model_ids"]
     })
-    return {"data_models": [copy.deepcopy(call.state.data_models[m]) for m in model_ids]}
+    return {"data_models": [copy.deepcopy(public(call.state.data_models[m])) for m in model_ids]}
 
 
 @handles("get_dependants")
@@ -231,7 +232,9 @@ def get_dependants(call: Call) -> Json:
                                "data_set_ids": [d["id"] for d in sets if d["data_source_id"] == source["id"]]}}
     if kind == "DataModel":
         model = find(call.state, "DataModel", ident)
-        return {"dependants": {"data_set_ids": [d["id"] for d in sets if model["id"] in d["model_ids"]]}}
+        built_on = [m["id"] for m in call.state.data_models.values() if model["id"] in m.get("_built_on", ())]
+        return {"dependants": {"data_model_ids": built_on,
+                               "data_set_ids": [d["id"] for d in sets if model["id"] in d["model_ids"]]}}
     find(call.state, "DataSet", ident)
     return {"dependants": {}}  # nothing of these kinds depends on a data set
 

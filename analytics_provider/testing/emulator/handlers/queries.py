@@ -144,5 +144,10 @@ def _sql_table(state: State, data_set: Json, columns: set[str]) -> str:
     for model_id in model_ids:
         model = state.data_models[model_id]
         if columns <= {f["name"] for f in model["fields"]}:
-            return str(model["table_name"])
-    return str(state.data_models[model_ids[0]]["table_name"])
+            return _relation(model)
+    return _relation(state.data_models[model_ids[0]])
+
+
+def _relation(model: Json) -> str:
+    """What a query reads for a model: its table, or a query model's SQL as a subquery."""
+    return str(model["table_name"] or f"({model['sql']}) {model['name']}")
