@@ -56,8 +56,8 @@ def find_impacted(
     data_sets: Any,
     *,
     project_ids: Sequence[int] | None,
-    default_schema: str,
-    fold: str,
+    default_schema: str | None,
+    fold: str | None,
 ) -> Json:
     from analytics_provider.impact.graph import ImpactWalk, match_tables
     from analytics_provider.impact.tables import parse_table
@@ -74,8 +74,9 @@ def find_impacted(
     walk = ImpactWalk()
     needs_catalog = bool(given["tables"]) or any(not is_id(m) for m in given["data_models"])
     catalog = reads.catalog() if needs_catalog else {}
+    dbtypes = reads.dbtypes(catalog.values()) if given["tables"] else {}
     for table, models in match_tables(given["tables"], catalog.values(), default_schema=default_schema,
-                                      fold=fold).items():
+                                      fold=fold, dbtypes=dbtypes).items():
         walk.impact.tables[table] = [m.get("id") for m in models]
         if not models:
             walk.impact.note(f"table {table}: no data model reads it")
@@ -110,7 +111,7 @@ class ImpactReads:
         self._catalog: dict[str, Json] | None = None
         self._dependants: dict[tuple[str, str], Json] = {}
         self._data_sets: dict[str, Json] = {}
-        self._sources: dict[str, str | None] = {}
+        self._sources: dict[str, Json] = {}
         self._dashboards: list[Json] | None = None
 
     def catalog(self) -> dict[str, Json]:
@@ -167,16 +168,26 @@ class ImpactReads:
             self._dashboards = list(self.hook.list_dashboards(limit=PAGE))
         return self._dashboards
 
-    def source_name(self, source_id: Any) -> str | None:
+    def source(self, source_id: Any) -> Json:
+        """A data source (``{}`` where the key may not read it: its name and ``dbtype`` are niceties)."""
         cached = str(source_id)
         if cached not in self._sources:
             try:
-                self._sources[cached] = self.hook.get_data_source(int(source_id)).get("name")
-            except AnalyticsApiError as exc:  # a name is a nicety: the id stands
+                self._sources[cached] = dict(self.hook.get_data_source(int(source_id)) or {})
+            except AnalyticsApiError as exc:
                 if exc.status not in (403, 404):
                     raise
-                self._sources[cached] = None
+                self._sources[cached] = {}
         return self._sources[cached]
+
+    def source_name(self, source_id: Any) -> str | None:
+        return self.source(source_id).get("name")
+
+    def dbtypes(self, models: Iterable[Json]) -> dict[str, Any]:
+        """The ``dbtype`` of each data source of ``models``: how its warehouse compares names."""
+        sources = sorted({str(m["data_source_id"]) for m in models if m.get("data_source_id") is not None},
+                         key=lambda s: (len(s), s))
+        return {source_id: self.source(source_id).get("dbtype") for source_id in sources}
 
     def model(self, ref: Any, catalog: Mapping[str, Json]) -> Json:
         """A data model by id (as it is when no catalog was read) or by name."""
