@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from envs import REPO, find_python, run_step, say, uv  # noqa: E402
+from envs import REPO, find_python, run_step, say, uv
 
 PROJECT = REPO / "tests" / "dbt_project"
 OUT = REPO / "tests" / "dbt_artifacts"

@@ -75,7 +75,7 @@ RULES: dict[str, NameRules] = {
 """The rules of each warehouse, by the name :func:`dialect_of` gives a ``dbtype``."""
 ALIASES = {
     "postgres": "postgresql", "pg": "postgresql", "greenplum": "postgresql", "timescaledb": "postgresql",
-    "bq": "bigquery", "google_bigquery": "bigquery",
+    "bq": "bigquery", "big_query": "bigquery", "google_bigquery": "bigquery",
     "spark": "databricks", "databricks_sql": "databricks", "hive": "databricks",
     "mssql": "sqlserver", "sql_server": "sqlserver", "azure": "sqlserver", "azure_sql": "sqlserver",
     "azuresql": "sqlserver", "synapse": "sqlserver", "fabric": "sqlserver", "azure_synapse": "sqlserver",

@@ -192,8 +192,11 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 raise refused(self.task_id, name, getattr(self, name), "a path, a URL or an ObjectStoragePath")
 
     def _check_sources(self) -> None:
+        if self.dbt_manifest is not None and self.dbt_run_results is None:
+            raise refused(self.task_id, "dbt_run_results", None,
+                          "given with dbt_manifest (a manifest alone does not say what a run built)")
         if self.tables is None and self.dbt_run_results is None:
-            raise refused(self.task_id, "dbt_run_results" if self.dbt_manifest is not None else "tables", None,
+            raise refused(self.task_id, "tables", None,
                           "a list of tables, or dbt_run_results (with dbt_manifest for dbt before 1.7)")
 
     def refreshed_tables(self) -> list[str]:

@@ -150,7 +150,7 @@ def test_each_adapters_relation_names_match_the_model_its_data_source_names(run:
                   for n, s in enumerate(other)]
     relations = [n["relation_name"] for n in nodes.values()]
     found = match_tables(relations, models + wrong, dbtypes={"9": dbtype})
-    for (uid, node), relation in zip(nodes.items(), relations):
+    for uid, relation in zip(nodes, relations, strict=True):
         assert sorted(m["table_name"] for m in found[relation]) == sorted(
             m["table_name"] for m in models if m["name"] == uid), (relation, dbtype)
     assert found[nodes["model.analytics_fixture.orders"]["relation_name"]]  # and something matched at all
