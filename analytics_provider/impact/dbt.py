@@ -6,7 +6,7 @@ is ``success`` or ``partial success`` (a microbatch model some of whose batches 
 changed all the same). Its relation is, first found: the result's own ``relation_name`` (dbt 1.7+),
 the manifest node's ``relation_name``, or the node's ``database.schema.alias`` quoted as its
 adapter quotes by default (manifests of dbt before 1.1 may give none). Relations are kept as dbt
-wrote them (```` `my-project`.`sales`.`orders` ````, ``"analytics"."public"."orders"``): they are
+wrote them (each part in backticks for BigQuery, ``"analytics"."public"."orders"``): they are
 matched by the rules of the data source of each model (:mod:`.tables`).
 
 Ephemeral models write no relation and are left out. Results that did not build (``error``,

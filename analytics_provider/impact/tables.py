@@ -5,7 +5,7 @@ BigQuery project, a Databricks catalog), each bare or quoted as its warehouse qu
 quotes (PostgreSQL, Redshift, Snowflake, DuckDB, Oracle), backticks (BigQuery, Databricks, Spark,
 MySQL) or brackets (SQL Server, Synapse, Fabric); a quote doubled inside is one quote. Any of the
 three is read whatever the warehouse, so that a dbt ``relation_name`` is read as its adapter wrote
-it. In BigQuery one pair of backticks may hold the whole path (```` `my-project.sales.orders` ````).
+it. In BigQuery one pair of backticks may hold the whole path (``my-project.sales.orders`` in one pair).
 
 How parts compare is the warehouse's (:data:`RULES`, by the data source's ``dbtype``): what a bare
 part is folded to (PostgreSQL lower case, Snowflake upper case, BigQuery and ClickHouse kept as
