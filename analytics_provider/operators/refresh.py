@@ -74,7 +74,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     Logs the plan first: every table, data source and dashboard with why. All jobs are waited for
     together; a failed job does not stop the others, and the task fails at the end naming each
     failed job. Returns ``{"tables", "data_sources", "data_models", "data_sets", "dashboards":
-    [{"id", "title", "why"}], "jobs": [{"kind", "id", "job_id", "status"}]}``. Each refreshed
+    [{"id", "title", "why"}], "jobs": [{"kind", "id", "job_id", "status"}]}``, and ``"dbt_unresolved"``
+    (unique ids) when nodes the dbt run built could not be resolved to a relation. Each refreshed
     dashboard is an asset event on :func:`~analytics_provider.assets.dashboard_asset` (through the
     task's outlets: by default the alias ``analytics-refreshed-dashboards``). On Airflow 3.3+ the
     submitted jobs are kept in the task state store: a retried try submits none of them again
