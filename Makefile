@@ -6,6 +6,7 @@ AIRFLOW_VERSION ?= 3.3.2
 CONSTRAINTS := constraints/airflow-$(AIRFLOW_VERSION).txt
 
 .PHONY: demo test test-matrix test-matrix-env lint docs bench dist wheel-smoke constraints check clean e2e e2e-env
+.PHONY: dbt-artifacts
 .PHONY: help
 .DEFAULT_GOAL := help
 
@@ -54,6 +55,9 @@ dist: $(VENV)/.installed  ## sdist and wheel into dist/, checked by twine
 SMOKE_AIRFLOW ?= $(AIRFLOW_VERSION) 2.11.2
 wheel-smoke: dist  ## install the wheel into fresh venvs outside the checkout (Airflow 3 and 2.11) and try it there
 	$(PYTHON) scripts/wheel_smoke.py dist/*.whl --airflow $(SMOKE_AIRFLOW)
+
+dbt-artifacts:  ## remake tests/dbt_artifacts/ with real dbt (its own .venv-dbt): scripts/dbt_artifacts.py
+	$(PYTHON) scripts/dbt_artifacts.py
 
 constraints:  ## regenerate constraints/ (AIRFLOW=3.2.2 for one version); needs PyPI
 	$(PYTHON) scripts/make_constraints.py $(AIRFLOW)

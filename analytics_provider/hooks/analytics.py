@@ -78,12 +78,13 @@ class AnalyticsHook(
         data_sets: Sequence[Id] = (),
         *,
         project_ids: Sequence[int] | None = None,
-        default_schema: str = "public",
-        fold: str = "lower",
+        default_schema: str | None = None,
+        fold: str | None = None,
     ) -> Json:
         """The data sources, data models, data sets, reports, widgets and dashboards that read the
         given warehouse tables (``schema.table`` or ``db.schema.table``, compared as the warehouse
-        compares names: :mod:`analytics_provider.impact.tables`), data models or data sets (ids or
+        of each model's data source compares names, by its ``dbtype``: :mod:`analytics_provider.impact.tables`;
+        ``fold`` and ``default_schema`` override its rules), data models or data sets (ids or
         names), each with why; ``notes`` say which inputs nothing reads and where the answer is
         wider than it might be (:mod:`analytics_provider.impact.graph`). Query models count: those
         built on a changed model (followed transitively) and those whose SQL reads a table

@@ -59,8 +59,8 @@ def find_impacted(
     data_sets: Any,
     *,
     project_ids: Sequence[int] | None,
-    default_schema: str,
-    fold: str,
+    default_schema: str | None,
+    fold: str | None,
 ) -> Json:
     from analytics_provider.impact.graph import (
         ImpactWalk,
@@ -88,7 +88,9 @@ def find_impacted(
         raise AnalyticsLookupError(
             "find_impacted: no data model could be found, so nothing can be matched: " + reads.why_no_models()
             + "; give project_ids (the AML projects whose models read the tables)")
-    by_name = match_tables(given["tables"], catalog.values(), default_schema=default_schema, fold=fold)
+    dbtypes = reads.dbtypes(catalog.values()) if given["tables"] else {}
+    by_name = match_tables(given["tables"], catalog.values(), default_schema=default_schema, fold=fold,
+                           dbtypes=dbtypes)
     by_sql, sql_notes = match_sql_models(given["tables"], catalog.values(), reads.dbtype,
                                          default_schema=default_schema, fold=fold) if given["tables"] else ({}, [])
     for note in sql_notes:
@@ -224,7 +226,7 @@ class ImpactReads:
         return self._dashboards
 
     def source(self, source_id: Any) -> Json:
-        """A data source (``{}`` where it cannot be read: its name and type are niceties, the id stands)."""
+        """A data source (``{}`` where the key may not read it: its name and ``dbtype`` are niceties)."""
         cached = str(source_id)
         if cached not in self._sources:
             try:
@@ -241,6 +243,12 @@ class ImpactReads:
     def dbtype(self, source_id: Any) -> Any:
         """The ``dbtype`` of a data source (None when not known): the dialect of its models' SQL."""
         return None if source_id is None else self.source(source_id).get("dbtype")
+
+    def dbtypes(self, models: Iterable[Json]) -> dict[str, Any]:
+        """The ``dbtype`` of each data source of ``models``: how its warehouse compares names."""
+        sources = sorted({str(m["data_source_id"]) for m in models if m.get("data_source_id") is not None},
+                         key=lambda s: (len(s), s))
+        return {source_id: self.dbtype(source_id) for source_id in sources}
 
     def model(self, ref: Any, catalog: Mapping[str, Json]) -> Json:
         """A data model by id (as it is when no catalog was read) or by name."""

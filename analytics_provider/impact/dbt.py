@@ -1,55 +1,145 @@
-"""What a dbt run built, from its ``run_results.json`` and ``manifest.json`` (parsed; no I/O).
+"""What a dbt run built, from its ``run_results.json`` and, when given, its ``manifest.json``
+(parsed; no I/O). Read: run results of schema v1 to v6 (dbt 0.19 to 1.12), manifests v1 to v12.
 
-A node of the run counts when it is a model, seed or snapshot (they write relations) and its
-result's status is ``success``: built or refreshed. Its relation is the manifest's
-``relation_name`` (``"analytics"."public"."orders"``, quoted as dbt quotes it: matched by
-:mod:`.tables`), or ``database.schema.alias`` where the manifest gives none. Ephemeral models
-write no relation and are left out; so are failed, skipped and errored nodes (their tables did not
-change), which :func:`built_relations` reports apart.
+A result counts when its node is a model, seed or snapshot (they write relations) and its status
+is ``success`` or ``partial success`` (a microbatch model some of whose batches failed: its table
+changed all the same). Its relation is, first found: the result's own ``relation_name`` (dbt 1.7+),
+the manifest node's ``relation_name``, or the node's ``database.schema.alias`` quoted as its
+adapter quotes by default (manifests of dbt before 1.1 may give none). Relations are kept as dbt
+wrote them (each part in backticks for BigQuery, ``"analytics"."public"."orders"``): they are
+matched by the rules of the data source of each model (:mod:`.tables`).
+
+Ephemeral models write no relation and are left out. Results that did not build (``error``,
+``skipped``...) are reported apart, and so are built nodes whose relation neither file names (files
+of two invocations: a node added since the manifest was written; without a manifest, seeds, whose
+results name no relation, and every node of dbt before 1.7), so that what can be resolved is
+refreshed and the rest is named. A run of a command that builds nothing (``args.which``:
+``compile``, ``docs generate``, ``test``...) and files of another shape are refused with
+:class:`~analytics_provider.exceptions.AnalyticsParameterError`, naming the file.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from analytics_provider.exceptions import AnalyticsParameterError
 
 BUILDING_TYPES = ("model", "seed", "snapshot")
+BUILT_STATUSES = ("success", "partial success")
+BUILDING_COMMANDS = ("build", "run", "seed", "snapshot", "retry", "clone")
+"""``args.which`` of the commands that write relations (``retry`` reruns one of them)."""
+COMMAND_NAMES = {"generate": "docs generate", "serve": "docs serve", "list": "ls", "freshness": "source freshness",
+                 "run-operation": "run-operation"}
+QUOTES_BY_ADAPTER = {"bigquery": "`", "spark": "`", "databricks": "`", "snowflake": ""}
+"""How an adapter quotes a relation's parts by default (others: double quotes)."""
+_SCHEMA = re.compile(r"/dbt/([a-z-]+)/v(\d+)\.json$")
 
 
 class DbtRun(NamedTuple):
     relations: list[str]
-    """The relations built or refreshed, in the run's order, each once."""
+    """The relations built or refreshed, in the run's order, each once, as dbt wrote them."""
     not_built: list[str]
     """Unique ids of the relation-writing nodes that did not succeed (``error``, ``skipped``...)."""
+    unresolved: list[str]
+    """Unique ids of nodes built whose relation neither file names (files of two invocations)."""
+    command: str | None
+    """What ran (``args.which``: ``build``, ``run``...), when the file says."""
+    dbt_version: str | None
 
 
-def built_relations(run_results: Any, manifest: Any, where: str = "dbt") -> DbtRun:
-    """The relations a run built, from the two parsed files; a file of another shape is refused
-    with :class:`~analytics_provider.exceptions.AnalyticsParameterError`, naming ``where``."""
-    if not isinstance(run_results, Mapping) or not isinstance(run_results.get("results"), list):
-        raise AnalyticsParameterError(f"{where}: dbt_run_results is not a dbt run_results.json (no 'results' list)")
-    if not isinstance(manifest, Mapping) or not isinstance(manifest.get("nodes"), Mapping):
-        raise AnalyticsParameterError(f"{where}: dbt_manifest is not a dbt manifest.json (no 'nodes' object)")
-    nodes: Mapping[str, Any] = manifest["nodes"]
+def artifact_schema(document: Mapping[str, Any]) -> tuple[str, int] | None:
+    """``("run-results", 6)`` from ``metadata.dbt_schema_version``; None when it names none."""
+    metadata = document.get("metadata")
+    found = _SCHEMA.search(str(metadata.get("dbt_schema_version") or "")) if isinstance(metadata, Mapping) else None
+    return (found.group(1), int(found.group(2))) if found else None
+
+
+def _check_kind(document: Any, kind: str, what: str, where: str, name: str, needs: str) -> None:
+    if not isinstance(document, Mapping):
+        raise AnalyticsParameterError(f"{where}: {name} is not a dbt {what} (a JSON {type(document).__name__}, "
+                                      f"not an object)")
+    schema = artifact_schema(document)
+    if schema is not None and schema[0] != kind:
+        raise AnalyticsParameterError(f"{where}: {name} is a dbt {schema[0]} file (schema v{schema[1]}), "
+                                      f"not a {what}")
+    shape = {"results": list, "nodes": Mapping}[needs]
+    if not isinstance(document.get(needs), shape):
+        raise AnalyticsParameterError(f"{where}: {name} is not a dbt {what} (no {needs!r} "
+                                      f"{'list' if shape is list else 'object'})")
+
+
+def run_command(run_results: Mapping[str, Any]) -> str | None:
+    args = run_results.get("args")
+    which = args.get("which") if isinstance(args, Mapping) else None
+    return str(which) if isinstance(which, str) and which else None
+
+
+def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", *,
+                    run_results_name: str = "dbt_run_results", manifest_name: str = "dbt_manifest") -> DbtRun:
+    """The relations a run built (see the module's text). ``where`` (the task) and the two names
+    (the parameters, with their files) are those the errors give."""
+    _check_kind(run_results, "run-results", "run_results.json", where, run_results_name, "results")
+    if manifest is not None:
+        _check_kind(manifest, "manifest", "manifest.json", where, manifest_name, "nodes")
+    command = run_command(run_results)
+    if command is not None and command not in BUILDING_COMMANDS:
+        raise AnalyticsParameterError(
+            f"{where}: {run_results_name} is of 'dbt {COMMAND_NAMES.get(command, command)}', which builds nothing; "
+            f"give the run_results.json of dbt {', '.join(BUILDING_COMMANDS[:-1])} or {BUILDING_COMMANDS[-1]}")
+    nodes: Mapping[str, Any] = manifest["nodes"] if manifest is not None else {}
+    metadata = (manifest or {}).get("metadata")
+    adapter = metadata.get("adapter_type") if isinstance(metadata, Mapping) else None
+    quote = QUOTES_BY_ADAPTER.get(str(adapter or ""), '"')
     relations: list[str] = []
     not_built: list[str] = []
-    for result in run_results["results"]:
-        unique_id = str((result or {}).get("unique_id") or "")
+    unresolved: list[str] = []
+    for index, result in enumerate(run_results["results"]):
+        if not isinstance(result, Mapping):
+            raise AnalyticsParameterError(f"{where}: {run_results_name}: results[{index}] is a "
+                                          f"{type(result).__name__}, not an object")
+        unique_id = result.get("unique_id")
+        if not isinstance(unique_id, str) or not unique_id:
+            raise AnalyticsParameterError(f"{where}: {run_results_name}: results[{index}] has no unique_id")
         if unique_id.split(".", 1)[0] not in BUILDING_TYPES:
             continue
         node = nodes.get(unique_id)
-        if not isinstance(node, Mapping):
-            raise AnalyticsParameterError(
-                f"{where}: {unique_id} is in dbt_run_results but not in dbt_manifest (files of different runs?)")
-        if (node.get("config") or {}).get("materialized") == "ephemeral":
+        if node is None and isinstance(result.get("node"), Mapping):
+            node = result["node"]  # run results of dbt before 0.19 carry their node
+        if node is not None and not isinstance(node, Mapping):
+            raise AnalyticsParameterError(f"{where}: {manifest_name}: nodes[{unique_id!r}] is a "
+                                          f"{type(node).__name__}, not an object")
+        if node is not None and (node.get("config") or {}).get("materialized") == "ephemeral":
             continue
-        if result.get("status") != "success":
+        if result.get("status") not in BUILT_STATUSES:
             not_built.append(unique_id)
             continue
-        relation = node.get("relation_name") or ".".join(
-            str(p) for p in (node.get("database"), node.get("schema"), node.get("alias") or node.get("name")) if p)
-        if relation and relation not in relations:
+        relation = _relation(result, node, quote)
+        if relation is None:
+            if "relation_name" in result and node is None and unique_id.startswith("model."):
+                continue  # dbt 1.7+ names no relation for an ephemeral model (nor for a seed: unresolved)
+            unresolved.append(unique_id)
+        elif relation not in relations:
             relations.append(relation)
-    return DbtRun(relations, not_built)
+    return DbtRun(relations, not_built, unresolved, command, _version(run_results))
+
+
+def _relation(result: Mapping[str, Any], node: Mapping[str, Any] | None, quote: str) -> str | None:
+    for named in (result.get("relation_name"), (node or {}).get("relation_name")):
+        if isinstance(named, str) and named.strip():
+            return named.strip()
+    if node is None:
+        return None
+    parts = [node.get("database"), node.get("schema"), node.get("alias") or node.get("name")]
+    texts = [str(p) for p in parts if isinstance(p, str) and p]
+    if not texts or texts[-1] != str(parts[-1]):
+        return None
+    closing = {"`": "`", '"': '"', "": ""}[quote]
+    return ".".join(f"{quote}{t.replace(closing, closing * 2) if closing else t}{closing}" for t in texts)
+
+
+def _version(document: Mapping[str, Any]) -> str | None:
+    metadata = document.get("metadata")
+    version = metadata.get("dbt_version") if isinstance(metadata, Mapping) else None
+    return str(version) if version else None

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from analytics_provider.impact.tables import DEFAULT_SCHEMA, TableName, parse_table, table_or_none
+from analytics_provider.impact.tables import TableName, parse_table, table_or_none
 
 Json = Mapping[str, Any]
 ARROW = " -> "
@@ -107,17 +107,29 @@ class Impact:
 
 
 def match_tables(
-    tables: Sequence[str], models: Iterable[Json], *, default_schema: str = DEFAULT_SCHEMA, fold: str = "lower"
+    tables: Sequence[str], models: Iterable[Json], *, default_schema: str | None = None, fold: str | None = None,
+    dbtypes: Mapping[str, Any] | None = None,
 ) -> dict[str, list[Json]]:
-    """Each table (as given) and the models whose ``table_name`` names it (checked first: a name
-    that is not a table's raises :class:`~analytics_provider.exceptions.AnalyticsParameterError`)."""
-    wanted = [(t, parse_table(t, default_schema=default_schema, fold=fold)) for t in tables]
-    named: list[tuple[TableName, Json]] = []
+    """Each table (as given) and the models whose ``table_name`` names it, compared by the rules of
+    the model's data source (``dbtypes``: data source id -> its ``dbtype``; :mod:`.tables`). The
+    tables are checked first: a name that is not a table's raises
+    :class:`~analytics_provider.exceptions.AnalyticsParameterError`."""
+    for table in tables:
+        parse_table(table, default_schema=default_schema, fold=fold)
+    found: dict[str, list[Json]] = {t: [] for t in tables}
+    wanted: dict[Any, list[tuple[str, TableName]]] = {}  # by dbtype: each table as that warehouse reads it
     for model in models:
-        parsed = table_or_none(model.get("table_name"), default_schema=default_schema, fold=fold)
-        if parsed is not None:
-            named.append((parsed, model))
-    return {given: [m for parsed, m in named if parsed.matches(want)] for given, want in wanted}
+        dbtype = (dbtypes or {}).get(key(model.get("data_source_id")))
+        parsed = table_or_none(model.get("table_name"), default_schema=default_schema, fold=fold, dbtype=dbtype)
+        if parsed is None:
+            continue
+        if dbtype not in wanted:
+            wanted[dbtype] = [(t, parse_table(t, default_schema=default_schema, fold=fold, dbtype=dbtype))
+                              for t in tables]
+        for table, want in wanted[dbtype]:
+            if want.matches(parsed):
+                found[table].append(model)
+    return found
 
 
 def model_label(model: Json) -> str:
@@ -127,7 +139,7 @@ def model_label(model: Json) -> str:
 
 def match_sql_models(
     tables: Sequence[str], models: Iterable[Json], dbtype_of: Callable[[Any], Any], *,
-    default_schema: str = DEFAULT_SCHEMA, fold: str = "lower",
+    default_schema: str | None = None, fold: str | None = None,
 ) -> tuple[dict[str, list[tuple[Json, str]]], list[str]]:
     """Each table (as given) and the query models whose SQL reads it, each with how (the SQL reads
     it, or could not be parsed and names it); and the notes of SQL that could not be parsed.
@@ -153,7 +165,9 @@ def match_sql_models(
                 found[table].append((model, "its SQL could not be parsed and names it: taken as impacted"))
             continue
         as_tables = [{**model, "table_name": name} for name in read]
-        for table, readers in match_tables(named, as_tables, default_schema=default_schema, fold=fold).items():
+        source = key(model.get("data_source_id"))
+        for table, readers in match_tables(named, as_tables, default_schema=default_schema, fold=fold,
+                                           dbtypes={source: dbtype_of(model.get("data_source_id"))}).items():
             for reader in readers[:1]:
                 found[table].append((model, f"its SQL reads {reader['table_name']}"))
     return found, notes

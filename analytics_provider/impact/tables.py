@@ -1,21 +1,106 @@
-"""Warehouse table names compared the way the warehouse compares them.
+"""Warehouse table names compared the way the warehouse of their data source compares them.
 
-A name is one to three parts, ``table``, ``schema.table`` or ``database.schema.table``, each
-bare or double-quoted (``"Sales"."Orders"``; ``""`` inside quotes is one quote). A bare part is
-folded (``fold="lower"``, as PostgreSQL, Redshift and DuckDB do; ``"upper"`` for Snowflake and
-Oracle), a quoted part is kept as written. A name without a schema is in ``default_schema``.
-A name without a database matches that table in any database; two names that both give one
-match only when those agree.
+A name is one to three parts, ``table``, ``schema.table`` or ``database.schema.table`` (a
+BigQuery project, a Databricks catalog), each bare or quoted as its warehouse quotes it: double
+quotes (PostgreSQL, Redshift, Snowflake, DuckDB, Oracle), backticks (BigQuery, Databricks, Spark,
+MySQL) or brackets (SQL Server, Synapse, Fabric); a quote doubled inside is one quote. Any of the
+three is read whatever the warehouse, so that a dbt ``relation_name`` is read as its adapter wrote
+it. In BigQuery one pair of backticks may hold the whole path (``my-project.sales.orders`` in one pair).
+
+How parts compare is the warehouse's (:data:`RULES`, by the data source's ``dbtype``): what a bare
+part is folded to (PostgreSQL lower case, Snowflake upper case, BigQuery and ClickHouse kept as
+written), whether a quoted part is compared without case all the same (Redshift, DuckDB, SQL
+Server, Databricks), and the schema of a name given without one. ``fold`` and ``default_schema``
+override the warehouse's. A name without a database matches that table in any database; two
+names that both give one match only when those agree; a warehouse without a default schema
+(BigQuery) matches a name without one in any schema.
+
+The ``dbtype`` values are the service's own, which its document does not list: a value not in
+:data:`RULES` is compared as PostgreSQL compares names (the service's sample warehouse).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from analytics_provider.exceptions import AnalyticsParameterError
 
 FOLDS = ("lower", "upper")
 DEFAULT_SCHEMA = "public"
+QUOTES = {'"': '"', "`": "`", "[": "]"}
+"""Each opening quote and its closing one."""
+
+
+@dataclass(frozen=True)
+class NameRules:
+    """How one warehouse compares a table's name."""
+
+    dialect: str
+    fold: str = "lower"
+    """What a bare part becomes: ``lower``, ``upper`` or ``none`` (kept as written)."""
+    fold_quoted: bool = False
+    """Quoted parts are compared without case too (the warehouse's identifiers ignore case)."""
+    default_schema: str | None = DEFAULT_SCHEMA
+    """The schema of a name given without one (None: any schema)."""
+    database_ignores_case: bool = False
+    """The database part is compared without case (BigQuery's project ids), whatever ``fold`` says."""
+    dotted_quotes: bool = False
+    """One pair of quotes may hold the whole dotted path (BigQuery)."""
+
+    def compared(self, text: str, quoted: bool, *, database: bool = False) -> str:
+        if (database and self.database_ignores_case) or (quoted and self.fold_quoted):
+            return text.lower()
+        if quoted or self.fold == "none":
+            return text
+        return text.upper() if self.fold == "upper" else text.lower()
+
+
+_POSTGRES = NameRules("postgresql")
+_CASELESS = NameRules("caseless", fold="lower", fold_quoted=True)
+RULES: dict[str, NameRules] = {
+    "postgresql": _POSTGRES,
+    "redshift": replace(_CASELESS, dialect="redshift", default_schema="public"),
+    "snowflake": NameRules("snowflake", fold="upper", default_schema="PUBLIC"),
+    "oracle": NameRules("oracle", fold="upper", default_schema=None),
+    "bigquery": NameRules("bigquery", fold="none", default_schema=None, database_ignores_case=True,
+                          dotted_quotes=True),
+    "databricks": replace(_CASELESS, dialect="databricks", default_schema="default"),
+    "sqlserver": replace(_CASELESS, dialect="sqlserver", default_schema="dbo"),
+    "duckdb": replace(_CASELESS, dialect="duckdb", default_schema="main"),
+    "mysql": NameRules("mysql", fold="none", default_schema=None),
+    "clickhouse": NameRules("clickhouse", fold="none", default_schema="default"),
+    "trino": replace(_CASELESS, dialect="trino", default_schema=None),
+}
+"""The rules of each warehouse, by the name :func:`dialect_of` gives a ``dbtype``."""
+ALIASES = {
+    "postgres": "postgresql", "pg": "postgresql", "greenplum": "postgresql", "timescaledb": "postgresql",
+    "bq": "bigquery", "big_query": "bigquery", "google_bigquery": "bigquery",
+    "spark": "databricks", "databricks_sql": "databricks", "hive": "databricks",
+    "mssql": "sqlserver", "sql_server": "sqlserver", "azure": "sqlserver", "azure_sql": "sqlserver",
+    "azuresql": "sqlserver", "synapse": "sqlserver", "fabric": "sqlserver", "azure_synapse": "sqlserver",
+    "motherduck": "duckdb", "mariadb": "mysql", "presto": "trino", "athena": "trino", "amazon_athena": "trino",
+}
+
+
+def dialect_of(dbtype: object) -> str:
+    """The key of :data:`RULES` for a data source's ``dbtype`` (``postgresql`` for one not known)."""
+    name = str(dbtype or "").strip().lower().replace("-", "_").replace(" ", "_")
+    name = ALIASES.get(name, name)
+    return name if name in RULES else "postgresql"
+
+
+@lru_cache(maxsize=256)
+def name_rules(dbtype: str | None = None, *, fold: str | None = None, default_schema: str | None = None) -> NameRules:
+    """The rules of a data source's ``dbtype``, with ``fold``/``default_schema`` overriding them."""
+    if fold is not None and fold not in FOLDS:
+        raise AnalyticsParameterError(f"fold must be one of {', '.join(FOLDS)}; got {fold!r}")
+    rules = RULES[dialect_of(dbtype)]
+    if fold is not None:
+        rules = replace(rules, fold=fold)
+    if default_schema is not None:
+        rules = replace(rules, default_schema=default_schema)
+    return rules
 
 
 @dataclass(frozen=True)
@@ -23,11 +108,13 @@ class TableName:
     """A table's name in its compared form."""
 
     table: str
-    schema: str
+    schema: str | None
     database: str | None = None
 
     def matches(self, other: TableName) -> bool:
-        if (self.table, self.schema) != (other.table, other.schema):
+        if self.table != other.table:
+            return False
+        if self.schema is not None and other.schema is not None and self.schema != other.schema:
             return False
         return self.database is None or other.database is None or self.database == other.database
 
@@ -35,37 +122,47 @@ class TableName:
         return ".".join(p for p in (self.database, self.schema, self.table) if p is not None)
 
 
-def split_parts(name: str) -> list[tuple[str, bool]]:
-    """The dot-separated parts of ``name``: ``(text, quoted)`` each; ``ValueError`` when malformed."""
-    parts: list[tuple[str, bool]] = []
-    text, i, n = name.strip(), 0, len(name.strip())
+def _quoted_part(text: str, i: int, name: str) -> tuple[str, int]:
+    """The quoted part that opens at ``text[i]`` and the index after its closing quote."""
+    closing = QUOTES[text[i]]
+    i += 1
+    chars = []
     while True:
-        if i < n and text[i] == '"':
-            i += 1
-            chars = []
-            while True:
-                if i >= n:
-                    raise ValueError(f"{name!r} has an unclosed quote")
-                if text[i] == '"':
-                    if i + 1 < n and text[i + 1] == '"':
-                        chars.append('"')
-                        i += 2
-                        continue
-                    i += 1
-                    break
-                chars.append(text[i])
-                i += 1
-            part, quoted = "".join(chars), True
+        if i >= len(text):
+            raise ValueError(f"{name!r} has an unclosed quote")
+        if text[i] == closing:
+            if text[i + 1:i + 2] == closing:
+                chars.append(closing)
+                i += 2
+                continue
+            return "".join(chars), i + 1
+        chars.append(text[i])
+        i += 1
+
+
+def split_parts(name: str, *, dotted_quotes: bool = False) -> list[tuple[str, bool]]:
+    """The dot-separated parts of ``name``: ``(text, quoted)`` each; ``ValueError`` when malformed.
+    With ``dotted_quotes`` a quoted part that holds dots is that many parts (BigQuery)."""
+    parts: list[tuple[str, bool]] = []
+    text = name.strip()
+    i, n = 0, len(text)
+    while True:
+        if i < n and text[i] in QUOTES:
+            part, i = _quoted_part(text, i, name)
+            pieces = part.split(".") if dotted_quotes and "." in part else [part]
+            if any(not p for p in pieces):
+                raise ValueError(f"{name!r} has an empty part")
+            parts += [(p, True) for p in pieces]
         else:
             end = text.find(".", i)
             end = n if end == -1 else end
-            part, quoted = text[i:end].strip(), False
-            if '"' in part:
+            part = text[i:end].strip()
+            if any(q in part for q in (*QUOTES, "]")):
                 raise ValueError(f"{name!r} has a quote inside a part")
+            if not part:
+                raise ValueError(f"{name!r} has an empty part")
+            parts.append((part, False))
             i = end
-        if not part:
-            raise ValueError(f"{name!r} has an empty part")
-        parts.append((part, quoted))
         if i >= n:
             return parts
         if text[i] != ".":
@@ -73,32 +170,36 @@ def split_parts(name: str) -> list[tuple[str, bool]]:
         i += 1
 
 
-def parse_table(name: object, *, default_schema: str = DEFAULT_SCHEMA, fold: str = "lower") -> TableName:
-    """``name`` in its compared form; :class:`AnalyticsParameterError` when it is not a table's name."""
-    if fold not in FOLDS:
-        raise AnalyticsParameterError(f"fold must be one of {', '.join(FOLDS)}; got {fold!r}")
+def parse_table(name: object, *, default_schema: str | None = None, fold: str | None = None,
+                dbtype: str | None = None) -> TableName:
+    """``name`` in the compared form of the warehouse ``dbtype`` names (see the module's text);
+    :class:`AnalyticsParameterError` when it is not a table's name."""
+    rules = name_rules(dbtype, fold=fold, default_schema=default_schema)
     if not isinstance(name, str) or not name.strip():
         raise AnalyticsParameterError(f"a table is named 'schema.table' or 'db.schema.table'; got {name!r}")
     try:
-        parts = split_parts(name)
+        parts = split_parts(name, dotted_quotes=rules.dotted_quotes)
     except ValueError as exc:
         raise AnalyticsParameterError(f"a table is named 'schema.table' or 'db.schema.table': {exc}") from None
     if len(parts) > 3:
         raise AnalyticsParameterError(f"a table is named 'schema.table' or 'db.schema.table'; got {name!r} "
                                       f"({len(parts)} parts)")
-    folded = [text if quoted else (text.lower() if fold == "lower" else text.upper()) for text, quoted in parts]
-    schema_default = default_schema.lower() if fold == "lower" else default_schema.upper()
+    last = len(parts) - 1
+    folded = [rules.compared(text, quoted, database=last == 2 and index == 0)
+              for index, (text, quoted) in enumerate(parts)]
     if len(folded) == 1:
-        return TableName(folded[0], schema_default)
+        schema = rules.default_schema
+        return TableName(folded[0], None if schema is None else rules.compared(schema, False))
     if len(folded) == 2:
         return TableName(folded[1], folded[0])
     return TableName(folded[2], folded[1], folded[0])
 
 
-def table_or_none(name: object, *, default_schema: str = DEFAULT_SCHEMA, fold: str = "lower") -> TableName | None:
+def table_or_none(name: object, *, default_schema: str | None = None, fold: str | None = None,
+                  dbtype: str | None = None) -> TableName | None:
     """A model's ``table_name`` in its compared form; None for a model without one (an SQL model)
     or with one that is not a table's name."""
     try:
-        return parse_table(name, default_schema=default_schema, fold=fold)
+        return parse_table(name, default_schema=default_schema, fold=fold, dbtype=dbtype)
     except AnalyticsParameterError:
         return None

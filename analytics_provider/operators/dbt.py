@@ -1,4 +1,5 @@
-"""The dbt hand-off: upload ``manifest.json`` files after ``dbt build``, then wait for the sync job."""
+"""The dbt hand-off: upload ``manifest.json`` files after ``dbt build``, then wait for the sync job;
+and the reading of a run's ``run_results.json`` and ``manifest.json`` for refresh by impact."""
 
 from __future__ import annotations
 
@@ -100,6 +101,43 @@ class AnalyticsUploadDbtManifestOperator(AnalyticsJobOperator):
             "data_source_name": self.data_source_name,
             "manifests": manifest_locations(self.manifests, self.task_id),  # this instance may be a resumed one
         }
+
+
+def read_dbt_file(value: Any, where: str, name: str) -> Any:
+    """A dbt artifact, parsed: ``value`` a path, a URL or an ``ObjectStoragePath``. An unreadable
+    file, text that is not JSON and nesting deeper than the JSON reader's bound are refused with
+    :class:`AnalyticsParameterError` naming the task (``where``), the parameter and the file."""
+    import json
+
+    try:
+        if hasattr(value, "open"):
+            with value.open("rb") as handle:
+                return json.load(handle)
+        where_is = StorageLocation.parse(value)
+        if where_is.scheme == "file":
+            with open(where_is.path, "rb") as handle:
+                return json.load(handle)
+        from airflow.providers.common.compat.sdk import ObjectStoragePath
+
+        with ObjectStoragePath(os.fspath(value)).open("rb") as handle:
+            return json.load(handle)
+    except RecursionError:
+        raise AnalyticsParameterError(f"{where}: {name} ({value}) is nested deeper than a dbt artifact is "
+                                      f"(more levels than the JSON reader allows)") from None
+    except (OSError, ValueError) as exc:
+        raise AnalyticsParameterError(f"{where}: {name} could not be read as JSON from {value}: "
+                                      f"{type(exc).__name__}: {exc}") from None
+
+
+def dbt_run(run_results: Any, manifest: Any, where: str) -> Any:
+    """What the run of ``run_results`` built (:class:`~analytics_provider.impact.dbt.DbtRun`), the
+    manifest filling in what its results lack; errors name the task, the parameter and the file."""
+    from analytics_provider.impact.dbt import built_relations
+
+    return built_relations(
+        read_dbt_file(run_results, where, "dbt_run_results"),
+        None if manifest is None else read_dbt_file(manifest, where, "dbt_manifest"),
+        where, run_results_name=f"dbt_run_results ({run_results})", manifest_name=f"dbt_manifest ({manifest})")
 
 
 def _holds_xcom_arg(value: Any) -> bool:

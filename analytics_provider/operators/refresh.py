@@ -40,17 +40,23 @@ def _path_or_none(value: Any) -> bool:
 class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMixin, BaseOperator):
     """Bust the caches and preload the dashboards that read the tables a load wrote.
 
-    :param tables: warehouse tables (``schema.table`` or ``db.schema.table``, templated), matched
-        to the data models' ``table_name`` as the warehouse compares names (see
-        :meth:`~analytics_provider.hooks.analytics.AnalyticsHook.find_impacted`).
-    :param dbt_run_results: a dbt ``run_results.json`` (a path, a URL or an ``ObjectStoragePath``;
-        templated); with ``dbt_manifest``, the relations of the models, seeds and snapshots the run
-        built successfully are added to ``tables``.
-    :param dbt_manifest: the run's ``manifest.json`` (as ``dbt_run_results``).
+    :param tables: warehouse tables (``schema.table`` or ``db.schema.table``, bare or quoted as the
+        warehouse quotes: ``"..."``, ```...```, ``[...]``; templated), matched to the data models'
+        ``table_name`` as the warehouse of each model's data source compares names (its ``dbtype``:
+        :mod:`analytics_provider.impact.tables`).
+    :param dbt_run_results: a dbt ``run_results.json`` of ``dbt build``, ``run``, ``seed``,
+        ``snapshot``, ``retry`` or ``clone`` (a path, a URL or an ``ObjectStoragePath``; templated):
+        the relations of the models, seeds and snapshots it built (``success`` or ``partial
+        success``) are added to ``tables`` (:mod:`analytics_provider.impact.dbt`). A run of another
+        command (``compile``, ``docs generate``, ``test``...) is refused.
+    :param dbt_manifest: the run's ``manifest.json`` (as ``dbt_run_results``): needed for dbt
+        before 1.7, whose results do not name their relations; given, it fills in what they lack.
+        A node built but in neither file is named in the log and the result's ``dbt_unresolved``.
     :param project_ids: the AML projects whose models are matched (default: those of the dashboards).
-    :param default_schema: the schema of a table named without one (default ``public``).
-    :param fold: how the warehouse folds unquoted names: ``lower`` (PostgreSQL, Redshift) or
-        ``upper`` (Snowflake).
+    :param default_schema: the schema of a table named without one, overriding the warehouse's
+        (``public`` for PostgreSQL and Redshift, ``PUBLIC`` for Snowflake, ``dbo``, ``main``...).
+    :param fold: what unquoted names fold to, overriding the warehouse's: ``lower`` or ``upper``
+        (default None: as the data source's ``dbtype`` says; Snowflake needs nothing set).
     :param unmatched_tables: what a table of ``tables`` that no data model reads does: ``fail``
         (the default: a misspelt name fails the task before any job, naming the closest model
         tables) or ``warn`` (logged with its closest model tables, and in the result's
@@ -78,7 +84,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     together; a failed job does not stop the others, and the task fails at the end naming each
     failed job (and each preload its failed bust held back, ``status`` ``blocked``). Returns
     ``{"tables", "unmatched_tables": [{"table", "closest"}], "data_sources", "data_models",
-    "data_sets", "dashboards": [{"id", "title", "why"}], "jobs": [{"kind", "id", "job_id", "status"}]}``. Each refreshed
+    "data_sets", "dashboards": [{"id", "title", "why"}], "jobs": [{"kind", "id", "job_id", "status"}]}``,
+    and ``"dbt_unresolved"`` (unique ids) when nodes the dbt run built could not be resolved to a
+    relation. Each refreshed
     dashboard is an asset event on :func:`~analytics_provider.assets.dashboard_asset` (through the
     task's outlets: by default the alias ``analytics-refreshed-dashboards``). On Airflow 3.3+ the
     submitted jobs are kept in the task state store: a retried try submits none of them again
@@ -98,8 +106,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         dbt_run_results: Any = None,
         dbt_manifest: Any = None,
         project_ids: Sequence[int] | None = None,
-        default_schema: str = "public",
-        fold: str = "lower",
+        default_schema: str | None = None,
+        fold: str | None = None,
         unmatched_tables: str = "fail",
         bust_cache: bool = True,
         preload: bool = True,
@@ -141,16 +149,12 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self.max_outage = max_outage
         self.warehouse_namespace = warehouse_namespace
         self.durable = durable
-        if tables is None and dbt_run_results is None and dbt_manifest is None:
-            raise refused(self.task_id, "tables", None, "a list of tables, or dbt_run_results with dbt_manifest")
-        if (dbt_run_results is None) != (dbt_manifest is None):
-            raise refused(self.task_id, "dbt_manifest" if dbt_manifest is None else "dbt_run_results", None,
-                          "given with the other: dbt_run_results and dbt_manifest come as a pair")
+        self._check_sources()
         for name in ("bust_cache", "preload"):
             if not isinstance(getattr(self, name), bool):
                 raise refused(self.task_id, name, getattr(self, name), "True or False")
-        if fold not in ("lower", "upper"):
-            raise refused(self.task_id, "fold", fold, "'lower' or 'upper'")
+        if fold not in (None, "lower", "upper"):
+            raise refused(self.task_id, "fold", fold, "None (the data source's rules), 'lower' or 'upper'")
         if not is_templated(unmatched_tables) and unmatched_tables not in UNMATCHED:
             raise refused(self.task_id, "unmatched_tables", unmatched_tables, " or ".join(map(repr, UNMATCHED)))
         if isinstance(max_active_jobs, bool) or not isinstance(max_active_jobs, int) or max_active_jobs < 1:
@@ -167,6 +171,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
                 check_dashboards_filter(dashboards_filter)
         self.plan: dict[str, Any] = {}
+        self.dbt_unresolved: list[str] = []
         self.book: dict[str, dict[str, Any]] = {}
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -199,48 +204,40 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             raise refused(self.task_id, "dry_run", self.is_dry_run, "True or False")
         if self.unmatched_tables not in UNMATCHED:
             raise refused(self.task_id, "unmatched_tables", self.unmatched_tables, " or ".join(map(repr, UNMATCHED)))
-        if self.tables is None and self.dbt_run_results is None:
-            raise refused(self.task_id, "tables", None, "a list of tables, or dbt_run_results with dbt_manifest")
-        if (self.dbt_run_results is None) != (self.dbt_manifest is None):
-            raise refused(self.task_id, "dbt_manifest" if self.dbt_manifest is None else "dbt_run_results", None,
-                          "given with the other: dbt_run_results and dbt_manifest come as a pair")
+        self._check_sources()
         for name in ("dbt_run_results", "dbt_manifest"):
             if not _path_or_none(getattr(self, name)):
                 raise refused(self.task_id, name, getattr(self, name), "a path, a URL or an ObjectStoragePath")
+
+    def _check_sources(self) -> None:
+        if self.dbt_manifest is not None and self.dbt_run_results is None:
+            raise refused(self.task_id, "dbt_run_results", None,
+                          "given with dbt_manifest (a manifest alone does not say what a run built)")
+        if self.tables is None and self.dbt_run_results is None:
+            raise refused(self.task_id, "tables", None,
+                          "a list of tables, or dbt_run_results (with dbt_manifest for dbt before 1.7)")
 
     def refreshed_tables(self) -> list[str]:
         """``tables`` and the relations the dbt run built, each once, in order."""
         tables = self._check_tables()
         if self.dbt_run_results is not None:
-            from analytics_provider.impact.dbt import built_relations
+            from analytics_provider.operators.dbt import dbt_run
 
-            run = built_relations(self._read_json("dbt_run_results"), self._read_json("dbt_manifest"), self.task_id)
-            self.log.info("The dbt run built %d relation(s)%s", len(run.relations),
+            run = dbt_run(self.dbt_run_results, self.dbt_manifest, self.task_id)
+            self.log.info("The dbt run (%s) built %d relation(s)%s", run.command or "dbt", len(run.relations),
                           f"; not built: {', '.join(run.not_built)}" if run.not_built else "")
+            if run.unresolved:
+                why = ("dbt_run_results names no relation for them and dbt_manifest was not given (dbt 1.7+ names "
+                       "its models' relations; seeds and older runs need the manifest)" if self.dbt_manifest is None
+                       else "neither dbt_run_results nor dbt_manifest names their relation (files of two invocations?)")
+                if not run.relations and not tables:
+                    raise AnalyticsParameterError(f"{self.task_id}: the dbt run built {len(run.unresolved)} node(s) "
+                                                  f"and none can be refreshed: {why}")
+                self.log.warning("Not refreshed: %d node(s) the dbt run built: %s; %s", len(run.unresolved),
+                                 ", ".join(run.unresolved), why)
+            self.dbt_unresolved = run.unresolved
             tables += [r for r in run.relations if r not in tables]
         return tables
-
-    def _read_json(self, name: str) -> Any:
-        import json
-
-        from analytics_provider.locations import StorageLocation
-
-        value = getattr(self, name)
-        try:
-            if hasattr(value, "open"):
-                with value.open("rb") as handle:
-                    return json.load(handle)
-            where = StorageLocation.parse(value)
-            if where.scheme == "file":
-                with open(where.path, "rb") as handle:
-                    return json.load(handle)
-            from airflow.providers.common.compat.sdk import ObjectStoragePath
-
-            with ObjectStoragePath(os.fspath(value)).open("rb") as handle:
-                return json.load(handle)
-        except (OSError, ValueError) as exc:
-            raise AnalyticsParameterError(f"{self.task_id}: {name} could not be read as JSON from {value}: "
-                                          f"{type(exc).__name__}: {exc}") from None
 
     # -- the flow -------------------------------------------------------------------------------
 
@@ -272,6 +269,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 "dashboards": [_row(d, "title") for d in kept],
                 "actions": actions,
                 "deadline": self._clock() + self.timeout,
+                "dbt_unresolved": self.dbt_unresolved,
             }
             for line in describe_plan({**impact, "dashboards": kept}, dry_run=self.is_dry_run, actions=actions,
                                       left_out=left_out, notes=impact.get("notes") or ()):
@@ -454,7 +452,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     def _result(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
         keys = ("tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards")
-        return {**{k: self.plan.get(k, []) for k in keys},
+        return {**{k: self.plan.get(k, []) for k in keys}, **({"dbt_unresolved": self.plan["dbt_unresolved"]}
+                                                              if self.plan.get("dbt_unresolved") else {}),
                 "jobs": [{k: j[k] for k in ("kind", "id", "job_id", "status")} for j in jobs]}
 
 

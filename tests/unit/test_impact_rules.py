@@ -162,10 +162,10 @@ def test_dbt_run_relations() -> None:
         {"unique_id": "test.p.not_null", "status": "pass"}, {"unique_id": "model.p.orders", "status": "success"},
     ]}
     run = built_relations(results, manifest)
-    assert run.relations == ['"analytics"."public"."orders"', "analytics.finance.revenue_targets"]
+    assert run.relations == ['"analytics"."public"."orders"', '"analytics"."finance"."revenue_targets"']
     assert run.not_built == ["model.p.failed"]
-    with pytest.raises(AnalyticsParameterError, match="not in dbt_manifest"):
-        built_relations({"results": [{"unique_id": "model.p.gone", "status": "success"}]}, manifest)
+    gone = built_relations({"results": [{"unique_id": "model.p.gone", "status": "success"}]}, manifest)
+    assert (gone.relations, gone.unresolved) == ([], ["model.p.gone"])  # named, not refused (test_dbt_artifacts)
     with pytest.raises(AnalyticsParameterError, match=r"run_results\.json"):
         built_relations({"nodes": {}}, manifest)
 
