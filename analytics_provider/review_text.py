@@ -24,6 +24,16 @@ def is_plan(upstream: Any) -> bool:
         and isinstance(upstream.get("changes"), list)
 
 
+def saved_digest(upstream: Any) -> str | None:
+    """The digest of the saved plan ``upstream`` holds (a dry run's result, or the plan itself), or None."""
+    saved = upstream.get("saved", upstream) if isinstance(upstream, Mapping) else None
+    if not isinstance(saved, Mapping) or "format" not in saved:
+        return None
+    from analytics_provider.plans.saved import digest
+
+    return digest(saved)
+
+
 def change_counts(plan: Mapping[str, Any]) -> dict[str, int]:
     """``{"creates", "changes", "removals"}`` of a plan's XCom (its counts are whole, its rows may be cut)."""
     counts = plan["counts"]
@@ -63,6 +73,9 @@ def body(upstream: Mapping[str, Any], limit: int = REVIEW_ROWS) -> str:
     for name, label in (("left", "Left as they are"), ("unknown_users", "Not known to the service")):
         if upstream.get(name):
             lines.append(f"{label}: {_text(', '.join(str(v) for v in upstream[name][:limit]))}")
+    digest = saved_digest(upstream)
+    if digest is not None:
+        lines += ["", f"Plan digest: `{digest}` (the apply refuses a plan whose content differs)."]
     return "\n".join(lines)
 
 

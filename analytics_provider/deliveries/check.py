@@ -16,12 +16,14 @@ from analytics_provider.aml.diagnostics import Diagnostic
 from analytics_provider.api.wire.destinations import ALERT_DESTS, SCHEDULE_DESTS
 from analytics_provider.deliveries.files import KEY, DeliveryFile, Where
 
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+\Z")
 """An e-mail address as the service accepts one (the pattern of access's rows: features do not
 import each other)."""
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
-SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
-MARKER = re.compile(r"\s*\[managed: (?:([^\]/]+)/)?([^\]/]+)\]$")
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}\Z")
+SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}\Z")
+MARKER = re.compile(r"\s*\[managed: (?:([^\]/]+)/)?([^\]/]+)\]\Z")
+"""The patterns end in ``\\Z``, not ``$`` (which also matches before a final newline: ``"sales\\n"``
+would pass as a look-alike of ``sales``)."""
 SOURCES = {"schedules": {"dashboard": "Dashboard", "query_report": "QueryReport"},
            "alerts": {"widget": "DashboardWidget"}}
 FIELDS = {

@@ -69,6 +69,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
             if given:
                 raise refused(self.task_id, ", ".join(given), given,
                               "left out with plan= (the saved plan holds what it applies)")
+            self.check_saved_plan(plan)
             return
         from analytics_provider.deliveries.check import scope_problem  # what the checks need: loaded when one is made
 
@@ -123,7 +124,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
 
             result = self.log_and_apply(plan, apply)
             if self.is_dry_run:
-                result["saved"] = save_deliveries(plan, seen, scope=self.scope, prune=self.prune)
+                result["saved"] = save_deliveries(self.hook, plan, seen, scope=self.scope, prune=self.prune)
             return result
 
     def _apply_saved(self) -> dict[str, Any]:
@@ -136,7 +137,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
                                 if isinstance(c.get("write"), dict) and c["write"].get("id") is not None]
         with self.closing_hook():
             try:
-                applied = apply_saved_deliveries(self.hook, saved, self.task_id, created)
+                applied = apply_saved_deliveries(self.hook, saved, self.task_id, created, self.consent(), self.applying)
             finally:
                 self.lineage_targets += created
         return self.saved_result(saved, changes, applied)
