@@ -91,11 +91,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     declared, found = check(load(args.path))
     hook = None
+    titles: dict[tuple[str, int], str] = {}
     if not found and args.conn_id:
         from analytics_provider.hooks.analytics import AnalyticsHook
 
         hook = AnalyticsHook(args.conn_id)
-        found = check_references(declared, hook)
+        found = check_references(declared, hook, titles)
     for diagnostic in found:
         print(diagnostic.format())
     if found:
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         print(f"{len(declared)} object(s) in {args.path}: no finding")
         return 0
-    return _plan_and_apply(args, hook, declared)
+    return _plan_and_apply(args, hook, declared, titles)
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
@@ -141,12 +142,13 @@ def _out_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared]) -> int:
+def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared],
+                    titles: dict[tuple[str, int], str]) -> int:
     from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
     from analytics_provider.plans.apply import SyncApplyError
 
     seen: dict[tuple[str, int], Any] = {}
-    plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune, seen=seen)
+    plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune, seen=seen, titles=titles)
     print(plan.table())
     refusal = plan.refusal(args.max_deletes, args.allow_delete_all, ("--allow-delete-all", "--max-deletes"))
     if refusal:

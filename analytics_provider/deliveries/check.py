@@ -270,9 +270,10 @@ def _dest(section: str, item: dict[str, Any], where: Where, findings: _Findings)
     return dict(dest) if len(findings.found) == before else None
 
 
-def check_references(declared: Sequence[Declared], hook: Any) -> list[Diagnostic]:
+def check_references(declared: Sequence[Declared], hook: Any,
+                     titles: dict[tuple[str, int], str] | None = None) -> list[Diagnostic]:
     """Whether the dashboards, query reports and widgets the objects name exist on the service
-    (one request per distinct source)."""
+    (one request per distinct source); ``titles`` receives each one's title, by ``(type, id)``."""
     from analytics_provider.exceptions import NotFoundError
 
     read = {"Dashboard": hook.get_dashboard, "QueryReport": hook.get_query_report,
@@ -283,8 +284,10 @@ def check_references(declared: Sequence[Declared], hook: Any) -> list[Diagnostic
         source = (item.body["source_type"], item.body["source_id"])
         if source not in seen:
             try:
-                read[source[0]](source[1])
+                answer = read[source[0]](source[1])
                 seen[source] = True
+                if titles is not None and isinstance(answer, dict) and answer.get("title"):
+                    titles[source] = str(answer["title"])
             except NotFoundError:
                 seen[source] = False
         if not seen[source]:

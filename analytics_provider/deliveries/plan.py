@@ -12,10 +12,11 @@ first scope that declares its key (its title is updated); it is never pruned by 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
+from analytics_provider.deliveries.shown import masked, sends
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.plans.apply import NotApplied, Step, apply_steps
 from analytics_provider.plans.plan import Action, Change, Plan
@@ -42,8 +43,12 @@ def check_scope(scope: Any, prune: bool, where: str) -> None:
 
 
 def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | None = None,
-                    prune: bool = False, seen: dict[tuple[str, int], Json] | None = None) -> Plan:
-    """The plan; ``seen`` receives each resource read, by ``(kind name, id)`` (to save the plan)."""
+                    prune: bool = False, seen: dict[tuple[str, int], Json] | None = None,
+                    titles: Mapping[tuple[str, int], str] | None = None) -> Plan:
+    """The plan; ``seen`` receives each resource read, by ``(kind name, id)`` (to save the plan).
+    A create's row says what it sends (:func:`~analytics_provider.deliveries.shown.sends`: the
+    sources by their ``titles`` when known) and where it is declared; an update's, the fields it
+    changes (URLs by their host)."""
     check_scope(scope, prune, "plan")
     plan = Plan("deliveries", "resource", "key", scope=f"scope {scope!r}" if scope else "",
                 declared=len(declared), kept=0)
@@ -63,16 +68,16 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
                 plan.conflicts.append((f"{KINDS[section]} {item.key}", [f"{KINDS[section]} {r['id']}" for r in found]))
                 continue
             if not found:
-                plan.changes.append(Change(Action.CREATE, KINDS[section], item.key, "", item.where,
-                                           write=Write(kind, None, body)))
+                plan.changes.append(Change(Action.CREATE, KINDS[section], item.key, "",
+                                           f"{sends(body, titles)} ({item.where})", write=Write(kind, None, body)))
                 continue
             resource = found[0]
             plan.kept = (plan.kept or 0) + 1
             changed = differences(body, resource)
             if changed:
                 plan.changes.append(Change(Action.CHANGE, f"{KINDS[section]} {resource['id']}", item.key,
-                                           "; ".join(f"{k} {v!r}" for k, v, _ in changed),
-                                           "; ".join(f"{k} {w!r}" for k, _, w in changed),
+                                           "; ".join(f"{k} {masked(v)!r}" for k, v, _ in changed),
+                                           "; ".join(f"{k} {masked(w)!r}" for k, _, w in changed),
                                            write=Write(kind, int(resource["id"]), body)))
         for key, resources in sorted(owned.items()):
             for resource in resources:

@@ -93,22 +93,22 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
 def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tuple[str, int], Json]) -> str | None:
     """Why the change writes what a plan of ``scope`` may not, or None: a create or update must send
     the scope's marker of its key; an update must be of a resource of the scope (or made without one,
-    adopted); a delete of one of the scope, and only with prune."""
+    adopted); a delete of one of the scope, and only with prune (a resource gone since is left to the
+    stale check)."""
     write, key = change.sent, change.target
     shown = f"{change.action.value} {SHOWN[write.kind.name]}{'' if write.id is None else f' {write.id}'} ({key})"
     mine, sent = (scope, key), marker_of((write.fields or {}).get("title"))
-    if change.action is Action.CREATE and (write.id is not None or sent != mine):
-        return f"{shown}: its title does not carry [managed: {scope}/{key}]" if scope else f"{shown}: not its key"
-    if change.action in (Action.CHANGE, Action.REMOVE):
+    if change.action is Action.REMOVE and not (prune and scope is not None):
+        return f"{shown}: a delete, in a plan made without prune"
+    if change.action is Action.CREATE:
+        ours = write.id is None and sent == mine
+    else:
         now = by_id.get((write.kind.name, write.id)) if write.id is not None else None
-        held = marker_of((now or {}).get("title"))
-        if change.action is Action.CHANGE and (held not in (mine, (None, key)) or sent != mine):
-            return f"{shown}: not a resource of the scope carrying its key"
-        if change.action is Action.REMOVE and (not prune or scope is None or held != mine):
-            return f"{shown}: " + ("a delete of a plan made without prune" if not prune
-                                  else "not a resource of the scope carrying its key")
-    return None
-
+        held = None if now is None else marker_of(now.get("title"))
+        allowed = (mine, (None, key)) if change.action is Action.CHANGE else (mine,)
+        ours = (write.id is not None and (now is None or held in allowed)
+                and (change.action is Action.REMOVE or sent == mine))
+    return None if ours else f"{shown}: not a resource of the scope carrying [managed: {scope}/{key}]"
 
 def _carries(resource: Json, scope: Any, key: str) -> bool:
     """Whether the resource carries the key in the scope, or without a scope (it would be adopted)."""

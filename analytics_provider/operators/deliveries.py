@@ -110,9 +110,11 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
             return self._apply_saved()
         with self.closing_hook():
             declared = self.declared()
-            _refuse(self.task_id, check_references(declared, self.hook))
+            titles: dict[tuple[str, int], str] = {}
+            _refuse(self.task_id, check_references(declared, self.hook, titles))
             seen: dict[tuple[str, int], Any] = {}
-            plan = plan_deliveries(self.hook, declared, scope=self.scope, prune=self.prune, seen=seen)
+            plan = plan_deliveries(self.hook, declared, scope=self.scope, prune=self.prune, seen=seen,
+                                   titles=titles)
             self.lineage_targets = targets(plan)
             created: list[tuple[str, int]] = []
 
