@@ -10,12 +10,17 @@ import pytest
 
 from analytics_provider.plans.saved import _digest, digest
 
-from .conftest import AIRFLOW_VERSION, dag_test
+from .conftest import AIRFLOW_VERSION, dag_bag_of, dag_test
 from .hitl import answering
-from .test_review import DAG_ID, REVIEW, review_bag, states, writes  # noqa: F401  (review_bag: a fixture)
+from .test_review import DAG_ID, REVIEW, REVIEW_DAGS, states, writes
 
 pytestmark = pytest.mark.skipif(AIRFLOW_VERSION < (3, 3), reason="dag.test() answers human-in-the-loop from 3.3")
 PLAN = "deliveries.plan"
+
+
+@pytest.fixture(scope="module")
+def bag(airflow_db: None) -> Any:
+    return dag_bag_of(REVIEW_DAGS)
 
 
 def plan_xcom(edit: Any = None) -> Any:
@@ -38,21 +43,21 @@ def plan_xcom(edit: Any = None) -> Any:
     return value
 
 
-def test_the_request_shows_what_a_create_sends_and_the_plans_digest(review_bag, analytics_emulator,
+def test_the_request_shows_what_a_create_sends_and_the_plans_digest(bag, analytics_emulator,
                                                                     analytics_connection) -> None:
     seen: dict[str, Any] = {}
     shown: dict[str, Any] = {}
     with answering(DAG_ID, REVIEW, "Approve", seen, before=lambda: shown.update(plan_xcom())):
-        dag_run = dag_test(review_bag.get_dag(DAG_ID))
+        dag_run = dag_test(bag.get_dag(DAG_ID))
     assert states(dag_run) == {"plan": "success", "review": "success", "apply": "success"}
     assert ("| create | data schedule | weekly-sales |   | to e-mail sales-leads@example.com; from dashboard "
-            "'Sales overview' \\(1); every '0 8 \\* \\* 1' (") in seen["body"]
+            "'Sales overview' (1); every '0 8 \\* \\* 1' (") in seen["body"]
     assert f"Plan digest: \\`{digest(shown['saved'])}\\`" in seen["body"]
     answer = dag_run.get_task_instance(REVIEW).xcom_pull(task_ids=REVIEW)
     assert answer["digest"] == digest(shown["saved"]) and answer["reviewed"] is True
 
 
-def test_a_plan_changed_after_its_review_is_refused_whatever_hash_it_carries(review_bag, analytics_emulator,
+def test_a_plan_changed_after_its_review_is_refused_whatever_hash_it_carries(bag, analytics_emulator,
                                                                             analytics_connection, capsys) -> None:
     def outside_address(plan: Any) -> None:
         saved = plan["saved"]
@@ -60,10 +65,11 @@ def test_a_plan_changed_after_its_review_is_refused_whatever_hash_it_carries(rev
         saved["sha256"] = _digest({k: v for k, v in saved.items() if k != "sha256"})  # recomputed, as anyone can
 
     with answering(DAG_ID, REVIEW, "Approve", {}, before=lambda: plan_xcom(outside_address)):
-        dag_run = dag_test(review_bag.get_dag(DAG_ID))
+        dag_run = dag_test(bag.get_dag(DAG_ID))
     assert states(dag_run) == {"plan": "success", "review": "success", "apply": "failed"}
     log = capsys.readouterr().out
-    assert "deliveries.apply: the plan's content is not the one approved (digest " in log
+    said = [line for line in log.splitlines() if "deliveries.apply" in line or "Error" in line]
+    assert "deliveries.apply: the plan's content is not the one approved (digest " in log, said[-12:]
     assert "it was changed after the review; nothing was written" in log
     assert "Applying the saved plan exactly" not in log
     assert writes(analytics_emulator) == []

@@ -235,5 +235,5 @@ def test_apply_says_which_plan_it_applies_before_writing_and_scope_must_be_the_p
     assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--scope", "sales"]) == 1
     out = capsys.readouterr()
     assert out.out == (f"saved plan {saved}: deliveries of scope 'sales', made against {analytics_emulator.base_url} "
-                       f"as {hook.get_current_user()['email']}: 1 to create\n")  # no "applying": the stale check refused it
+                       f"as {hook.get_current_user()['email']}: 1 to create\n")  # no "applying": refused as stale
     assert "stale plan: plan again" in out.err
