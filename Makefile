@@ -7,6 +7,7 @@ CONSTRAINTS := constraints/airflow-$(AIRFLOW_VERSION).txt
 
 .PHONY: demo test test-matrix test-matrix-env lint docs bench dist wheel-smoke constraints check clean e2e e2e-env
 .PHONY: dbt-artifacts
+.PHONY: try-locally
 .PHONY: help
 .DEFAULT_GOAL := help
 
@@ -71,6 +72,9 @@ e2e: e2e-env  ## the example DAGs and failures on the production stack (minutes;
 e2e-env:  ## only install what make e2e needs: its venv, and PostgreSQL, Redis and Chromium from Debian's packages
 	$(PYTHON) scripts/envs.py $(E2E_VENV) --airflow $(AIRFLOW_VERSION) --extras dev --airflow-extras celery,postgres
 	$(E2E_VENV)/bin/python scripts/e2e.py --install-only
+
+try-locally: $(VENV)/.installed  ## run the "Try it locally" commands of docs/reviewed_changes.rst as written (minutes)
+	$(PY) scripts/try_locally.py
 
 check: test lint docs  ## make test, make lint and make docs
 

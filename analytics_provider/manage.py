@@ -7,15 +7,18 @@ write; ``apply`` writes it. ``--scope NAME`` names the files' resources (``[mana
 only those are changed, and ``--prune`` (which needs it) deletes only those; ``--max-deletes`` and
 ``--allow-delete-all`` consent to deletes. The service is reached through an Airflow connection
 (``--conn-id``, default ``analytics_default``: ``AIRFLOW_CONN_ANALYTICS_DEFAULT`` in the
-environment does). ``plan --out PLAN.json`` saves the plan; ``apply --plan PLAN.json`` applies
-exactly that plan (no files read), after reading again each resource it touches: if one changed
-since, it writes nothing ("stale plan: plan again"). Exit status: 0 done (or nothing found), 1
-findings, a refused or stale plan or a failed write, 2 a usage error.
+environment does). ``plan --out PLAN.json`` saves the plan and prints its digest; ``apply --plan
+PLAN.json --digest DIGEST`` applies exactly that plan (no files read) when its content has that
+digest and it was made through a connection to the same service and account, after reading
+again each resource it touches: if one changed since, it writes nothing ("stale plan: plan
+again"). Exit status: 0 done (or nothing found), 1 findings, a refused or stale plan or a failed
+write, 2 a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,10 +55,15 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--allow-delete-all", action="store_true",
                                  help="allow a plan that deletes everything in scope, or files that declare nothing")
         if name == "plan":
-            command.add_argument("--out", metavar="PLAN.json", help="save the plan, for apply --plan")
+            command.add_argument("--out", metavar="PLAN.json",
+                                 help="save the plan, for apply --plan (a new file, not one of the inputs); "
+                                      "its digest is printed")
         if name == "apply":
             command.add_argument("--plan", metavar="PLAN.json",
                                  help="apply exactly this saved plan (refused if what it touches changed since)")
+            command.add_argument("--digest", metavar="SHA256",
+                                 help="with --plan: the digest plan --out printed (what the review approved); a "
+                                      "plan whose content differs is refused")
     return parser
 
 
@@ -77,17 +85,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not Path(args.path).exists():
         print(f"{args.path}: no such file or folder", file=sys.stderr)
         return 2
-    problem = _usage_problem(args)
+    problem = _usage_problem(args) or _out_problem(args)
     if problem:
         print(problem, file=sys.stderr)
         return 2
     declared, found = check(load(args.path))
     hook = None
+    titles: dict[tuple[str, int], str] = {}
     if not found and args.conn_id:
         from analytics_provider.hooks.analytics import AnalyticsHook
 
         hook = AnalyticsHook(args.conn_id)
-        found = check_references(declared, hook)
+        found = check_references(declared, hook, titles)
     for diagnostic in found:
         print(diagnostic.format())
     if found:
@@ -96,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         print(f"{len(declared)} object(s) in {args.path}: no finding")
         return 0
-    return _plan_and_apply(args, hook, declared)
+    return _plan_and_apply(args, hook, declared, titles)
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
@@ -115,12 +124,31 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared]) -> int:
+def _out_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--out`` cannot be written as a new plan file: an input, a folder, a missing folder."""
+    from analytics_provider.deliveries.files import files_under
+
+    out = getattr(args, "out", None)
+    if out is None:
+        return None
+    target = Path(out)
+    if target.is_dir():
+        return f"--out {out}: a folder; name the plan's file (plan.json)"
+    if not target.parent.is_dir():
+        return f"--out {out}: the folder {target.parent} does not exist"
+    inputs = [Path(args.path), *files_under(args.path)]
+    if target.exists() and any(target.samefile(p) for p in inputs if p.exists()):
+        return f"--out {out}: one of the input files; name another file for the plan"
+    return None
+
+
+def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared],
+                    titles: dict[tuple[str, int], str]) -> int:
     from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
     from analytics_provider.plans.apply import SyncApplyError
 
     seen: dict[tuple[str, int], Any] = {}
-    plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune, seen=seen)
+    plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune, seen=seen, titles=titles)
     print(plan.table())
     refusal = plan.refusal(args.max_deletes, args.allow_delete_all, ("--allow-delete-all", "--max-deletes"))
     if refusal:
@@ -128,10 +156,12 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
         return 1
     if getattr(args, "out", None):
         from analytics_provider.deliveries.saved import save_deliveries
-        from analytics_provider.plans.saved import write_file
+        from analytics_provider.plans.saved import digest, write_file
 
-        write_file(save_deliveries(plan, seen, scope=args.scope, prune=args.prune), args.out)
-        print(f"plan saved to {args.out}: apply it with `python -m analytics_provider.manage apply --plan {args.out}`")
+        saved = save_deliveries(hook, plan, seen, scope=args.scope, prune=args.prune)
+        write_file(saved, args.out)
+        print(f"plan saved to {args.out}, digest {digest(saved)}: once reviewed, apply it with "
+              f"`python -m analytics_provider.manage apply --plan {args.out} --digest {digest(saved)}`")
     if args.command == "plan" or plan.is_empty:
         return 0
     try:
@@ -144,25 +174,38 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
 
 
 def _apply_saved(args: argparse.Namespace) -> int:
-    """``apply --plan PLAN.json``: the saved plan applied exactly, or nothing (stale, edited, another version's)."""
-    given = [flag for flag, value in (("PATH", args.path), ("--scope", args.scope), ("--prune", args.prune),
-                                      ("--max-deletes", args.max_deletes),
-                                      ("--allow-delete-all", args.allow_delete_all)) if value not in (None, False)]
+    """``apply --plan PLAN.json --digest D``: the saved plan applied exactly, or nothing (not the
+    approved one, made elsewhere, stale, another version's)."""
+    given = [flag for flag, value in (("PATH", args.path), ("--prune", args.prune)) if value not in (None, False)]
     if given:
         print(f"manage apply --plan: {', '.join(given)} cannot be given with --plan (the saved plan holds what it "
               "applies)", file=sys.stderr)
         return 2
-    if not Path(args.plan).is_file():
-        print(f"{args.plan}: no such file", file=sys.stderr)
+    problem = _saved_usage_problem(args)
+    if problem:
+        print(f"manage apply --plan: {problem}", file=sys.stderr)
         return 2
     from analytics_provider.deliveries.saved import apply_saved_deliveries
     from analytics_provider.hooks.analytics import AnalyticsHook
     from analytics_provider.plans.apply import SyncApplyError
-    from analytics_provider.plans.saved import SavedPlanError, read_file
+    from analytics_provider.plans.saved import Consent, SavedPlanError, read_file
 
     try:
         data = read_file(args.plan)
-        applied = apply_saved_deliveries(AnalyticsHook(args.conn_id), data, f"manage apply --plan {args.plan}")
+    except SavedPlanError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    params = _part(data, "params")
+    if args.scope is not None and args.scope != params.get("scope"):
+        print(f"manage apply --plan: --scope {args.scope!r} is not the plan's scope ({params.get('scope')!r}): "
+              "nothing was written", file=sys.stderr)
+        return 2
+    print(_described(args.plan, data))
+    consent = Consent(args.digest.lower(), args.max_deletes, args.allow_delete_all,
+                      ("--allow-delete-all", "--max-deletes"))
+    try:
+        applied = apply_saved_deliveries(AnalyticsHook(args.conn_id), data, f"manage apply --plan {args.plan}",
+                                         consent=consent, ready=lambda: print("no change since the plan: applying it"))
     except (SavedPlanError, SyncApplyError) as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -170,6 +213,33 @@ def _apply_saved(args: argparse.Namespace) -> int:
         print(f"{change['action']}  {change['subject']}  {change['target']}")
     print(f"applied {applied} change(s) of the saved plan {args.plan}")
     return 0
+
+
+def _saved_usage_problem(args: argparse.Namespace) -> str | None:
+    if not Path(args.plan).is_file():
+        return f"{args.plan}: no such file"
+    if args.digest is None:
+        return ("--digest is needed: the digest `manage plan --out` printed, which the review approved (the plan "
+                "file's own sha256 proves nothing: whoever edits the file can recompute it)")
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", args.digest):
+        return f"--digest must be the 64 hex digits `manage plan --out` printed; got {args.digest!r}"
+    if args.max_deletes is not None and args.max_deletes < 0:
+        return f"--max-deletes must be 0 or more; got {args.max_deletes}"
+    return None
+
+
+def _described(path: str, data: Any) -> str:
+    """The saved plan's first line: where it was made, its kind, scope and counts (before any request)."""
+    made, params, counts = _part(data, "origin"), _part(data, "params"), _part(data, "counts")
+    scope = f"scope {params['scope']!r}" if params.get("scope") else "no scope"
+    return (f"saved plan {path}: {data.get('what')} of {scope}{', prune' if params.get('prune') else ''}, made "
+            f"against {made.get('service')} as {made.get('user')}: "
+            + (", ".join(f"{n} to {action}" for action, n in counts.items() if n) or "nothing to change"))
+
+
+def _part(data: Any, name: str) -> dict[str, Any]:
+    found = data.get(name) if isinstance(data, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 if __name__ == "__main__":

@@ -28,6 +28,19 @@ def is_plan(upstream: Any) -> bool:
         and isinstance(upstream.get("changes"), list)
 
 
+def saved_digest(upstream: Any) -> str | None:
+    """The digest of the saved plan ``upstream`` holds (a dry run's result, or the plan itself), or None."""
+    saved = upstream.get("saved", upstream) if isinstance(upstream, Mapping) else None
+    if not isinstance(saved, Mapping) or "format" not in saved:
+        return None
+    from analytics_provider.plans.by_reference import is_reference
+    from analytics_provider.plans.saved import digest
+
+    if is_reference(saved):  # the plan stored by reference: its own digest, which the apply checks it holds
+        return str(saved.get("sha256"))
+    return digest(saved)
+
+
 def change_counts(plan: Mapping[str, Any]) -> dict[str, int]:
     """``{"creates", "changes", "removals"}`` of a plan's XCom (its counts are whole, its rows may be cut)."""
     counts = plan["counts"]
@@ -74,6 +87,9 @@ def body(upstream: Mapping[str, Any], limit: int = REVIEW_ROWS) -> str:
     for name, label in (("left", "Left as they are"), ("unknown_users", "Not known to the service")):
         if upstream.get(name):
             lines.append(f"{label}: {_text(', '.join(str(v) for v in upstream[name][:limit]))}")
+    digest = saved_digest(upstream)
+    if digest is not None:
+        lines += ["", f"Plan digest: `{digest}` (the apply refuses a plan whose content differs)."]
     return "\n".join(lines)
 
 

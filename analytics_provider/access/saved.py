@@ -2,11 +2,12 @@
 again, then exactly the changes in their order, or nothing when one changed. The group member sync
 records each user whose managed groups it changes (with the managed groups they were in), each
 group it creates and each e-mail it invites (absent); the user attribute sync records the values
-each user had of each attribute it writes, and each e-mail it invites."""
+each user had of each attribute it writes, and each e-mail it invites. Each records what it
+manages (the groups, the attributes): a change of anything else refuses the whole apply."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from analytics_provider.access.attributes import UserAttributeSync
@@ -16,15 +17,18 @@ from analytics_provider.access.users import Invitation, shown
 from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
 from analytics_provider.plans.plan import Action
 from analytics_provider.plans.saved import (
+    Consent,
+    SavedPlanError,
     Touched,
     loaded,
+    origin,
     refuse_if_stale,
     saved_plan,
     stale,
     write_json,
     write_of,
 )
-from analytics_provider.plans.writes import Write
+from analytics_provider.plans.writes import GROUPS, Write
 
 Json = dict[str, Any]
 ORDER = (Action.CREATE, Action.INVITE, Action.ADD, Action.REMOVE)
@@ -48,14 +52,23 @@ def save_group_members(sync: GroupMemberSync, plan: AccessPlan) -> Json:
         else:
             touched[f"group {change.target}"] = Touched("groups", None, change.target,
                                                         f"group {change.target} (to create)", None)
-    return saved_plan(plan, changes, list(touched.values()), {"managed_group_ids": managed}, encode=_encode)
+    return saved_plan(plan, changes, list(touched.values()), {"managed_group_ids": managed}, origin(sync.hook),
+                      encode=_encode)
 
 
-def apply_saved_group_members(hook: Any, data: Any, task_id: str) -> int:
-    """Apply a saved plan of the group member sync exactly, or nothing (stale, edited, another
-    version's); the number applied."""
-    changes, touched, params = loaded(data, task_id, "group members", _decode)
+def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Consent | None = None,
+                              ready: Callable[[], None] | None = None) -> int:
+    """Apply a saved plan of the group member sync exactly, or nothing (stale, not the approved one,
+    made elsewhere, writing outside its managed groups, another version's); the number applied."""
+    changes, touched, params = loaded(data, task_id, "group members", hook, consent or Consent(), _decode)
     managed = set(params.get("managed_group_ids") or [])
+    made = {c.sent.fields.get("name") for c in changes if isinstance(c.sent, Write) and c.sent.fields}
+    _refuse_outside(task_id, "the groups it manages", [
+        c for c in changes
+        if not (isinstance(c.sent, Membership) and (c.sent.group in managed or c.sent.group in made))
+        and not (isinstance(c.sent, Invitation) and set(c.sent.group_ids) <= managed)
+        and not (isinstance(c.sent, Write) and c.sent.kind is GROUPS and c.sent.id is None
+                 and c.action is Action.CREATE)])
     users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
              if not u.get("is_deleted")}
     emails = {str(u.get("email") or "").lower(): u for u in users.values()}
@@ -75,6 +88,8 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str) -> int:
         return None if user is None else held(user)
 
     refuse_if_stale(task_id, stale(touched, current))
+    if ready is not None:
+        ready()
     plan = AccessPlan("group members", "user", "group", changes=list(changes))
     return GroupMemberSync(hook, task_id).apply(plan)
 
@@ -93,13 +108,22 @@ def save_user_attributes(sync: UserAttributeSync, plan: AccessPlan) -> Json:
         touched.append(Touched("user_attribute_values", user_id, change.target,
                                f"user {change.subject}, attribute {change.target}",
                                {"values": sync.values_read[(user_id, attr_id)]}))
-    return saved_plan(plan, [*invites, *entries], touched, {}, encode=_encode)
+    return saved_plan(plan, [*invites, *entries], touched, {"managed_attribute_ids": sorted(sync.managed)},
+                      origin(sync.hook), encode=_encode)
 
 
-def apply_saved_user_attributes(hook: Any, data: Any, task_id: str) -> int:
-    """Apply a saved plan of the user attribute sync exactly, or nothing (stale, edited, another
-    version's); the number applied."""
-    changes, touched, _ = loaded(data, task_id, "user attributes", _decode)
+def apply_saved_user_attributes(hook: Any, data: Any, task_id: str, consent: Consent | None = None,
+                                ready: Callable[[], None] | None = None) -> int:
+    """Apply a saved plan of the user attribute sync exactly, or nothing (stale, not the approved
+    one, made elsewhere, writing other attributes than it manages, another version's); the number
+    applied."""
+    changes, touched, params = loaded(data, task_id, "user attributes", hook, consent or Consent(), _decode)
+    managed = set(params.get("managed_attribute_ids") or [])
+    _refuse_outside(task_id, "the attributes it manages", [
+        c for c in changes
+        if not (isinstance(c.sent, dict) and c.sent.get("user_attribute_id") in managed
+                and c.action in ATTRIBUTE_ORDER[1:])
+        and not (isinstance(c.sent, Invitation) and c.action is Action.INVITE)])
     emails = _emails(hook) if any(t.id is None for t in touched) else {}
     values: dict[int, Json] = {}
 
@@ -111,8 +135,17 @@ def apply_saved_user_attributes(hook: Any, data: Any, task_id: str) -> int:
         return {"values": sorted(values[then.id].get(then.key) or [])}
 
     refuse_if_stale(task_id, stale(touched, current))
+    if ready is not None:
+        ready()
     plan = AccessPlan("user attributes", "user", "attribute", changes=list(changes))
     return UserAttributeSync(hook, task_id).apply(plan)
+
+
+def _refuse_outside(task_id: str, managed: str, outside: list[Any]) -> None:
+    if outside:
+        named = "; ".join(f"{c.action.value} {c.target} for {c.subject}" for c in outside[:20])
+        raise SavedPlanError(f"{task_id}: {len(outside)} change(s) of the plan write outside {managed}: {named}; "
+                             "nothing was written")
 
 
 def _invited(write: Invitation) -> Touched:

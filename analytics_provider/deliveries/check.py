@@ -16,12 +16,14 @@ from analytics_provider.aml.diagnostics import Diagnostic
 from analytics_provider.api.wire.destinations import ALERT_DESTS, SCHEDULE_DESTS
 from analytics_provider.deliveries.files import KEY, DeliveryFile, Where
 
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+\Z")
 """An e-mail address as the service accepts one (the pattern of access's rows: features do not
 import each other)."""
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
-SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
-MARKER = re.compile(r"\s*\[managed: (?:([^\]/]+)/)?([^\]/]+)\]$")
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}\Z")
+SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}\Z")
+MARKER = re.compile(r"\s*\[managed: (?:([^\]/]+)/)?([^\]/]+)\]\Z")
+"""The patterns end in ``\\Z``, not ``$`` (which also matches before a final newline: ``"sales\\n"``
+would pass as a look-alike of ``sales``)."""
 SOURCES = {"schedules": {"dashboard": "Dashboard", "query_report": "QueryReport"},
            "alerts": {"widget": "DashboardWidget"}}
 FIELDS = {
@@ -268,9 +270,10 @@ def _dest(section: str, item: dict[str, Any], where: Where, findings: _Findings)
     return dict(dest) if len(findings.found) == before else None
 
 
-def check_references(declared: Sequence[Declared], hook: Any) -> list[Diagnostic]:
+def check_references(declared: Sequence[Declared], hook: Any,
+                     titles: dict[tuple[str, int], str] | None = None) -> list[Diagnostic]:
     """Whether the dashboards, query reports and widgets the objects name exist on the service
-    (one request per distinct source)."""
+    (one request per distinct source); ``titles`` receives each one's title, by ``(type, id)``."""
     from analytics_provider.exceptions import NotFoundError
 
     read = {"Dashboard": hook.get_dashboard, "QueryReport": hook.get_query_report,
@@ -281,8 +284,10 @@ def check_references(declared: Sequence[Declared], hook: Any) -> list[Diagnostic
         source = (item.body["source_type"], item.body["source_id"])
         if source not in seen:
             try:
-                read[source[0]](source[1])
+                answer = read[source[0]](source[1])
                 seen[source] = True
+                if titles is not None and isinstance(answer, dict) and answer.get("title"):
+                    titles[source] = str(answer["title"])
             except NotFoundError:
                 seen[source] = False
         if not seen[source]:

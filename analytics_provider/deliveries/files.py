@@ -5,7 +5,7 @@ service's own placeholders (``{{$today}}`` in a title) reach the service literal
 strictly, since they are read when a DAG is parsed and what YAML would do silently decides what
 is deleted: a key given twice in one mapping (YAML keeps the last), anchors and aliases (whose
 expansion can be exponential, or recursive), merge keys and tags are findings at their line, and
-a file larger than :data:`MAX_FILE_BYTES` is not parsed.
+a file larger than :data:`MAX_FILE_BYTES`, or nested deeper than :data:`MAX_DEPTH`, is not built.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ SUFFIXES = (".yml", ".yaml")
 """Compared without case: ``sales.YML`` is read."""
 MAX_FILE_BYTES = 1_000_000
 """A delivery file larger than this is a finding (DL107), never parsed."""
+MAX_DEPTH = 32
+"""How deep a delivery file's mappings and lists may nest (a schedule's deepest field is about 6
+levels); deeper is a finding (DL108), never built (building recurses)."""
 STANDARD_TAG = "tag:yaml.org,2002:"
 MERGE_TAG = STANDARD_TAG + "merge"
 Problem = tuple[int, int, str, str]
@@ -97,8 +100,15 @@ def load_file(path: Path) -> DeliveryFile:
 def _unread_constructs(text: str) -> list[Problem]:
     """Anchors, aliases and tags, found in the parser's events (nothing is built, nothing expanded)."""
     problems: list[Problem] = []
+    depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         line, column = event.start_mark.line + 1, event.start_mark.column + 1
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return [*problems, (line, column, "DL108", f"nested deeper than {MAX_DEPTH} levels: not read")]
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
             sign = "*" if isinstance(event, yaml.AliasEvent) else "&"

@@ -12,10 +12,11 @@ first scope that declares its key (its title is updated); it is never pruned by 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
+from analytics_provider.deliveries.shown import masked, sends
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.plans.apply import NotApplied, Step, apply_steps
 from analytics_provider.plans.plan import Action, Change, Plan
@@ -42,8 +43,12 @@ def check_scope(scope: Any, prune: bool, where: str) -> None:
 
 
 def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | None = None,
-                    prune: bool = False, seen: dict[tuple[str, int], Json] | None = None) -> Plan:
-    """The plan; ``seen`` receives each resource read, by ``(kind name, id)`` (to save the plan)."""
+                    prune: bool = False, seen: dict[tuple[str, int], Json] | None = None,
+                    titles: Mapping[tuple[str, int], str] | None = None) -> Plan:
+    """The plan; ``seen`` receives each resource read, by ``(kind name, id)`` (to save the plan).
+    A create's row says what it sends (:func:`~analytics_provider.deliveries.shown.sends`: the
+    sources by their ``titles`` when known) and where it is declared; an update's, the fields it
+    changes (URLs by their host)."""
     check_scope(scope, prune, "plan")
     plan = Plan("deliveries", "resource", "key", scope=f"scope {scope!r}" if scope else "",
                 declared=len(declared), kept=0)
@@ -63,16 +68,16 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
                 plan.conflicts.append((f"{KINDS[section]} {item.key}", [f"{KINDS[section]} {r['id']}" for r in found]))
                 continue
             if not found:
-                plan.changes.append(Change(Action.CREATE, KINDS[section], item.key, "", item.where,
-                                           write=Write(kind, None, body)))
+                plan.changes.append(Change(Action.CREATE, KINDS[section], item.key, "",
+                                           f"{sends(body, titles)} ({item.where})", write=Write(kind, None, body)))
                 continue
             resource = found[0]
             plan.kept = (plan.kept or 0) + 1
             changed = differences(body, resource)
             if changed:
                 plan.changes.append(Change(Action.CHANGE, f"{KINDS[section]} {resource['id']}", item.key,
-                                           "; ".join(f"{k} {v!r}" for k, v, _ in changed),
-                                           "; ".join(f"{k} {w!r}" for k, _, w in changed),
+                                           "; ".join(f"{k} {masked(v)!r}" for k, v, _ in changed),
+                                           "; ".join(f"{k} {masked(w)!r}" for k, _, w in changed),
                                            write=Write(kind, int(resource["id"]), body)))
         for key, resources in sorted(owned.items()):
             for resource in resources:
@@ -133,25 +138,40 @@ def _same(declared: Any, held: Any) -> bool:
 
 def apply_deliveries(hook: Any, plan: Plan, task_id: str, created: list[tuple[str, int]] | None = None) -> int:
     """Create, then update, then delete (prune), one request each; the number applied. The
-    resources created are added to ``created`` (``("data_schedules", 12)``). Before each create
-    the service is read again: a resource that another apply made meanwhile with the same scope
-    and key is not made twice (that change is reported as not applied)."""
+    resources created are added to ``created`` (``("data_schedules", 12)``); each create is made
+    once (:func:`create_once`)."""
 
     def send(chunk: Sequence[Change[Write]]) -> None:
         for change in chunk:
             if change.action is Action.CREATE:
-                _not_made_meanwhile(hook, change.sent)
-            answer = send_write(hook, change)
-            if (change.action is Action.CREATE and created is not None and isinstance(answer, dict)
-                    and answer.get("id") is not None):
-                created.append((change.sent.kind.name, int(answer["id"])))
+                create_once(hook, change.sent, created)
+            else:
+                send_write(hook, change)
 
     return apply_steps(task_id, plan, [Step(plan.of(action), 1, send) for action in ORDER])
 
 
-def _not_made_meanwhile(hook: Any, write: Write) -> None:
+def create_once(hook: Any, write: Write, created: list[tuple[str, int]] | None = None) -> Json:
+    """Create the resource unless one carrying its marker (scope and key) exists, then read the
+    kind again: when another apply made one too meanwhile (two applies racing), the first made (the
+    lowest id) is kept and this apply deletes its own copy. Either way the change is reported as not
+    applied (:class:`NotApplied`), naming the resource kept. The service's answer."""
     marker = marker_of((write.fields or {})["title"])
+    shown = SHOWN[write.kind.name]
     for resource in write.kind.list(hook):
         if marker_of(resource.get("title")) == marker:
-            raise NotApplied(f"{SHOWN[write.kind.name]} {resource['id']} carrying its key was created meanwhile "
-                             "(another apply?): not created twice; the next run plans against it", rerun_helps=True)
+            raise NotApplied(f"{shown} {resource['id']} carrying its key was created meanwhile (another apply?): "
+                             "not created twice; the next run plans against it", rerun_helps=True)
+    answer = write.kind.create(hook, write.fields or {})
+    ident = int(answer["id"]) if isinstance(answer, dict) and answer.get("id") is not None else None
+    if ident is None:
+        return answer
+    carrying = sorted(int(r["id"]) for r in write.kind.list(hook) if marker_of(r.get("title")) == marker)
+    if carrying and carrying[0] != ident:
+        write.kind.delete(hook, ident)
+        raise NotApplied(f"another apply created {shown} {carrying[0]} with this key at the same time: this apply's "
+                         f"copy ({shown} {ident}) was deleted, {shown} {carrying[0]} is kept (one per key)",
+                         rerun_helps=False)
+    if created is not None:
+        created.append((write.kind.name, ident))
+    return answer

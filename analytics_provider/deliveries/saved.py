@@ -1,24 +1,40 @@
 """The deliveries' saved plan: which resources its changes touch (the compared fields of each
 schedule and alert it updates or deletes; the key of each it creates), and its apply: those
-resources read again, then exactly its changes sent in its order, or nothing when one changed."""
+resources read again, then exactly its changes sent in its order, or nothing when one changed or
+when a change writes what a plan of its scope may not (another kind, a resource without its
+marker, a delete without prune)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from analytics_provider.deliveries.check import marker_of
-from analytics_provider.deliveries.plan import ORDER, SHOWN, Json
+from analytics_provider.deliveries.plan import ORDER, SECTIONS, SHOWN, Json, create_once
 from analytics_provider.plans.apply import Step, apply_steps
-from analytics_provider.plans.plan import Change, Plan
-from analytics_provider.plans.saved import Touched, loaded, refuse_if_stale, saved_plan, stale
+from analytics_provider.plans.plan import Action, Change, Plan
+from analytics_provider.plans.saved import (
+    Consent,
+    SavedPlanError,
+    Touched,
+    loaded,
+    origin,
+    refuse_if_stale,
+    saved_plan,
+    stale,
+)
 from analytics_provider.plans.writes import KINDS, Write, send_write
 
+OWN_KINDS = frozenset(kind.name for kind in SECTIONS.values())
+"""What a deliveries plan may write: data schedules and data alerts."""
 
-def save_deliveries(plan: Plan, seen: Mapping[tuple[str, int], Json], *, scope: str | None, prune: bool) -> Json:
+
+def save_deliveries(hook: Any, plan: Plan, seen: Mapping[tuple[str, int], Json], *, scope: str | None,
+                    prune: bool) -> Json:
     """The plan as a saved plan (``seen``: the resources read while planning, by kind and id)."""
     changes = [c for action in ORDER for c in plan.of(action)]
-    return saved_plan(plan, changes, [_touched(c, seen) for c in changes], {"scope": scope, "prune": prune})
+    return saved_plan(plan, changes, [_touched(c, seen) for c in changes], {"scope": scope, "prune": prune},
+                      origin(hook))
 
 
 def _touched(change: Change[Write], seen: Mapping[tuple[str, int], Json]) -> Touched:
@@ -32,13 +48,25 @@ def _touched(change: Change[Write], seen: Mapping[tuple[str, int], Json]) -> Tou
                    {name: held.get(name) for name in compared})
 
 
-def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tuple[str, int]] | None = None) -> int:
-    """Apply a saved plan exactly: refused if it is not one of this version, edited, or stale
-    (nothing written); otherwise its changes, in its order, one request each. The number applied."""
-    changes, touched, params = loaded(data, task_id, "deliveries")
+def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tuple[str, int]] | None = None,
+                           consent: Consent | None = None, ready: Callable[[], None] | None = None) -> int:
+    """Apply a saved plan exactly: refused if it is not one of this version, not the approved
+    one, made against another service, beyond the ``consent``'s removals, writing outside its
+    scope, or stale (nothing written); otherwise ``ready`` is called and its changes sent, in
+    its order, one request each. The number applied."""
+    changes, touched, params = loaded(data, task_id, "deliveries", hook, consent or Consent())
     scope = params.get("scope")
-    held = {name: list(KINDS[name].list(hook)) for name in sorted({t.kind for t in touched})}
+    foreign = sorted({c.sent.kind.name for c in changes} - OWN_KINDS)
+    if foreign:
+        raise SavedPlanError(f"{task_id}: a deliveries plan writes data schedules and alerts only; this one writes "
+                             f"{', '.join(foreign)}: nothing was written")
+    held = {name: list(KINDS[name].list(hook))
+            for name in sorted({t.kind for t in touched} | {c.sent.kind.name for c in changes})}
     by_id = {(name, int(r["id"])): r for name, resources in held.items() for r in resources}
+    outside = [line for c in changes if (line := _outside(c, scope, bool(params.get("prune")), by_id))]
+    if outside:
+        raise SavedPlanError(f"{task_id}: {len(outside)} change(s) of the plan write outside scope {scope!r}; "
+                             "nothing was written:\n" + "\n".join(f"- {line}" for line in outside[:20]))
 
     def current(then: Touched) -> Json | str | None:
         if then.id is None:
@@ -48,16 +76,39 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
         return None if now is None else {name: now.get(name) for name in then.fields or {}}
 
     refuse_if_stale(task_id, stale(touched, current))
+    if ready is not None:
+        ready()
     plan = Plan("deliveries", "resource", "key", changes=list(changes))
 
     def send(chunk: Sequence[Change[Write]]) -> None:
         for change in chunk:
-            answer = send_write(hook, change)
-            if change.sent.id is None and created is not None and isinstance(answer, dict) and answer.get("id"):
-                created.append((change.sent.kind.name, int(answer["id"])))
+            if change.action is Action.CREATE:
+                create_once(hook, change.sent, created)
+            else:
+                send_write(hook, change)
 
     return apply_steps(task_id, plan, [Step(plan.changes, 1, send)])
 
+
+def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tuple[str, int], Json]) -> str | None:
+    """Why the change writes what a plan of ``scope`` may not, or None: a create or update must send
+    the scope's marker of its key; an update must be of a resource of the scope (or made without one,
+    adopted); a delete of one of the scope, and only with prune (a resource gone since is left to the
+    stale check)."""
+    write, key = change.sent, change.target
+    shown = f"{change.action.value} {SHOWN[write.kind.name]}{'' if write.id is None else f' {write.id}'} ({key})"
+    mine, sent = (scope, key), marker_of((write.fields or {}).get("title"))
+    if change.action is Action.REMOVE and not (prune and scope is not None):
+        return f"{shown}: a delete, in a plan made without prune"
+    if change.action is Action.CREATE:
+        ours = write.id is None and sent == mine
+    else:
+        now = by_id.get((write.kind.name, write.id)) if write.id is not None else None
+        held = None if now is None else marker_of(now.get("title"))
+        allowed = (mine, (None, key)) if change.action is Action.CHANGE else (mine,)
+        ours = (write.id is not None and (now is None or held in allowed)
+                and (change.action is Action.REMOVE or sent == mine))
+    return None if ours else f"{shown}: not a resource of the scope carrying [managed: {scope}/{key}]"
 
 def _carries(resource: Json, scope: Any, key: str) -> bool:
     """Whether the resource carries the key in the scope, or without a scope (it would be adopted)."""

@@ -78,6 +78,7 @@ class _AccessSyncOperator(AsCodeOperator):
             if given:
                 raise refused(self.task_id, ", ".join(given), given,
                               "left out with plan= (the saved plan holds what it applies)")
+            self.check_saved_plan(plan)
             return
         if (sql is None) == (rows is None):
             raise refused(self.task_id, "sql or rows", {"sql": sql, "rows": rows}, "one of the two (not both)")
@@ -174,7 +175,7 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
     def apply_saved(self, saved: Any) -> int:
         from analytics_provider.access.saved import apply_saved_user_attributes
 
-        return apply_saved_user_attributes(self.hook, saved, self.task_id)
+        return apply_saved_user_attributes(self.hook, saved, self.task_id, self.consent(), self.applying)
 
     def __init__(
         self,
@@ -230,7 +231,7 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
     def apply_saved(self, saved: Any) -> int:
         from analytics_provider.access.saved import apply_saved_group_members
 
-        return apply_saved_group_members(self.hook, saved, self.task_id)
+        return apply_saved_group_members(self.hook, saved, self.task_id, self.consent(), self.applying)
 
     def __init__(
         self,

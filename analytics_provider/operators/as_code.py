@@ -11,6 +11,7 @@ from airflow.providers.common.compat.sdk import BaseOperator
 from analytics_provider.exceptions import AnalyticsParameterError, refused
 from analytics_provider.hook_task import HookTask
 from analytics_provider.lineage_mixin import OpenLineageMixin
+from analytics_provider.operators.analytics import is_templated
 
 if TYPE_CHECKING:
     from analytics_provider.plans.plan import Plan
@@ -32,9 +33,13 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
     :param plan_storage: the folder (a path, or an object-storage URL that every worker reaches)
         of the saved plans stored by reference; default: ``[common.io] xcom_objectstorage_path``
         when set, else ``$AIRFLOW_HOME/analytics_provider/plans`` (one machine only).
+        Both hold for a saved plan applied with ``plan=`` as for one made by the task.
+    :param approved: with ``plan=``: the review's result (``review_task.output``, templated) or the
+        digest it approved; a saved plan whose content differs is refused. ``plan_review_apply``
+        passes it.
     """
 
-    template_fields: Sequence[str] = ("analytics_conn_id",)
+    template_fields: Sequence[str] = ("analytics_conn_id", "approved")
 
     def __init__(
         self,
@@ -45,6 +50,7 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         allow_delete_all: bool = False,
         max_xcom_bytes: int | None = None,
         plan_storage: Any = None,
+        approved: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -54,6 +60,7 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
                                            or max_xcom_bytes < 1):
             raise refused(self.task_id, "max_xcom_bytes", max_xcom_bytes, "a number of bytes (1 or more) or None")
         self.analytics_conn_id = analytics_conn_id
+        self.approved = approved
         self.is_dry_run = dry_run
         self.max_deletes = max_deletes
         self.allow_delete_all = allow_delete_all
@@ -68,9 +75,30 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
             if not isinstance(flag, bool):
                 raise refused(self.task_id, name, flag, "True or False")
 
+    def check_saved_plan(self, plan: Any) -> None:
+        """At parse, when ``plan=`` is a saved plan itself (not a task's output): refuse what
+        ``max_deletes`` and ``allow_delete_all`` do not consent to, and a bad ``approved``."""
+        if isinstance(self.approved, (str, dict)) and not is_templated(self.approved):
+            approved_digest(self.task_id, self.approved)
+        saved = plan.get("saved", plan) if isinstance(plan, dict) else None
+        if isinstance(saved, dict) and isinstance(saved.get("changes"), list):
+            from analytics_provider.plans.saved import SavedPlanError, consented
+
+            try:
+                consented(saved, self.task_id, self.consent())
+            except SavedPlanError as exc:
+                raise AnalyticsParameterError(str(exc)) from None
+
+    def consent(self) -> Any:
+        """What this task consents to beside the saved plan: its approved digest and removals."""
+        from analytics_provider.plans.saved import Consent
+
+        approved = None if self.approved is None else approved_digest(self.task_id, self.approved)
+        return Consent(approved, self.max_deletes, self.allow_delete_all)
+
     def saved_changes(self, plan: Any, also: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The saved plan ``plan=`` names (a dry run's result, or its ``saved``) and its changes, logged
-        before any is applied; refused, naming the task, when ``plan`` holds no saved plan."""
+        before anything is checked; refused, naming the task, when ``plan`` holds no saved plan."""
         from analytics_provider.plans.by_reference import resolved
 
         saved = resolved(plan.get("saved", plan) if isinstance(plan, dict) else plan, self.task_id)
@@ -78,7 +106,7 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         if not isinstance(changes, list):
             raise refused(self.task_id, "plan", plan,
                           f"a saved plan: the result of a task with dry_run=True (plan_task.output){also}")
-        self.log.info("Applying the saved plan exactly (%d change(s)):\n%s", len(changes),
+        self.log.info("The saved plan (%d change(s)), checked before anything is written:\n%s", len(changes),
                       "\n".join(f"{c.get('action')}  {c.get('subject')}  {c.get('target')}" for c in changes))
         return saved, changes
 
@@ -93,12 +121,18 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
                           kept["location"], kept["sha256"])
         return kept
 
+    def applying(self) -> None:
+        """Logged once the saved plan passed every check (approved, same service, not stale)."""
+        self.log.info("Applying the saved plan exactly: it is the one approved, and nothing it touches changed since")
+
     def saved_result(self, saved: dict[str, Any], changes: list[dict[str, Any]], applied: int) -> dict[str, Any]:
         """What an applied saved plan returns (and reports to lineage): its changes without their writes."""
         self.log.info("Applied %d change(s) of the saved plan", applied)
         result = {key: saved.get(key) for key in ("what", "counts", "left")}
+        from analytics_provider.plans.saved import digest
+
         result.update(changes=[{k: v for k, v in c.items() if k != "write"} for c in changes],
-                      dry_run=False, applied=applied, saved_plan=saved.get("sha256"))
+                      dry_run=False, applied=applied, saved_plan=digest(saved))
         self.lineage_result = result
         return result
 
@@ -128,3 +162,12 @@ def default_plan_storage() -> str:
     home = os.environ.get("AIRFLOW_HOME") or os.path.expanduser("~/airflow")
     return shared.rstrip("/") + "/analytics_provider/plans" if shared else os.path.join(home, "analytics_provider",
                                                                                        "plans")
+
+
+def approved_digest(task_id: str, approved: Any) -> str:
+    """The digest ``approved`` gives: the review's result's ``digest``, or the digest itself."""
+    found = approved.get("digest") if isinstance(approved, dict) else approved
+    if not isinstance(found, str) or len(found) != 64 or any(c not in "0123456789abcdef" for c in found.lower()):
+        raise refused(task_id, "approved", approved, "the review task's output (review_task.output), or the "
+                                                     "64 hex digits of the digest it approved")
+    return found.lower()

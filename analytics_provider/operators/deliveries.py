@@ -69,6 +69,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
             if given:
                 raise refused(self.task_id, ", ".join(given), given,
                               "left out with plan= (the saved plan holds what it applies)")
+            self.check_saved_plan(plan)
             return
         from analytics_provider.deliveries.check import scope_problem  # what the checks need: loaded when one is made
 
@@ -109,9 +110,11 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
             return self._apply_saved()
         with self.closing_hook():
             declared = self.declared()
-            _refuse(self.task_id, check_references(declared, self.hook))
+            titles: dict[tuple[str, int], str] = {}
+            _refuse(self.task_id, check_references(declared, self.hook, titles))
             seen: dict[tuple[str, int], Any] = {}
-            plan = plan_deliveries(self.hook, declared, scope=self.scope, prune=self.prune, seen=seen)
+            plan = plan_deliveries(self.hook, declared, scope=self.scope, prune=self.prune, seen=seen,
+                                   titles=titles)
             self.lineage_targets = targets(plan)
             created: list[tuple[str, int]] = []
 
@@ -123,7 +126,8 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
 
             result = self.log_and_apply(plan, apply)
             if self.is_dry_run:
-                result["saved"] = self.kept_small(save_deliveries(plan, seen, scope=self.scope, prune=self.prune))
+                result["saved"] = self.kept_small(save_deliveries(self.hook, plan, seen, scope=self.scope,
+                                                                  prune=self.prune))
             return result
 
     def _apply_saved(self) -> dict[str, Any]:
@@ -136,7 +140,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
                                 if isinstance(c.get("write"), dict) and c["write"].get("id") is not None]
         with self.closing_hook():
             try:
-                applied = apply_saved_deliveries(self.hook, saved, self.task_id, created)
+                applied = apply_saved_deliveries(self.hook, saved, self.task_id, created, self.consent(), self.applying)
             finally:
                 self.lineage_targets += created
         return self.saved_result(saved, changes, applied)

@@ -37,6 +37,10 @@ else:
     _TAKES_RESPONSE_TIMEOUT = "response_timeout" in inspect.signature(HITLOperator.__init__).parameters
 
 
+SHOWN_DIGEST = "shown_digest"
+"""The XCom key of the digest of the saved plan a waiting review shows."""
+
+
 class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
     """Ask a person to approve the upstream plan before the apply task runs.
 
@@ -52,7 +56,9 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
     :param subject: the request's headline (templated); default: what the plan does, in counts.
 
     A plan that changes nothing is not put to anyone: the task succeeds at once and says so. The
-    result is Airflow's answer (``chosen_options``, ``responded_by_user``...) with ``reviewed``.
+    result is Airflow's answer (``chosen_options``, ``responded_by_user``...) with ``reviewed`` and,
+    for a saved plan, the ``digest`` of the plan shown (the request's body shows it too): the apply
+    task given this result as ``approved`` refuses a plan whose content differs.
     Any other keyword goes to :class:`~airflow.providers.standard.operators.hitl.ApprovalOperator`.
     """
 
@@ -99,18 +105,22 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
         if not (review_text.is_plan(plan) or review_text.is_validation(plan)):
             raise refused(self.task_id, "plan", plan, "the result of a plan task (an access sync or the deliveries "
                                                       "with dry_run=True), or of an AML validation")
+        shown = review_text.saved_digest(plan)
         if not review_text.needs_review(plan):
             self.log.info("The plan changes nothing: no review needed, nothing put to anyone")
             return {"chosen_options": [self.APPROVE], "params_input": {}, "responded_by_user": None,
-                    "reviewed": False}
+                    "reviewed": False, "digest": shown}
         self.subject = self.subject or review_text.subject(plan)
         self.body = review_text.body(plan, self.max_rows)
+        if shown is not None:
+            context["ti"].xcom_push(key=SHOWN_DIGEST, value=shown)  # kept while the task waits
         self.log.info("Asking for a review: %s\n%s", self.subject, self.body)
         return super().execute(context)
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> Any:
         answer = super().execute_complete(context, event)
-        return {**answer, "reviewed": True}
+        shown = context["ti"].xcom_pull(task_ids=self.task_id, key=SHOWN_DIGEST, map_indexes=context["ti"].map_index)
+        return {**answer, "reviewed": True, "digest": shown}
 
 
 def plan_review_apply(group_id: str, operator: type[Any], *, review: Mapping[str, Any] | None = None,
@@ -118,7 +128,8 @@ def plan_review_apply(group_id: str, operator: type[Any], *, review: Mapping[str
     """The three tasks of a reviewed change, in a task group ``group_id``: ``plan`` (``operator``
     with ``arguments`` and ``dry_run=True``), ``review`` (:class:`AnalyticsReviewPlanOperator` of
     that plan, with the ``review`` arguments: ``assigned_users``, ``response_timeout``,
-    ``notifiers``...), and ``apply`` (``operator`` applying exactly the reviewed plan: ``plan=``).
+    ``notifiers``...), and ``apply`` (``operator`` applying exactly the reviewed plan: ``plan=``, with
+    the review's answer as ``approved=`` and the same ``max_deletes`` and ``allow_delete_all``).
     ``operator`` is one that takes a saved plan (:class:`AnalyticsApplyDeliveriesOperator`,
     :class:`AnalyticsSyncGroupMembersOperator`)."""
     from airflow.providers.common.compat.sdk import TaskGroup
@@ -130,10 +141,10 @@ def plan_review_apply(group_id: str, operator: type[Any], *, review: Mapping[str
     for name in ("task_id", "dry_run", "plan"):
         if name in arguments:
             raise refused(group_id, name, arguments[name], "left out: plan_review_apply sets it")
-    connection = {k: arguments[k] for k in ("analytics_conn_id",) if k in arguments}
+    held = {k: arguments[k] for k in ("analytics_conn_id", "max_deletes", "allow_delete_all") if k in arguments}
     with TaskGroup(group_id) as group:
         plan = operator(task_id="plan", dry_run=True, **arguments)
         asked = AnalyticsReviewPlanOperator(task_id="review", plan=plan.output, **dict(review or {}))
-        apply = operator(task_id="apply", plan=plan.output, **connection)
+        apply = operator(task_id="apply", plan=plan.output, approved=asked.output, **held)
         plan >> asked >> apply
     return group

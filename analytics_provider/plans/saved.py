@@ -2,13 +2,17 @@
 
 A saved plan is JSON: the changes in the order they are sent, each with its write; and each
 resource the plan touches as it was read when planning (:class:`Touched`: the values of the fields
-the plan compared, or absent for one it creates, with their fingerprint). The provider's version
-and a SHA-256 of the content guard it: a plan saved by another version, or edited by hand, is
-refused. Applying it re-reads those resources first: if any changed, nothing is written
-(:class:`StalePlanError`, "stale plan: plan again", naming each resource and what changed).
-The JSON also carries ``counts`` and the ``changes``' rows, so a review shows it as any plan.
-Nothing here knows a feature: a feature says which resources its changes touch and how to read
-them again.
+the plan compared, or absent for one it creates, with their fingerprint). It records where it was
+made (:func:`origin`: the service's base address and the key's user): applied through a connection
+to another service or account, it is refused before any write. Its ``sha256`` only catches a
+file damaged by accident: whoever edits the file can recompute it. What binds a plan to its
+approval is its :func:`digest` kept outside the file (with the review's answer in Airflow; given
+to ``manage apply --plan F --digest D`` on the CLI): a plan whose content differs is refused. A
+plan saved by another version of the provider is refused too. Applying it re-reads the resources
+it touches first: if any changed, nothing is written (:class:`StalePlanError`, "stale plan: plan
+again", naming each resource and what changed). The JSON also carries ``counts`` and the
+``changes``' rows, so a review shows it as any plan. Nothing here knows a feature: a feature says
+which resources its changes touch, how to read them again and which writes are its own.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +35,8 @@ from analytics_provider.plans.plan import Action, Change, Plan
 from analytics_provider.plans.writes import KINDS, Write
 
 FORMAT = "analytics_provider saved plan 1"
+MAX_DEPTH = 32
+"""How deep a saved plan's JSON may nest (a plan's own is about 8 levels); deeper is refused."""
 LISTED_STALE = 20
 """Resources a stale plan's refusal names one by one; the rest are counted."""
 Json = dict[str, Any]
@@ -67,17 +74,27 @@ def fingerprint(fields: Json | None) -> str:
     return hashlib.sha256(_canonical(fields).encode()).hexdigest()
 
 
+def origin(hook: Any) -> Json:
+    """Where a plan is made or applied: the connection's base address and the key's user (``GET
+    /users/me``), as a saved plan records them."""
+    user = hook.get_current_user() or {}
+    return {"service": hook.settings.base_url.rstrip("/"), "user_id": user.get("id"), "user": user.get("email")}
+
+
 def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Touched],
-               params: Mapping[str, Any], encode: Callable[[Any], Json] | None = None) -> Json:
+               params: Mapping[str, Any], made_at: Json, encode: Callable[[Any], Json] | None = None) -> Json:
     """The plan as JSON to save: ``changes`` in the order they will be sent; ``params``, what it
-    was planned with (shown, and kept with it); ``encode`` turns a change's write into JSON
-    (default: a :class:`~analytics_provider.plans.writes.Write`'s kind, id and fields)."""
+    was planned with (shown, and kept with it); ``made_at``, its :func:`origin`; ``encode`` turns
+    a change's write into JSON (default: a :class:`~analytics_provider.plans.writes.Write`'s kind,
+    id and fields)."""
     encode = encode or write_json
     content = {
         "format": FORMAT,
         "provider_version": __version__,
         "what": plan.what,
+        "origin": made_at,
         "params": dict(params),
+        "consent": {"scope": plan.scope, "declared": plan.declared, "kept": plan.kept},
         "columns": {"subject": plan.subject_label, "target": plan.target_label},
         "counts": plan.counts(),
         "changes": [{**c.row(), "write": encode(c.sent)} for c in changes],
@@ -88,12 +105,26 @@ def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Tou
     return {**content, "sha256": _digest(content)}
 
 
-def loaded(data: Any, where: str, what: str, decode: Callable[[Any], Any] | None = None
-           ) -> tuple[list[Change[Any]], list[Touched], Json]:
+@dataclass(frozen=True)
+class Consent:
+    """What an apply of a saved plan is given beside it: the ``approved`` digest (None: no review
+    bound it), and the removals it consents to, as a plan task's ``max_deletes`` and
+    ``allow_delete_all`` (``flags``: how the caller spells them)."""
+
+    approved: str | None = None
+    max_deletes: int | None = None
+    allow_delete_all: bool = False
+    flags: tuple[str, str] = ("allow_delete_all=True", "max_deletes")
+
+
+def loaded(data: Any, where: str, what: str, hook: Any, consent: Consent,
+           decode: Callable[[Any], Any] | None = None) -> tuple[list[Change[Any]], list[Touched], Json]:
     """The changes, the resources touched and the params of a saved plan of ``what`` (its
     ``Plan.what``: ``deliveries``, ``group members``); refused (nothing written) when it is not one,
-    when another version of the provider saved it, or when its content no longer matches its
-    hash. ``decode`` reads a change's write back (the inverse of :func:`saved_plan`'s ``encode``)."""
+    when another version of the provider saved it, when its content differs from the ``consent``'s
+    approved digest (or from its own hash), when ``hook`` reaches another service or account than
+    it was made against, or when it removes more than the consent allows. ``decode`` reads a
+    change's write back (the inverse of :func:`saved_plan`'s ``encode``)."""
     decode = decode or write_of
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:
         raise SavedPlanError(f"{where}: not a saved plan of analytics_provider (no format {FORMAT!r}); make one "
@@ -102,6 +133,10 @@ def loaded(data: Any, where: str, what: str, decode: Callable[[Any], Any] | None
         raise SavedPlanError(f"{where}: saved by analytics_provider {data.get('provider_version')!r}, this is "
                              f"{__version__}: plan again with this version (nothing was written)")
     content = {k: v for k, v in data.items() if k != "sha256"}
+    if consent.approved is not None and consent.approved != _digest(content):
+        raise SavedPlanError(f"{where}: the plan's content is not the one approved (digest {_digest(content)}, "
+                             f"approved {bounded(str(consent.approved), 80)}): it was changed after the review; "
+                             "nothing was written")
     if data.get("sha256") != _digest(content):
         raise SavedPlanError(f"{where}: the plan's content does not match its sha256 (edited since it was saved?): "
                              "plan again (nothing was written)")
@@ -112,7 +147,43 @@ def loaded(data: Any, where: str, what: str, decode: Callable[[Any], Any] | None
         touched = [Touched(t["kind"], t["id"], t["key"], t["label"], t["fields"]) for t in data["touched"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise SavedPlanError(f"{where}: a malformed saved plan ({bounded(repr(exc), 200)}): plan again") from None
+    consented(data, where, consent, changes)
+    _refuse_elsewhere(where, data.get("origin"), origin(hook))
     return changes, touched, dict(data.get("params") or {})
+
+
+def consented(data: Mapping[str, Any], where: str, consent: Consent,
+              changes: Sequence[Change[Any]] | None = None) -> None:
+    """Refuse the saved plan's removals as :meth:`Plan.refusal` does when ``consent`` (``max_deletes``,
+    ``allow_delete_all``) does not cover them; ``changes``: the plan's, else counted from its rows."""
+    if changes is None:
+        rows: list[Any] = data["changes"] if isinstance(data.get("changes"), list) else []
+        changes = [Change(Action(str(r.get("action"))), str(r.get("subject")), str(r.get("target")))
+                   for r in rows if isinstance(r, Mapping) and r.get("action") in {a.value for a in Action}]
+    given: Mapping[str, Any] = data["consent"] if isinstance(data.get("consent"), Mapping) else {}
+    plan = Plan(str(data.get("what")), "", "", changes=list(changes), scope=str(given.get("scope") or ""),
+                declared=given.get("declared"), kept=given.get("kept"))
+    refusal = plan.refusal(consent.max_deletes, consent.allow_delete_all, consent.flags)
+    if refusal:
+        raise SavedPlanError(f"{where}: {refusal}")
+
+
+def digest(data: Mapping[str, Any]) -> str:
+    """The SHA-256 of a saved plan's content (all but its own ``sha256``): what a review approves."""
+    return _digest({k: v for k, v in data.items() if k != "sha256"})
+
+
+def _refuse_elsewhere(where: str, made: Any, here: Json) -> None:
+    made = made if isinstance(made, Mapping) else {}
+    for name, label in (("service", "service"), ("user_id", "account")):
+        if made.get(name) != here[name]:
+            raise SavedPlanError(
+                f"{where}: the plan was made against {_place(made)} and this connection reaches {_place(here)}: "
+                f"another {label}; plan again through this connection (nothing was written)")
+
+
+def _place(at: Mapping[str, Any]) -> str:
+    return f"{at.get('service') or '(no service recorded)'} as {at.get('user') or at.get('user_id') or '(no user)'}"
 
 
 def stale(touched: Sequence[Touched], current: Callable[[Touched], Json | str | None]) -> list[str]:
@@ -164,10 +235,28 @@ def write_file(data: Json, path: str | Path) -> None:
 
 
 def read_file(path: str | Path) -> Any:
+    """The saved plan in ``path``; refused when it is not JSON or nests deeper than :data:`MAX_DEPTH`."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        if nesting(text) > MAX_DEPTH:
+            raise SavedPlanError(f"{path}: nested deeper than {MAX_DEPTH} levels: not a saved plan (not read)")
+        return json.loads(text)
     except (OSError, ValueError) as exc:
         raise SavedPlanError(f"{path}: cannot be read as a saved plan: {exc}") from None
+
+
+def nesting(text: str) -> int:
+    """How deep the arrays and objects of a JSON text nest (brackets inside strings not counted),
+    found without parsing it (a parser recurses: a deep enough text exhausts Python's stack)."""
+    deepest = depth = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def write_json(write: Write) -> Json:

@@ -122,3 +122,24 @@ def test_a_saved_attribute_plan_is_applied_exactly_or_refused_when_the_values_ch
     (sent,) = [r for r in analytics_emulator.requests if r.operation == "upsert_user_attribute_entries"]
     assert sent.json == {"user_attribute_entries": [again["saved"]["changes"][0]["write"]["entry"]]}
     assert sorted(hook.compute_user_attribute_values("User", 1)["region"]) == ["APAC", "EMEA"]
+
+
+def test_a_plan_that_writes_a_group_its_task_does_not_manage_is_refused_before_any_write(
+        hook, analytics_emulator) -> None:
+    """Issue 44: beyond the digest (the plan edited, its hash recomputed), an access plan writes only
+    the groups its task manages."""
+    from analytics_provider.plans.saved import SavedPlanError, _digest
+
+    plan = planned()
+    saved = plan["saved"]
+    managed = set(saved["params"]["managed_group_ids"])
+    other = next(g for g in hook.list_groups() if g["id"] not in managed)
+    saved["changes"].append({"action": "add", "subject": "1", "target": other["name"], "before": "", "after": "",
+                             "write": {"membership": {"group": other["id"], "user_id": 1}}})
+    saved["counts"]["add"] += 1
+    saved["sha256"] = _digest({k: v for k, v in saved.items() if k != "sha256"})
+    analytics_emulator.clear_requests()
+    with pytest.raises(SavedPlanError, match=f"apply: 1 change\\(s\\) of the plan write outside the groups it "
+                                             f"manages: add {other['name']} for 1; nothing was written"):
+        apply(plan)
+    assert writes(analytics_emulator) == []

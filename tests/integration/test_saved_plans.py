@@ -4,6 +4,7 @@ whose resources changed since, edited by hand, or saved by another version write
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,12 @@ def plan_to(files: Path, out: Path, capsys: Any, *flags: str) -> str:
     return capsys.readouterr().out
 
 
+def printed_digest(out: str) -> str:
+    """The digest `manage plan --out` printed (what a review approves)."""
+    (found,) = re.findall(r", digest ([0-9a-f]{64}):", out)
+    return found
+
+
 def managed_schedule(hook: Any) -> dict[str, Any]:
     (found,) = [s for s in hook.list_data_schedules() if "[managed: sales/weekly-sales]" in (s.get("title") or "")]
     return found
@@ -40,11 +47,12 @@ def test_a_saved_plan_is_applied_exactly_and_its_files_are_not_read_again(tmp_pa
     write(files, "sales.yml", SALES)
     out = plan_to(files, saved, capsys)
     assert f"plan saved to {saved}" in out and writes(analytics_emulator) == []
+    approved = printed_digest(out)
     plan = json.loads(saved.read_text())
     assert [(c["action"], c["subject"], c["target"]) for c in plan["changes"]] == [
         ("create", "data schedule", "weekly-sales"), ("create", "data alert", "revenue-watch")]
     write(files, "sales.yml", UPDATED)  # the files move on: the saved plan is what was reviewed
-    assert manage.main(["apply", "--plan", str(saved)]) == 0
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved]) == 0
     assert capsys.readouterr().out.endswith("create  data schedule  weekly-sales\ncreate  data alert  revenue-watch\n"
                                             f"applied 2 change(s) of the saved plan {saved}\n")
     sent = writes(analytics_emulator)
@@ -61,12 +69,12 @@ def test_a_plan_whose_resource_changed_since_writes_nothing_and_says_what_change
     write(files, "sales.yml", SALES)
     assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
     write(files, "sales.yml", UPDATED)
-    plan_to(files, saved, capsys)  # one update: the schedule's repeat
+    approved = printed_digest(plan_to(files, saved, capsys))  # one update: the schedule's repeat
     schedule = managed_schedule(hook)
     by_hand = {**schedule, "schedule": {**schedule["schedule"], "repeat": "0 9 * * 1"}}
     hook.update_data_schedule(schedule["id"], by_hand)  # after the review
     analytics_emulator.clear_requests()
-    assert manage.main(["apply", "--plan", str(saved)]) == 1
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"manage apply --plan {saved}: stale plan: plan again. 1 resource(s) the plan touches "
                           "changed since it was made; nothing was written:\n")
@@ -78,18 +86,18 @@ def test_a_resource_made_or_deleted_since_the_plan_makes_it_stale(tmp_path, hook
                                                                   capsys) -> None:
     files, first, second = tmp_path / "deliveries", tmp_path / "first.json", tmp_path / "second.json"
     write(files, "sales.yml", SALES)
-    plan_to(files, first, capsys)  # creates both
+    approved_first = printed_digest(plan_to(files, first, capsys))  # creates both
     assert manage.main(["apply", str(files), "--scope", "sales"]) == 0  # another apply made them meanwhile
     write(files, "sales.yml", UPDATED)
-    plan_to(files, second, capsys)  # updates the schedule
+    approved_second = printed_digest(plan_to(files, second, capsys))  # updates the schedule
     hook.delete_data_schedule(managed_schedule(hook)["id"])
     capsys.readouterr()
     analytics_emulator.clear_requests()
-    assert manage.main(["apply", "--plan", str(first)]) == 1
+    assert manage.main(["apply", "--plan", str(first), "--digest", approved_first]) == 1
     alert = max(a["id"] for a in hook.list_data_alerts())
     assert f"- data alert revenue-watch (to create): made since the plan: data alert {alert} carries its key" in (
         capsys.readouterr().err)
-    assert manage.main(["apply", "--plan", str(second)]) == 1
+    assert manage.main(["apply", "--plan", str(second), "--digest", approved_second]) == 1
     assert "(weekly-sales): deleted since the plan" in capsys.readouterr().err
     assert writes(analytics_emulator) == []
 
@@ -98,17 +106,17 @@ def test_a_plan_edited_by_hand_or_saved_by_another_version_is_refused(tmp_path, 
                                                                       capsys) -> None:
     files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
     write(files, "sales.yml", SALES)
-    plan_to(files, saved, capsys)
+    approved = printed_digest(plan_to(files, saved, capsys))
     plan = json.loads(saved.read_text())
     edited = tmp_path / "edited.json"
     plan["changes"][0]["write"]["fields"]["repeat"] = "* * * * *"
     edited.write_text(json.dumps(plan))
     other = tmp_path / "other.json"
     other.write_text(json.dumps({**json.loads(saved.read_text()), "provider_version": "0.0.1"}))
-    assert manage.main(["apply", "--plan", str(edited)]) == 1
-    assert "the plan's content does not match its sha256 (edited since it was saved?)" in capsys.readouterr().err
-    assert manage.main(["apply", "--plan", str(other)]) == 1
+    assert manage.main(["apply", "--plan", str(edited), "--digest", approved]) == 1
+    assert "the plan's content is not the one approved" in capsys.readouterr().err
+    assert manage.main(["apply", "--plan", str(other), "--digest", approved]) == 1
     assert "saved by analytics_provider '0.0.1', this is" in capsys.readouterr().err
     assert writes(analytics_emulator) == []
-    assert manage.main(["apply", str(files), "--plan", str(saved)]) == 2  # the plan holds what it applies
-    assert manage.main(["apply", "--plan", str(tmp_path / "nowhere.json")]) == 2
+    assert manage.main(["apply", str(files), "--plan", str(saved), "--digest", approved]) == 2  # the plan holds it
+    assert manage.main(["apply", "--plan", str(tmp_path / "nowhere.json"), "--digest", approved]) == 2

@@ -66,7 +66,7 @@ def test_a_plan_with_no_changes_succeeds_at_once_and_says_so(capsys) -> None:
     task = AnalyticsReviewPlanOperator(task_id="review", plan=EMPTY, response_timeout=timedelta(hours=4))
     # no task instance in the context: asking anyone (Airflow's upsert of the request) would fail here
     assert task.execute({}) == {"chosen_options": ["Approve"], "params_input": {}, "responded_by_user": None,
-                                "reviewed": False}
+                                "reviewed": False, "digest": None}
     assert "The plan changes nothing: no review needed" in capsys.readouterr().out  # the task log
 
 

@@ -1,0 +1,239 @@
+"""A saved plan in other hands (issue 44): applied only against the service and account it was made
+against, only as approved (its digest given apart from the file), only writing its own scope, only
+with the consent to its deletes, and once when two applies race; `--out`, names and nesting
+bounded; the CLI says which plan it applies before writing."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analytics_provider import manage
+from analytics_provider.deliveries.check import check
+from analytics_provider.deliveries.files import MAX_DEPTH, load
+from analytics_provider.deliveries.saved import apply_saved_deliveries
+from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.plans.saved import SavedPlanError, _digest
+
+from .test_deliveries import SALES, write, writes
+
+ONE = SALES.split("alerts:")[0]  # the weekly-sales schedule only
+WEBHOOK = """\
+alerts:
+  - key: revenue-hook
+    widget: 101
+    repeat: "0 9 * * *"
+    dest:
+      type: WebhookDest
+      endpoint: https://hooks.example.com/services/T000/B000/s3cr3t-t0ken
+"""
+
+
+@pytest.fixture
+def hook(analytics_emulator, analytics_connection) -> Any:
+    hook = AnalyticsHook(analytics_connection)
+    yield hook
+    hook.close()
+
+
+@pytest.fixture
+def staging(analytics_emulator, monkeypatch) -> str:
+    """A connection to another address of the emulator, with another user's key: another service."""
+    conn = json.loads(analytics_emulator.connection_json(analytics_emulator.key_for("analyst")))
+    conn["extra"]["base_url"] = analytics_emulator.base_url.replace("127.0.0.1", "localhost")
+    monkeypatch.setenv("AIRFLOW_CONN_STAGING", json.dumps(conn))
+    return "staging"
+
+
+def plan_to(files: Path, out: Path, capsys: Any, *flags: str) -> str:
+    """Plan the files of scope sales into ``out``; the digest printed."""
+    assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(out), *flags]) == 0
+    (found,) = re.findall(r", digest ([0-9a-f]{64}):", capsys.readouterr().out)
+    return found
+
+
+def managed(hook: Any, key: str = "weekly-sales") -> list[int]:
+    return sorted(s["id"] for s in hook.list_data_schedules() if f"[managed: sales/{key}]" in (s.get("title") or ""))
+
+
+def test_a_plan_made_against_another_service_or_account_is_refused_naming_both(
+        tmp_path, hook, staging, analytics_emulator, capsys) -> None:
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "sales.yml", ONE)
+    approved = plan_to(files, saved, capsys, "--conn-id", staging)
+    made = json.loads(saved.read_text())["origin"]
+    assert made["service"].startswith("http://localhost:") and made["user"] != "admin"
+    analytics_emulator.clear_requests()
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved]) == 1
+    err = capsys.readouterr().err
+    assert (f"the plan was made against {made['service']} as {made['user']} and this connection reaches "
+            f"{analytics_emulator.base_url} as ") in err and "another service" in err
+    assert writes(analytics_emulator) == []
+    # the same address, another key: another account
+    conn = json.loads(analytics_emulator.connection_json(analytics_emulator.key_for("analyst")))
+    assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(saved)]) == 0  # as the admin
+    approved = re.findall(r", digest ([0-9a-f]{64}):", capsys.readouterr().out)[0]
+    import os
+
+    os.environ["AIRFLOW_CONN_ANALYST"] = json.dumps(conn)
+    try:
+        assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--conn-id", "analyst"]) == 1
+    finally:
+        del os.environ["AIRFLOW_CONN_ANALYST"]
+    assert "another account" in capsys.readouterr().err and writes(analytics_emulator) == []
+
+
+def test_an_edited_plan_is_refused_whatever_hash_it_carries_and_a_digest_is_needed(
+        tmp_path, hook, analytics_emulator, capsys) -> None:
+    files, saved, edited = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "edited.json"
+    write(files, "sales.yml", ONE)
+    approved = plan_to(files, saved, capsys)
+    plan = json.loads(saved.read_text())
+    plan["changes"][0]["write"]["fields"]["dest"]["recipients"] = ["mallory@outside.example"]
+    content = {k: v for k, v in plan.items() if k != "sha256"}
+    edited.write_text(json.dumps({**content, "sha256": _digest(content)}))  # its own hash recomputed
+    assert manage.main(["apply", "--plan", str(edited), "--digest", approved]) == 1
+    assert f"the plan's content is not the one approved (digest {_digest(content)}, approved {approved})" in (
+        capsys.readouterr().err)
+    assert manage.main(["apply", "--plan", str(saved)]) == 2
+    assert "--digest is needed: the digest `manage plan --out` printed" in capsys.readouterr().err
+    assert manage.main(["apply", "--plan", str(saved), "--digest", "abc"]) == 2
+    assert writes(analytics_emulator) == [] and managed(hook) == []
+
+
+def test_every_write_is_checked_against_the_plans_scope_before_any(tmp_path, hook, analytics_emulator,
+                                                                    capsys) -> None:
+    """Beyond the digest (a plan approved as it was edited): a deliveries plan writes its own scope only."""
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "sales.yml", ONE)
+    plan_to(files, saved, capsys, "--prune")
+    plan = json.loads(saved.read_text())
+    by_hand = hook.create_data_schedule({**json.loads(json.dumps(plan["changes"][0]["write"]["fields"])),
+                                         "title": "Made by hand"})
+    group = hook.create_group({"name": "finance"})
+    removals = [{"action": "remove", "subject": "data schedule", "target": "weekly-sales", "before": "", "after": "",
+                 "write": {"kind": "data_schedules", "id": int(by_hand["id"]), "fields": None}},
+                {"action": "remove", "subject": "group", "target": "finance", "before": "", "after": "",
+                 "write": {"kind": "groups", "id": int(group["id"]), "fields": None}}]
+    content = {k: v for k, v in plan.items() if k != "sha256"}
+    content["changes"] = plan["changes"] + removals
+    content["counts"]["remove"] = 2
+    content["consent"]["kept"] = 1
+    analytics_emulator.clear_requests()
+    with pytest.raises(SavedPlanError, match="a deliveries plan writes data schedules and alerts only; this one "
+                                             "writes groups: nothing was written"):
+        apply_saved_deliveries(hook, {**content, "sha256": _digest(content)}, "apply")
+    content["changes"] = plan["changes"] + removals[:1]
+    content["counts"]["remove"] = 1
+    with pytest.raises(SavedPlanError) as refused:
+        apply_saved_deliveries(hook, {**content, "sha256": _digest(content)}, "apply")
+    assert str(refused.value) == (
+        "apply: 1 change(s) of the plan write outside scope 'sales'; nothing was written:\n"
+        f"- remove data schedule {by_hand['id']} (weekly-sales): not a resource of the scope carrying "
+        "[managed: sales/weekly-sales]")
+    assert writes(analytics_emulator) == []
+
+
+def test_max_deletes_and_allow_delete_all_hold_for_a_saved_plan(tmp_path, hook, analytics_emulator, capsys) -> None:
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "sales.yml", SALES)
+    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
+    write(files, "sales.yml", ONE)  # the alert is no longer declared: a prune deletes it
+    approved = plan_to(files, saved, capsys, "--prune")
+    analytics_emulator.clear_requests()
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--max-deletes", "0"]) == 1
+    assert "the plan deletes 1, more than max_deletes (0): data alert 1000: revenue-watch; nothing was written. " \
+           "If that is meant: --allow-delete-all (or a higher --max-deletes)" in capsys.readouterr().err
+    assert writes(analytics_emulator) == []
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--max-deletes", "1"]) == 0
+    assert [r.operation for r in writes(analytics_emulator)] == ["delete_data_alert"]
+
+
+def test_two_applies_racing_leave_one_resource_per_key_and_the_loser_says_so(
+        tmp_path, hook, analytics_emulator, capsys) -> None:
+    """Both applies pass the stale check and send their create (a barrier holds each create until
+    both have read the service); then they converge: the later copy is deleted by its own apply."""
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "sales.yml", SALES)
+    approved = plan_to(files, saved, capsys)
+    both_read = threading.Barrier(2, timeout=30)
+    create_schedule, create_alert = AnalyticsHook.create_data_schedule, AnalyticsHook.create_data_alert
+
+    def held(create: Any) -> Any:
+        def send(self: Any, fields: Any) -> Any:
+            both_read.wait()
+            return create(self, fields)
+        return send
+
+    exits: list[int] = []
+    racers = [threading.Thread(target=lambda: exits.append(manage.main(
+        ["apply", "--plan", str(saved), "--digest", approved]))) for _ in range(2)]
+    AnalyticsHook.create_data_schedule, AnalyticsHook.create_data_alert = (  # type: ignore[method-assign]
+        held(create_schedule), held(create_alert))
+    try:
+        for racer in racers:
+            racer.start()
+        for racer in racers:
+            racer.join(60)
+    finally:
+        AnalyticsHook.create_data_schedule, AnalyticsHook.create_data_alert = (  # type: ignore[method-assign]
+            create_schedule, create_alert)
+    out = capsys.readouterr()
+    assert sorted(exits) == [0, 1] or exits == [1, 1], (exits, out.err)
+    assert len(managed(hook)) == 1
+    assert len([a for a in hook.list_data_alerts() if "[managed: sales/revenue-watch]" in (a.get("title") or "")]) == 1
+    assert re.search(r"create weekly-sales for data schedule: another apply created data schedule (\d+) with this "
+                     r"key at the same time: this apply's copy \(data schedule \d+\) was deleted, data schedule \1 "
+                     r"is kept \(one per key\)", out.err), out.err
+    assert manage.main(["plan", str(files), "--scope", "sales"]) == 0  # the next plan is not blocked
+    assert "deliveries: nothing to change" in capsys.readouterr().out
+
+
+def test_out_may_not_name_an_input_a_folder_or_a_missing_folder(tmp_path, analytics_emulator, analytics_connection,
+                                                                capsys) -> None:
+    files = tmp_path / "deliveries"
+    sales = write(files, "sales.yml", ONE)
+    for out, why in ((sales, "one of the input files"), (files, "a folder"),
+                     (tmp_path / "nowhere" / "plan.json", f"the folder {tmp_path / 'nowhere'} does not exist")):
+        assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(out)]) == 2
+        assert f"--out {out}: {why}" in capsys.readouterr().err
+    assert sales.read_text() == ONE
+    assert analytics_emulator.requests == []  # a usage error: before any request
+
+
+def test_names_match_whole_and_deep_files_are_refused_naming_them(tmp_path, analytics_emulator,
+                                                                  analytics_connection, capsys) -> None:
+    files = tmp_path / "deliveries"
+    write(files, "sales.yml", ONE)
+    assert manage.main(["plan", str(files), "--scope", "sales\n"]) == 2
+    assert "--scope must be letters, digits" in capsys.readouterr().err
+    block = write(tmp_path / "block", "sales.yml", ONE.replace("key: weekly-sales", "key: |\n      weekly-sales"))
+    assert [d.code for d in check(load(block))[1]] == ["DL112"]
+    deep = tmp_path / "deep.yml"
+    deep.write_text("schedules:\n  - " + "[" * 100 + "]" * 100 + "\n")
+    (problem,) = load(deep)[0].problems
+    assert problem[2:] == ("DL108", f"nested deeper than {MAX_DEPTH} levels: not read")
+    deep_plan = tmp_path / "deep.json"
+    deep_plan.write_text("[" * 100_000 + "]" * 100_000)
+    assert manage.main(["apply", "--plan", str(deep_plan), "--digest", "0" * 64]) == 1
+    assert f"{deep_plan}: nested deeper than 32 levels: not a saved plan (not read)" in capsys.readouterr().err
+
+
+def test_apply_says_which_plan_it_applies_before_writing_and_scope_must_be_the_plans(
+        tmp_path, hook, analytics_emulator, capsys) -> None:
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "sales.yml", ONE)
+    approved = plan_to(files, saved, capsys)
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--scope", "marketing"]) == 2
+    assert "--scope 'marketing' is not the plan's scope ('sales')" in capsys.readouterr().err
+    hook.create_data_schedule({**json.loads(saved.read_text())["changes"][0]["write"]["fields"]})  # made meanwhile
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--scope", "sales"]) == 1
+    out = capsys.readouterr()
+    assert out.out == (f"saved plan {saved}: deliveries of scope 'sales', made against {analytics_emulator.base_url} "
+                       f"as {hook.get_current_user()['email']}: 1 to create\n")  # no "applying": refused as stale
+    assert "stale plan: plan again" in out.err
