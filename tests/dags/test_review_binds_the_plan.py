@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from analytics_provider.plans.saved import _digest, digest
+from analytics_provider.testing.review import answering_review
 
 from .conftest import AIRFLOW_VERSION, dag_bag_of, dag_test
-from .hitl import answering
 from .test_review import DAG_ID, REVIEW, REVIEW_DAGS, states, writes
 
 pytestmark = pytest.mark.skipif(AIRFLOW_VERSION < (3, 3), reason="dag.test() answers human-in-the-loop from 3.3")
@@ -25,7 +25,7 @@ def bag(airflow_db: None) -> Any:
 
 def plan_xcom(edit: Any = None) -> Any:
     """The plan task's result in the latest run of the DAG; ``edit`` changes it in the database. Run
-    by ``answering`` in its session (the thread's scoped one, committed when it answers)."""
+    by ``answering_review`` in its session (the thread's scoped one, committed when it answers)."""
     from airflow import settings
     from airflow.models.dagrun import DagRun
     from airflow.models.xcom import XComModel
@@ -46,14 +46,13 @@ def plan_xcom(edit: Any = None) -> Any:
 
 def test_the_request_shows_what_a_create_sends_and_the_plans_digest(bag, analytics_emulator,
                                                                     analytics_connection) -> None:
-    seen: dict[str, Any] = {}
     shown: dict[str, Any] = {}
-    with answering(DAG_ID, REVIEW, "Approve", seen, before=lambda: shown.update(plan_xcom())):
+    with answering_review(DAG_ID, REVIEW, "Approve", before=lambda: shown.update(plan_xcom())) as seen:
         dag_run = dag_test(bag.get_dag(DAG_ID))
     assert states(dag_run) == {"plan": "success", "review": "success", "apply": "success"}
     assert ("| create | data schedule | weekly-sales |   | to e-mail sales-leads@example.com; from dashboard "
-            "'Sales overview' (1); every '0 8 \\* \\* 1' (") in seen["body"]
-    assert f"Plan digest: `{digest(shown['saved'])}`" in seen["body"]
+            "'Sales overview' (1); every '0 8 \\* \\* 1' (") in seen.body
+    assert f"Plan digest: `{digest(shown['saved'])}`" in seen.body
     answer = dag_run.get_task_instance(REVIEW).xcom_pull(task_ids=REVIEW)
     assert answer["digest"] == digest(shown["saved"]) and answer["reviewed"] is True
 
@@ -65,7 +64,7 @@ def test_a_plan_changed_after_its_review_is_refused_whatever_hash_it_carries(bag
         saved["changes"][0]["write"]["fields"]["dest"]["recipients"] = ["mallory@outside.example"]
         saved["sha256"] = _digest({k: v for k, v in saved.items() if k != "sha256"})  # recomputed, as anyone can
 
-    with answering(DAG_ID, REVIEW, "Approve", {}, before=lambda: plan_xcom(outside_address)):
+    with answering_review(DAG_ID, REVIEW, "Approve", before=lambda: plan_xcom(outside_address)):
         dag_run = dag_test(bag.get_dag(DAG_ID))
     assert states(dag_run) == {"plan": "success", "review": "success", "apply": "failed"}
     log = capsys.readouterr().out
