@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+from importlib.metadata import metadata
 from pathlib import Path
 
 from analytics_provider.api.call.settings import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_REGION
@@ -71,3 +72,61 @@ def test_the_pythons_the_docs_name_are_the_readmes_table() -> None:
     stated = f"Python 3.{lowest} to 3.{highest} (3.{max(capped.values())} at most on\nAirflow {' and '.join(capped)};"
     assert stated in DOCS["index.rst"]
     assert f"(Python 3.{lowest} to 3.{highest}, `make`)" in README
+
+
+PUBLISHED_NOTE = "Once the package is published, what changes"  # docs/quickstart.rst, the one place that says so
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+
+
+def _install_commands() -> list[tuple[str, str]]:
+    """Every ``pip install`` command of the README and the docs, its continuation lines joined."""
+    found = []
+    for name, text in [("README.md", README), *DOCS.items()]:
+        joined = re.sub(r"\\\n\s*", " ", text)
+        for match in re.finditer(r"pip install[^\n`]*", joined):
+            paragraph_start = joined.rfind("\n\n", 0, match.start())
+            found.append((name, match.group(0), joined[paragraph_start:match.start()]))
+    return [(name, command) for name, command, before in found if PUBLISHED_NOTE not in before]
+
+
+def test_every_page_installs_the_package_as_the_readme_does_while_it_is_unpublished() -> None:
+    from analytics_provider import __version__
+
+    wheel = f"dist/airflow_provider_analytics-{__version__}-py3-none-any.whl"
+    assert f"`make dist` writes\n`{wheel}`" in README
+    extras = set(metadata("airflow-provider-analytics").get_all("Provides-Extra") or ())
+    commands = _install_commands()
+    assert len(commands) >= 8, commands  # the README's, the quick start's and the four pages' the issue named
+    for page, command in commands:
+        assert "airflow-provider-analytics" not in command, f"{page} installs the unpublished package: {command}"
+        installs_us = re.search(r'(?:^| )(?:-e )?"?(\.|dist/\S+\.whl)(?:\[([\w,]+)\])?"?(?= |$)',
+                                command.removeprefix("pip install"))
+        if installs_us is None:
+            continue  # a bare ``pip install`` in prose
+        assert installs_us.group(1) in (".", wheel), f"{page}: {command}"
+        named_extras = set((installs_us.group(2) or "").split(",")) - {""}
+        assert named_extras <= extras, f"{page} names an unknown extra: {command}"
+        constraints = re.search(r"-c constraints/airflow-([^ ]+)\.txt", command)
+        assert constraints and constraints.group(1) in envs.SUPPORTED, f"{page} installs without constraints: {command}"
+    assert sum(PUBLISHED_NOTE in text for text in [README, *DOCS.values()]) == 1
+    assert PUBLISHED_NOTE in DOCS["quickstart.rst"]
+
+
+def test_the_docs_count_the_example_dags_there_are() -> None:
+    example_dags = sorted(path.name for path in (REPO / "example_dags").glob("*.py") if path.name != "__init__.py")
+    counts = re.findall(r"\b(\w+) complete example DAGs", "\n".join([README, *DOCS.values()]), re.I)
+    assert counts, "the quick start no longer counts the example DAGs: keep this test's pattern in step"
+    for word in counts:
+        assert NUMBER_WORDS.index(word.lower()) == len(example_dags), f"{word} example DAGs, but {len(example_dags)}"
+    for name in example_dags:
+        assert name.removesuffix(".py") in DOCS["example_dags.rst"], f"docs/example_dags.rst omits {name}"
+
+
+def test_the_seeded_account_is_listed_from_the_seed_itself() -> None:
+    """docs/_ext/analytics_docs.py renders the tables from ``seed_state()`` at build time (``make docs``)."""
+    section = DOCS["emulator.rst"].split("The seeded account\n---")[1].split("\n---")[0]
+    assert ".. include:: emulator_seed.rst" in section
+    generator = (REPO / "docs" / "_ext" / "analytics_docs.py").read_text(encoding="utf-8")
+    assert '_write(src / "emulator_seed.rst", emulator_seed())' in generator
+    assert "state = seed_state({})" in generator
