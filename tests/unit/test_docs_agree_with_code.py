@@ -130,3 +130,41 @@ def test_the_seeded_account_is_listed_from_the_seed_itself() -> None:
     generator = (REPO / "docs" / "_ext" / "analytics_docs.py").read_text(encoding="utf-8")
     assert '_write(src / "emulator_seed.rst", emulator_seed())' in generator
     assert "state = seed_state({})" in generator
+
+
+def _docs_pages(text: str) -> list[str]:
+    pages = re.findall(r"`(docs/[\w/]+\.rst)`", text)
+    for page in pages:
+        assert (REPO / page).is_file(), f"the README cites {page}, which does not exist"
+    return pages
+
+
+def test_the_readme_names_every_operator_with_its_docs_page() -> None:
+    import analytics_provider.operators as operators
+
+    capabilities = README.split("\n## ")[0]
+    bullets = ["- " + bullet for bullet in re.split(r"^- ", capabilities, flags=re.M)[1:]]
+    assert len(bullets) >= 10, bullets
+    for bullet in bullets:
+        assert _docs_pages(bullet), f"a capability without its docs page: {bullet[:60]}"
+    for name in operators.__all__:
+        citing = [bullet for bullet in bullets if f"`{name}`" in bullet]
+        assert citing, f"the README's list of what the package does omits {name}"
+        pages = [page for bullet in citing for page in _docs_pages(bullet)]
+        assert any(name in (REPO / page).read_text(encoding="utf-8") for page in pages), (name, pages)
+
+
+def test_the_readme_layout_names_every_folder_of_the_package_with_its_docs_page() -> None:
+    layout = README.split("\n## Layout\n")[1].split("\n## ")[0]
+    rows = [row.split(" | ") for row in layout.splitlines() if row.startswith("| `")]
+    named: set[str] = set()
+    for path_cell, _what, docs_cell in rows:
+        items = re.findall(r"`([^`]+)`", path_cell)
+        if items[0].startswith("analytics_provider/"):
+            folders = {"analytics_provider/" + item if not item.startswith("analytics_provider/") else item
+                       for item in items if item.endswith("/")}
+            assert _docs_pages(docs_cell), f"a folder of the package without its docs page: {path_cell}"
+            named |= folders
+    package = REPO / "analytics_provider"
+    folders = {f"analytics_provider/{path.parent.name}/" for path in package.glob("*/__init__.py")}
+    assert folders - named == set(), "the README's layout table omits them"
