@@ -415,7 +415,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     def _result(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
         keys = ("tables", "data_sources", "data_models", "data_sets", "dashboards")
-        return {**{k: self.plan[k] for k in keys},
+        return {**{k: self.plan[k] for k in keys}, "dry_run": self.is_dry_run,
                 "jobs": [{k: j[k] for k in ("kind", "id", "job_id", "status")} for j in jobs]}
 
 

@@ -55,7 +55,8 @@ def test_campaigns_preload_marketing_performance_only(impact_bag, analytics_emul
     assert [d["title"] for d in result["dashboards"]] == ["Marketing performance"]
     assert [(j["kind"], j["id"], j["status"]) for j in result["jobs"]] == [("bust", 1, "success"),
                                                                             ("preload", 2, "success")]
-    assert set(result) == {"tables", "data_sources", "data_models", "data_sets", "dashboards", "jobs"}
+    assert set(result) == {"tables", "data_sources", "data_models", "data_sets", "dashboards", "dry_run", "jobs"}
+    assert result["dry_run"] is False
     assert ("refresh" in deferred_tasks(dag_run)) == deferrable
 
 
@@ -72,6 +73,7 @@ def test_a_dry_run_logs_the_plan_and_submits_nothing(impact_bag, analytics_emula
                                       "dry_run": True})
     assert dag_run.state == "success", task_states(dag_run)
     assert analytics_emulator.jobs == []
+    assert result_of(dag_run)["dry_run"] is True  # the XCom says so, not only its empty "jobs"
     assert [r.method for r in analytics_emulator.requests if r.origin == "api"] == ["GET"] * len(
         [r for r in analytics_emulator.requests if r.origin == "api"])
     log = capfd.readouterr().out

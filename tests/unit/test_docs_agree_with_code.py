@@ -4,6 +4,7 @@ from the code here, so that a changed default cannot leave a page behind."""
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 from importlib.metadata import metadata
@@ -168,3 +169,73 @@ def test_the_readme_layout_names_every_folder_of_the_package_with_its_docs_page(
     package = REPO / "analytics_provider"
     folders = {f"analytics_provider/{path.parent.name}/" for path in package.glob("*/__init__.py")}
     assert folders - named == set(), "the README's layout table omits them"
+
+
+def _xcom_pushes() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The XCom keys each class (``module.Class``) of the package pushes in its own methods, and
+    each module-level function that pushes one (``links.push_dashboard_link``), read from the source."""
+    import ast
+
+    classes: dict[str, set[str]] = {}
+    functions: dict[str, set[str]] = {}
+    trees = {}
+    for path in (REPO / "analytics_provider").rglob("*.py"):
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+        trees[module] = ast.parse(path.read_text(encoding="utf-8"))
+    constants = {node.targets[0].id: node.value.value for tree in trees.values() for node in tree.body
+                 if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+
+    def pushed(node: ast.AST) -> set[str]:
+        keys = set()
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "xcom_push":
+                (key,) = [k.value for k in call.keywords if k.arg == "key"]
+                keys.add(key.value if isinstance(key, ast.Constant) else constants[key.id])
+        return keys
+
+    def calls(node: ast.AST) -> set[str]:
+        return {call.func.id for call in ast.walk(node)
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)}
+
+    for tree in trees.values():
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and pushed(node):
+                functions[node.name] = pushed(node)
+    for module, tree in trees.items():
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                classes[f"{module}.{node.name}"] = pushed(node).union(
+                    *(functions[name] for name in calls(node) if name in functions))
+    return classes, functions
+
+
+def _operator_pages() -> dict[str, str]:
+    index = DOCS["operators/index.rst"]
+    pages = {name: os.path.normpath(f"operators/{page}") + ".rst"
+             for name, page in re.findall(r":doc:`(\w+) <([\w./]+)>`", index)}
+    pages["AnalyticsJobOperator"] = "operators/index.rst"
+    return pages
+
+
+def test_every_xcom_key_an_operator_pushes_is_on_its_docs_page() -> None:
+    import analytics_provider.operators as operators
+
+    classes, _ = _xcom_pushes()
+    pages = _operator_pages()
+    assert classes["analytics_provider.operators.refresh.AnalyticsRefreshImpactedOperator"] >= {"refresh_plan"}
+    missing = []
+    for name in operators.__all__:
+        operator = getattr(operators, name)
+        if not inspect.isclass(operator):
+            continue  # plan_review_apply builds operators, it is none
+        keys = set().union(*(classes.get(f"{klass.__module__}.{klass.__qualname__}", set())
+                             for klass in operator.__mro__))
+        if any(inspect.signature(getattr(operator, method)).return_annotation != "None"
+               for method in ("execute", "execute_complete") if hasattr(operator, method)):
+            keys.add("return_value")
+        page = " ".join(DOCS[pages[name]].split())
+        for key in sorted(keys):
+            if f"``{key}``" not in page and not (key == "return_value" and "return value" in page):
+                missing.append(f"{pages[name]} does not name the XCom key {key!r} that {name} pushes")
+    assert not missing, "\n".join(missing)
