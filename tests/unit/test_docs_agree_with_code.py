@@ -9,6 +9,7 @@ import re
 import sys
 from importlib.metadata import metadata
 from pathlib import Path
+from typing import Any
 
 from analytics_provider.api.call.settings import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_REGION
 from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
@@ -124,13 +125,39 @@ def test_the_docs_count_the_example_dags_there_are() -> None:
         assert name.removesuffix(".py") in DOCS["example_dags.rst"], f"docs/example_dags.rst omits {name}"
 
 
-def test_the_seeded_account_is_listed_from_the_seed_itself() -> None:
-    """docs/_ext/analytics_docs.py renders the tables from ``seed_state()`` at build time (``make docs``)."""
+def test_the_seeded_account_is_listed_from_the_seed_itself(monkeypatch) -> None:
+    """docs/_ext/analytics_docs.py renders the tables from ``seed_state()`` at build time (``make docs``):
+    whatever the seed holds is listed, a resource added to it too."""
+    from analytics_provider.testing.emulator import seed
+
     section = DOCS["emulator.rst"].split("The seeded account\n---")[1].split("\n---")[0]
     assert ".. include:: emulator_seed.rst" in section
-    generator = (REPO / "docs" / "_ext" / "analytics_docs.py").read_text(encoding="utf-8")
-    assert '_write(src / "emulator_seed.rst", emulator_seed())' in generator
-    assert "state = seed_state({})" in generator
+    sys.path.insert(0, str(REPO / "docs" / "_ext"))
+    from analytics_docs import emulator_seed
+
+    seeded = seed.seed_state
+
+    def grown(keys: dict[int, str]) -> Any:
+        state = seeded(keys)
+        state.data_sources[7] = {**state.data_sources[1], "id": 7, "name": "Lakehouse", "dbtype": "bigquery"}
+        state.data_models[9] = {**state.data_models[1], "id": 9, "name": "big_spenders", "table_name": None,
+                                "sql": "select 1"}
+        return state
+
+    monkeypatch.setattr(seed, "seed_state", grown)
+    text = emulator_seed()
+    state = grown({})
+    expected = ([u["name"] for u in state.users.values()] + [g["name"] for g in state.groups.values()]
+                + [f"{s['name']}\n     - ``{s['dbtype']}``" for s in state.data_sources.values()]
+                + [f"``{m['name']}``\n     - ``{m['table_name']}``" for m in state.data_models.values()
+                   if m["table_name"]] + ["``big_spenders``\n     - a query model"]
+                + [f"``{d['uname']}``" for d in state.data_sets.values()]
+                + [r["title"] for r in state.query_reports.values()] + [d["title"] for d in state.dashboards.values()]
+                + [f"``{w}`` (report {state.widgets[w]['source_id']}" for w in state.widgets]
+                + [f"{f['id']} {f['definition']['label']} (" for d in state.dashboards.values()
+                   for f in d["dynamic_filters"]]
+                + [f"``{a['name']}``" for a in state.user_attributes.values()])
+    assert [item for item in expected if item not in text] == []
 
 
 def _docs_pages(text: str) -> list[str]:
