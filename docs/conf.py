@@ -51,6 +51,7 @@ exclude_patterns = [
     "error_statuses.rst",
     "emulator_levels.rst",
     "connection_fields.rst",
+    "emulator_seed.rst",
 ]
 
 nitpicky = False

@@ -6,6 +6,10 @@ through the trigger's code path), then reads from Airflow's metadata database wh
 instances deferred to a trigger, shows where the files are and the head of the csv. On Airflow
 2.11 a triggerer process runs alongside (``dags test`` hands it the waits), and its log says
 which waits it ran.
+
+``airflow dags test`` runs the tasks in its own process and writes their logs to its output, not to
+files under ``$AIRFLOW_HOME/logs`` as a worker does: the demo keeps each run's output (at INFO)
+in ``.demo/<airflow home>/logs/dags-test-<dag id>.log`` and says so.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ AIRFLOW_ENV = {
     "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True",
     "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
 }
+LOGS = Path(AIRFLOW_ENV["AIRFLOW_HOME"]) / "logs"
 
 
 def main() -> int:
@@ -55,7 +60,10 @@ def main() -> int:
             }
             for dag_id in DAGS:
                 print(f"\n== airflow dags test {dag_id} (deferrable tasks)")
-                output = run(["airflow", "dags", "test", dag_id, "--conf", json.dumps(confs[dag_id])], env, "   ran")
+                task_log = LOGS / f"dags-test-{dag_id}.log"
+                output = run(["airflow", "dags", "test", dag_id, "--conf", json.dumps(confs[dag_id])],
+                             {**env, "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO"}, "   ran", log=task_log)
+                print(f"   its task logs: {task_log.relative_to(REPO)}")
                 for line in (ln for ln in output.splitlines() if " rows, " in ln):
                     print("   " + line.strip()[:160])
                 deferred = deferrals(dag_id) if triggerer is None else triggerer.ran(dag_id)
@@ -113,8 +121,9 @@ def start_triggerer(env: dict[str, str]) -> Triggerer:
     return triggerer
 
 
-def run(command: list[str], env: dict[str, str], done: str) -> str:
-    """Run an Airflow command of this venv; its output is shown only if it fails."""
+def run(command: list[str], env: dict[str, str], done: str, log: Path | None = None) -> str:
+    """Run an Airflow command of this venv; its output is shown only if it fails, and kept whole in
+    ``log`` when given (also when it fails or hangs)."""
     executable = Path(sys.executable).parent / command[0]
     start = time.monotonic()
     try:
@@ -123,14 +132,25 @@ def run(command: list[str], env: dict[str, str], done: str) -> str:
             timeout=COMMAND_TIMEOUT,
         )
     except subprocess.TimeoutExpired as stuck:
+        keep(log, stuck.stdout, stuck.stderr)
         sys.stdout.write(str(stuck.stdout or "")[-4000:])
         raise SystemExit(f"{' '.join(command)} did not end within {COMMAND_TIMEOUT} s") from None
+    keep(log, result.stdout, result.stderr)
     if result.returncode != 0:
         sys.stdout.write(result.stdout[-4000:])
         sys.stderr.write(result.stderr[-4000:])
         raise SystemExit(f"{' '.join(command)} failed with exit status {result.returncode}")
     print(f"{done} in {time.monotonic() - start:.0f}s")
     return result.stdout
+
+
+def keep(log: Path | None, stdout: str | bytes | None, stderr: str | bytes | None) -> None:
+    """Write a command's output and error output to ``log``."""
+    if log is None:
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    text = [s.decode(errors="replace") if isinstance(s, bytes) else s for s in (stdout, stderr) if s]
+    log.write_text("".join(s if s.endswith("\n") else s + "\n" for s in text), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -159,10 +159,7 @@ def _objects(file: DeliveryFile, findings: _Findings) -> list[tuple[str, int, st
 def _body(section: str, item: dict[str, Any], where: Where, findings: _Findings) -> dict[str, Any] | None:
     for name in item:
         if name not in FIELDS[section]:
-            import difflib  # only for a misspelt field (the operator checks the files at every DAG parse)
-
-            close = difflib.get_close_matches(str(name), FIELDS[section], n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = _did_you_mean(name, FIELDS[section])
             fields = ", ".join(FIELDS[section])
             findings.add((*where, name, KEY), "DL111",
                          f"unknown field {name!r}{hint}; the fields of a {KINDS[section]}: {fields}")
@@ -259,7 +256,12 @@ def _dest(section: str, item: dict[str, Any], where: Where, findings: _Findings)
     before = len(findings.found)
     for name in allowed[kind]:
         if dest.get(name) in (None, "", []):
-            findings.add((*where, "dest"), "DL131", f"a {kind} needs {name}")
+            misspelt = [key for key in dest if key not in allowed[kind] and _did_you_mean(key, [name])]
+            if misspelt:  # ``recipient:`` for ``recipients:``: point at it
+                findings.add((*where, "dest", misspelt[0], KEY), "DL131", f"a {kind} needs {name}; "
+                             f"{misspelt[0]!r} is not one of its fields{_did_you_mean(misspelt[0], [name])}")
+            else:
+                findings.add((*where, "dest"), "DL131", f"a {kind} needs {name}")
     recipients = dest.get("recipients")
     if recipients is not None:
         if not isinstance(recipients, list):
@@ -268,6 +270,14 @@ def _dest(section: str, item: dict[str, Any], where: Where, findings: _Findings)
             if not isinstance(address, str) or not EMAIL.match(address):
                 findings.add((*where, "dest", "recipients", index), "DL132", f"{address!r} is not an e-mail address")
     return dict(dest) if len(findings.found) == before else None
+
+
+def _did_you_mean(name: Any, choices: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` when one of ``choices`` is close to ``name``, else an empty string."""
+    import difflib  # only for a misspelt field (the operator checks the files at every DAG parse)
+
+    close = difflib.get_close_matches(str(name), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def check_references(declared: Sequence[Declared], hook: Any,

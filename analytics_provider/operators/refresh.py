@@ -452,8 +452,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     def _result(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
         keys = ("tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards")
-        return {**{k: self.plan.get(k, []) for k in keys}, **({"dbt_unresolved": self.plan["dbt_unresolved"]}
-                                                              if self.plan.get("dbt_unresolved") else {}),
+        return {**{k: self.plan.get(k, []) for k in keys}, "dry_run": self.is_dry_run,
+                **({"dbt_unresolved": self.plan["dbt_unresolved"]} if self.plan.get("dbt_unresolved") else {}),
                 "jobs": [{k: j[k] for k in ("kind", "id", "job_id", "status")} for j in jobs]}
 
 

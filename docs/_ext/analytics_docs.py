@@ -8,7 +8,10 @@ At ``builder-inited`` this extension writes, beside ``conf.py``:
 - ``error_statuses.rst``: the exception class each status maps to;
 - ``emulator_levels.rst``: the emulator's rate-limit level of each operation;
 - ``regions_table.rst`` and ``connection_fields.rst``: the regions' base addresses and the
-  connection form (from ``api/call/settings.py`` and ``get_provider_info.py``).
+  connection form (from ``api/call/settings.py`` and ``get_provider_info.py``);
+- ``emulator_seed.rst``: the emulator's seeded account, read from the state
+  :func:`analytics_provider.testing.emulator.seed.seed_state` builds (so a resource added to the seed
+  is listed without an edit here).
 
 It also adds the directive ``.. template-fields:: module.Class``, which lists an operator's
 ``template_fields``.
@@ -242,6 +245,75 @@ def connection_fields() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _list_table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = [f".. list-table:: {title}", "   :header-rows: 1", ""]
+    for row in [header, *rows]:
+        lines += [f"   {'*' if n == 0 else ' '} - {_cell(cell)}" for n, cell in enumerate(row)]
+    return [*lines, ""]
+
+
+def _names(values: Any) -> str:
+    return ", ".join(f"``{v}``" for v in values)
+
+
+def emulator_seed() -> str:
+    """The seeded account, one table per kind of resource, from the seed's own state."""
+    from analytics_provider.testing.emulator.seed import KEYED_USERS, seed_state
+
+    state = seed_state({})
+    groups = {gid: group["name"] for gid, group in state.groups.items()}
+    models = {mid: model["name"] for mid, model in state.data_models.items()}
+    reports = state.query_reports
+    entries: dict[int, list[str]] = {}
+    for (subject_type, subject_id), by_attribute in sorted(state.attribute_entries.items()):
+        for attribute_id, entry in by_attribute.items():
+            subject = f"user {subject_id}" if subject_type == "User" else f"group {subject_id} ({groups[subject_id]})"
+            entries.setdefault(attribute_id, []).append(f"{subject}: {_names(entry['values'])}")
+
+    def status(user: dict[str, Any]) -> str:
+        return "deleted" if user["is_deleted"] else "active" if user["is_activated"] else "pending"
+
+    out: list[str] = []
+    out += _list_table("Users", ["Id", "Name", "Role", "Status", "Groups", "API key"], [
+        [str(uid), u["name"], f"``{u['role']}``", status(u),
+         ", ".join(f"{g} {groups[g]}" for g in u["group_ids"]), "yes" if uid in KEYED_USERS else "no"]
+        for uid, u in sorted(state.users.items())])
+    out += _list_table("Groups", ["Id", "Name"], [[str(g), name] for g, name in sorted(groups.items())])
+    out += _list_table("Data sources", ["Id", "Name", "Type", "Notes"], [
+        [str(sid), s["name"], f"``{s['dbtype']}``",
+         "; ".join(note for note, on in (("default", s.get("is_default")), ("sample data", s.get("is_sample"))) if on)]
+        for sid, s in sorted(state.data_sources.items())])
+    out += _list_table("Data models", ["Id", "Name", "Table", "Data source", "Dimensions", "Measures"], [
+        [str(mid), f"``{m['name']}``", f"``{m['table_name']}``" if m.get("table_name") else "a query model",
+         str(m["data_source_id"]), _names(f["name"] for f in m.get("dimensions", ())),
+         _names(f["name"] for f in m.get("measures", ()))]
+        for mid, m in sorted(state.data_models.items())])
+    out += _list_table("Data sets", ["Id", "Name", "Models", "From AML", "Description"], [
+        [str(did), f"``{d['uname']}``", ", ".join(f"{m} {models[m]}" for m in d["model_ids"]),
+         f"yes (project {d['project_id']})" if d["from_aml"] else "no", d.get("description") or ""]
+        for did, d in sorted(state.data_sets.items())])
+    out += _list_table("Query reports", ["Id", "Title", "Data set", "Chart", "Fields"], [
+        [str(rid), r["title"], str(r["data_set_id"]), f"``{r['viz_setting']['viz_type']}``",
+         _names(f"{models[f['path_hash']['model_id']]}.{f['path_hash']['field_name']}"
+                for f in r["viz_setting"]["fields"]["table_fields"])]
+        for rid, r in sorted(reports.items())])
+    dashboard_rows = []
+    for did, d in sorted(state.dashboards.items()):
+        widgets = [f"``{w}`` (report {state.widgets[w]['source_id']}, {state.widgets[w]['source_title']})"
+                   for w in d["widget_ids"]]
+        filters = [f"{f['id']} {f['definition']['label']} ({f['definition']['filter_type']}; on "
+                   + ", ".join(f"``{m['viz_conditionable_id']}`` {m['field_path']['field_name']}"
+                               for m in f["mappings"]) + ")"
+                   for f in d["dynamic_filters"]]
+        dashboard_rows.append([str(did), d["title"], "; ".join(widgets), "; ".join(filters)])
+    out += _list_table("Dashboards", ["Id", "Title", "Widgets", "Filters"], dashboard_rows)
+    out += _list_table("User attributes", ["Id", "Name", "Label", "System", "Entries"], [
+        [str(aid), f"``{a['name']}``", a["label"], "yes" if a["is_system_attribute"] else "no",
+         "; ".join(entries.get(aid, []))]
+        for aid, a in sorted(state.user_attributes.items())])
+    return "\n".join(out)
+
+
 def generate(app: Sphinx) -> None:
     src = Path(app.srcdir)
     _write(src / "regions_table.rst", regions_table())
@@ -250,6 +322,7 @@ def generate(app: Sphinx) -> None:
     _write(src / "connection_fields.rst", connection_fields())
     _write(src / "operations_table.rst", operations_table())
     _write(src / "exceptions_tree.rst", exceptions_tree())
+    _write(src / "emulator_seed.rst", emulator_seed())
 
 
 class TemplateFields(Directive):

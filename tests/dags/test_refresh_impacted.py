@@ -66,7 +66,8 @@ def test_campaigns_preload_the_dashboards_that_read_it_only(impact_bag, analytic
     assert [(j["kind"], j["id"], j["status"]) for j in result["jobs"]] == [
         ("bust", 1, "success"), ("preload", 2, "success"), ("preload", 5, "success")]
     assert set(result) == {"tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards",
-                           "jobs"}
+                           "dry_run", "jobs"}
+    assert result["dry_run"] is False
     assert ("refresh" in deferred_tasks(dag_run)) == deferrable
 
 
@@ -83,6 +84,7 @@ def test_a_dry_run_logs_the_plan_and_submits_nothing(impact_bag, analytics_emula
                                       "dry_run": True, "unmatched_tables": "warn"})
     assert dag_run.state == "success", task_states(dag_run)
     assert analytics_emulator.jobs == []
+    assert result_of(dag_run)["dry_run"] is True  # the XCom says so, not only its empty "jobs"
     assert [r.method for r in analytics_emulator.requests if r.origin == "api"] == ["GET"] * len(
         [r for r in analytics_emulator.requests if r.origin == "api"])
     log = capfd.readouterr().out

@@ -207,3 +207,19 @@ def test_a_key_declared_twice_is_reported_even_when_an_object_has_other_findings
         f"{b}:11:10: DL112 key 'revenue-watch' is declared twice: at {a}:11 and here",
     ]
     assert sorted(d.code for d in found) == ["DL112", "DL112", "DL120", "DL120"]
+
+
+def test_a_misspelt_dest_field_is_named_with_the_field_it_stands_for(tmp_path, capsys) -> None:
+    write(tmp_path, "a.yml", """\
+        schedules:
+          - key: weekly-sales
+            dashboard: 1
+            repeat: "0 7 * * 1"
+            dest:
+              type: EmailDest
+              recipient: [ann@example.com]
+        """)
+    assert manage.main(["check", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{tmp_path / 'a.yml'}:7:7: DL131 a EmailDest needs recipients; 'recipient' is not one of its fields "
+        "(did you mean 'recipients'?)"]
