@@ -52,6 +52,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     :param dbt_manifest: the run's ``manifest.json`` (as ``dbt_run_results``): needed for dbt
         before 1.7, whose results do not name their relations; given, it fills in what they lack.
         A node built but in neither file is named in the log and the result's ``dbt_unresolved``.
+    :param tables_from_assets: add the tables the run's triggering asset events name (a DAG
+        scheduled on the load DAGs' table assets refreshes what they wrote): the URIs providers
+        register for tables (``postgres://host:port/db/schema/table``, ``mysql://host:port/db/table``,
+        ``trino://host:port/catalog/schema/table``, ``bigquery://project/dataset/table``) and
+        OpenLineage's naming of Snowflake, Redshift and Databricks tables
+        (:mod:`analytics_provider.impact.asset_tables`). An asset that names no table is logged and
+        ignored; a run whose events name none fails (nothing would be refreshed). Like a dbt run's
+        relations, a table of an event that no model reads is only logged.
     :param project_ids: the AML projects whose models are matched (default: those of the dashboards).
     :param default_schema: the schema of a table named without one, overriding the warehouse's
         (``public`` for PostgreSQL and Redshift, ``PUBLIC`` for Snowflake, ``dbo``, ``main``...).
@@ -105,6 +113,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         tables: Any = None,
         dbt_run_results: Any = None,
         dbt_manifest: Any = None,
+        tables_from_assets: bool = False,
         project_ids: Sequence[int] | None = None,
         default_schema: str | None = None,
         fold: str | None = None,
@@ -133,6 +142,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self.tables = tables
         self.dbt_run_results = dbt_run_results
         self.dbt_manifest = dbt_manifest
+        self.tables_from_assets = tables_from_assets
         self.project_ids = project_ids
         self.default_schema = default_schema
         self.fold = fold
@@ -149,6 +159,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self.max_outage = max_outage
         self.warehouse_namespace = warehouse_namespace
         self.durable = durable
+        if not isinstance(tables_from_assets, bool):
+            raise refused(self.task_id, "tables_from_assets", tables_from_assets, "True or False")
         self._check_sources()
         for name in ("bust_cache", "preload"):
             if not isinstance(getattr(self, name), bool):
@@ -213,13 +225,40 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         if self.dbt_manifest is not None and self.dbt_run_results is None:
             raise refused(self.task_id, "dbt_run_results", None,
                           "given with dbt_manifest (a manifest alone does not say what a run built)")
-        if self.tables is None and self.dbt_run_results is None:
-            raise refused(self.task_id, "tables", None,
-                          "a list of tables, or dbt_run_results (with dbt_manifest for dbt before 1.7)")
+        if self.tables is None and self.dbt_run_results is None and not self.tables_from_assets:
+            raise refused(self.task_id, "tables", None, "a list of tables, dbt_run_results (with dbt_manifest "
+                                                        "for dbt before 1.7), or tables_from_assets=True")
 
-    def refreshed_tables(self) -> list[str]:
-        """``tables`` and the relations the dbt run built, each once, in order."""
+    def asset_tables(self, context: Mapping[str, Any]) -> list[str]:
+        """The tables the run's triggering asset events name (Airflow 2.11: dataset events), each once."""
+        from analytics_provider.impact.asset_tables import tables_of
+
+        events = context.get("triggering_asset_events") or context.get("triggering_dataset_events") or {}
+        uris: list[str] = []
+        for key, of_key in events.items():
+            for event in of_key:
+                asset = getattr(event, "asset", None) or getattr(event, "dataset", None)
+                uri = getattr(asset, "uri", None) or (key if isinstance(key, str) else getattr(key, "uri", None))
+                if isinstance(uri, str) and uri not in uris:
+                    uris.append(uri)
+        found, ignored = tables_of(uris)
+        for asset in ignored:
+            self.log.info("Asset %s names no warehouse table (%s): ignored", asset.uri, asset.why_not)
+        if not found:
+            raise AnalyticsParameterError(
+                f"{self.task_id}: tables_from_assets: the run's triggering asset events name no warehouse table ("
+                + (f"{len(uris)} asset(s): {', '.join(uris[:5])}" if uris else "the run has no asset events: "
+                   "triggered by hand or on a schedule?") + "); nothing would be refreshed")
+        self.log.info("The run's asset events name %d table(s): %s", len(found),
+                      ", ".join(f"{t.table} ({t.uri})" for t in found))
+        return [t.table for t in found if t.table]
+
+    def refreshed_tables(self, context: Mapping[str, Any] | None = None) -> list[str]:
+        """``tables``, the tables of the run's asset events (``tables_from_assets``) and the relations
+        the dbt run built, each once, in order."""
         tables = self._check_tables()
+        if self.tables_from_assets and context is not None:
+            tables += [t for t in self.asset_tables(context) if t not in tables]
         if self.dbt_run_results is not None:
             from analytics_provider.operators.dbt import dbt_run
 
@@ -246,7 +285,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
         with self.closing_hook():
             self.check_inputs()
-            tables = self.refreshed_tables()
+            tables = self.refreshed_tables(context)
             impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
                                              default_schema=self.default_schema, fold=self.fold) if tables else {
                 "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [], "notes": []}

@@ -1,0 +1,75 @@
+"""Refresh what the loads said they wrote: the refresh operator's tables from the run's triggering
+asset events (``tables_from_assets``), against the emulator, the operator called directly."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.operators import AnalyticsRefreshImpactedOperator
+from analytics_provider.testing.task_instance import FakeTaskInstance
+
+
+def events(*uris: str) -> dict[str, list[Any]]:
+    """Airflow 3's ``triggering_asset_events``: each asset's events, each naming its asset."""
+    return {uri: [SimpleNamespace(asset=SimpleNamespace(uri=uri))] for uri in uris}
+
+
+def refresh(context: dict[str, Any], **kwargs: Any) -> Any:
+    operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables_from_assets=True, dry_run=True, **kwargs)
+    return operator.execute({"ti": FakeTaskInstance(), **context})
+
+
+def api_requests(emulator: Any) -> list[Any]:
+    return [r for r in emulator.requests if r.origin == "api"]
+
+
+def test_the_tables_the_loads_wrote_are_refreshed_and_other_assets_said_and_ignored(
+        analytics_emulator, analytics_connection, capsys) -> None:
+    result = refresh({"triggering_asset_events": events(
+        "postgres://warehouse:5432/analytics/public/orders", "s3://exports/2026-11-28/orders.csv")})
+    assert result["tables"] == ["analytics.public.orders"] and result["unmatched_tables"] == []
+    assert {d["title"] for d in result["dashboards"]} == {"Sales overview", "Regional sales"}
+    assert ("Asset s3://exports/2026-11-28/orders.csv names no warehouse table (not a warehouse table (scheme "
+            "'s3')): ignored") in capsys.readouterr().out  # the task's log
+
+
+@pytest.mark.parametrize(("uri", "model"), [
+    ("snowflake://acme-xy12345/ANALYTICS.WEB.SESSIONS", "sessions"),  # OpenLineage's naming, Snowflake's rules
+    ("bigquery://acme-prod/web_events/page_views", "page_views"),  # the provider's URI, BigQuery's rules
+])
+def test_each_warehouses_table_asset_reaches_the_model_its_data_source_names(analytics_emulator, analytics_connection,
+                                                                            uri, model) -> None:
+    result = refresh({"triggering_asset_events": events(uri)})
+    assert [m["name"] for m in result["data_models"]] == [model]
+
+
+def test_airflow_2_dataset_events_are_read_too(analytics_emulator, analytics_connection) -> None:
+    uri = "postgres://warehouse:5432/analytics/marketing/campaigns"
+    result = refresh({"triggering_dataset_events": {uri: [SimpleNamespace(dataset=SimpleNamespace(uri=uri))]}})
+    assert result["tables"] == ["analytics.marketing.campaigns"]
+    assert {d["title"] for d in result["dashboards"]} == {"Marketing performance", "Campaign ROI"}
+
+
+@pytest.mark.parametrize(("context", "said"), [
+    ({}, "the run has no asset events: triggered by hand or on a schedule?"),
+    ({"triggering_asset_events": events("s3://exports/orders.csv")}, "1 asset(s): s3://exports/orders.csv"),
+])
+def test_a_run_whose_events_name_no_table_fails_before_any_request(analytics_emulator, analytics_connection,
+                                                                   context, said) -> None:
+    with pytest.raises(AnalyticsParameterError, match="refresh: tables_from_assets: the run's triggering asset "
+                                                      "events name no warehouse table") as raised:
+        refresh(context)
+    assert said in str(raised.value) and "nothing would be refreshed" in str(raised.value)
+    assert api_requests(analytics_emulator) == []
+
+
+def test_tables_from_assets_must_be_a_flag_and_may_stand_alone() -> None:
+    with pytest.raises(AnalyticsParameterError, match="tables_from_assets"):
+        AnalyticsRefreshImpactedOperator(task_id="refresh", tables_from_assets="yes")
+    with pytest.raises(AnalyticsParameterError, match="or tables_from_assets=True"):
+        AnalyticsRefreshImpactedOperator(task_id="refresh")
+    assert AnalyticsRefreshImpactedOperator(task_id="refresh", tables_from_assets=True).tables is None
