@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from analytics_provider.aml import compiler, schema
-from analytics_provider.aml.lint import INTERNAL_CODE, check_timeout, discover, lint_each
+from analytics_provider.aml.lint import INTERNAL_CODE, MAX_COMPILE_TIMEOUT, check_timeout, discover, lint_each
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_STATUSES = f"""exit status:
@@ -73,7 +73,8 @@ def _seconds(text: str) -> float:
     try:
         return check_timeout(float(text)) or 0.0
     except ValueError:
-        raise argparse.ArgumentTypeError(f"a positive number of seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"a positive number of seconds up to {MAX_COMPILE_TIMEOUT:g}, got {text!r}") \
+            from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -102,7 +102,12 @@ class _Child:
             if op == "versions":
                 return self.versions
             _write(self.process.stdin, {"op": op, "args": args})
-            if timeout is not None and not self._answers_within(timeout):
+            try:
+                answered = timeout is None or self._answers_within(timeout)
+            except BaseException:  # the child's answer would be read as the next call's: it goes
+                self.kill()
+                raise
+            if timeout is not None and not answered:
                 self.kill()
                 raise CallTimedOut(timeout)
             reply = _read(self.process.stdout)

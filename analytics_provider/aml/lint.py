@@ -173,12 +173,18 @@ def _guarded(rep: Reporter, offset: int, what: str, action: Callable[[], _T]) ->
         return None
 
 
+MAX_COMPILE_TIMEOUT = 3600.0
+"""The longest ``compile_timeout`` taken (an hour a chart): past what the OS's waits can count, a
+limit would end every chart's compile in an error instead."""
+
+
 def check_timeout(seconds: float | None) -> float | None:
     """``compile_timeout`` as given (None: no limit), or ``ValueError`` naming it."""
     if seconds is None:
         return None
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
-        raise ValueError(f"compile_timeout must be a positive number of seconds (or None), got {seconds!r}")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= MAX_COMPILE_TIMEOUT:
+        raise ValueError(f"compile_timeout must be a positive number of seconds up to {MAX_COMPILE_TIMEOUT:g} "
+                         f"(or None), got {seconds!r}")
     return float(seconds)
 
 

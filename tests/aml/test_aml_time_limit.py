@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,7 +94,30 @@ def test_preview_keeps_the_same_limit(tmp_path: Path) -> None:
     assert drawn.path.read_bytes().startswith(b"\x89PNG")  # the next call has a child again
 
 
-@pytest.mark.parametrize("bad", [0, -1, float("inf"), "5", True])
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), "5", True, 1e10, 1e308])  # past an hour: no wait counts it
 def test_a_bad_limit_is_refused_by_name(tmp_path: Path, bad: object) -> None:
     with pytest.raises(ValueError, match="compile_timeout must be a positive number of seconds"):
         lint_paths([CORPUS / "valid/simple_bar.chart.aml"], compile_timeout=bad)  # type: ignore[arg-type]
+
+
+def test_a_limit_past_an_hour_is_a_usage_error_and_a_failed_wait_leaves_no_answer_behind(tmp_path: Path,
+                                                                                        monkeypatch) -> None:
+    """A wait that fails (here as a limit the OS cannot count failed it) ends the child: its answer,
+    read by nobody, must not be taken for the next chart's (a broken chart would lint clean)."""
+    from analytics_provider.aml import compiler_process
+
+    bad = CORPUS / "invalid/cannot_render.chart.aml"
+    assert subprocess.run([sys.executable, "-m", "analytics_provider.aml", "lint", "--compile-timeout", "1e10",
+                           str(bad)], capture_output=True, text=True, timeout=120).returncode == 2
+    failing = {"now": True}
+    answers_within = compiler_process._Child._answers_within
+
+    def overflowing(self: Any, seconds: float) -> bool:
+        if failing.pop("now", False):
+            raise OverflowError("timestamp out of range for platform time_t")
+        return answers_within(self, seconds)
+
+    monkeypatch.setattr(compiler_process._Child, "_answers_within", overflowing)
+    first = lint_paths([CORPUS / "valid/simple_bar.chart.aml"], compile_timeout=LIMIT * 10)
+    assert [d.code for d in first] == ["CC000"]  # the failed wait: an internal error of that chart
+    assert [d.code for d in lint_paths([bad], compile_timeout=LIMIT * 10)] == ["CC421"]  # its own answer
