@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -60,14 +61,14 @@ def resolved(value: Any, where: str) -> Any:
         return value
     location = str(value.get("location"))
     try:
-        data = _read(location)
+        data = _read(location, value.get("bytes"))
     except (OSError, ValueError, ImportError) as exc:
         raise SavedPlanError(f"{where}: the saved plan at {location} cannot be read ({type(exc).__name__}: {exc}); "
                              "nothing was written: plan again, with plan storage every worker reaches "
                              "(plan_storage=)") from None
-    if hashlib.sha256(data).hexdigest() != value.get("file_sha256"):
+    if len(data) != value.get("bytes") or hashlib.sha256(data).hexdigest() != value.get("file_sha256"):
         raise SavedPlanError(f"{where}: the saved plan at {location} is not the one the plan task stored (its "
-                             "SHA-256 differs: changed since?); nothing was written: plan again")
+                             "size or SHA-256 differs: changed since?); nothing was written: plan again")
     saved = json.loads(data)
     if not isinstance(saved, dict) or saved.get("sha256") != value.get("sha256"):
         raise SavedPlanError(f"{where}: the saved plan at {location} is another plan; nothing was written")
@@ -92,10 +93,20 @@ def _write_remote(storage: Any, name: str, data: bytes) -> str:
     return str(target)
 
 
-def _read(location: str) -> bytes:
+def _read(location: str, expected: Any) -> bytes:
+    """The file's bytes, up to one past the ``expected`` size the reference records: a file grown is
+    not read whole, and one replaced by a device or a pipe is refused unread (never waited on)."""
+    if isinstance(expected, bool) or not isinstance(expected, int) or expected < 1:
+        raise ValueError(f"the reference records no size ({expected!r})")
     if "://" in location and not location.startswith("file://"):
         from airflow.providers.common.compat.sdk import ObjectStoragePath
 
         with ObjectStoragePath(location).open("rb") as source:
-            return bytes(source.read())
-    return Path(location.removeprefix("file://")).read_bytes()
+            data = bytes(source.read(expected + 1))
+    else:
+        path = Path(location.removeprefix("file://"))
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ValueError("not a regular file")
+        with path.open("rb") as source:
+            data = source.read(expected + 1)
+    return data

@@ -88,3 +88,27 @@ def test_a_review_body_is_bounded_whatever_max_rows_says() -> None:
 def test_a_bad_max_xcom_bytes_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match=r"^plan: max_xcom_bytes must be a number of bytes \(1 or more\) or None"):
         AnalyticsSyncGroupMembersOperator(task_id="plan", rows=[], dry_run=True, max_xcom_bytes=0)
+
+
+@pytest.mark.parametrize("replaced_by", ["endless", "pipe", "grown"])
+def test_a_referenced_plan_replaced_by_a_device_a_pipe_or_more_is_refused_unread(rows, tmp_path, analytics_emulator,
+                                                                                 replaced_by) -> None:
+    """Read up to the size the reference records, a regular file only: /dev/zero took all memory, a FIFO
+    hung the apply for ever (found by an attack on issue 46)."""
+    import os
+
+    plan = planned(rows, tmp_path / "plans", 16 * 1024)
+    stored = Path(plan["saved"]["location"])
+    stored.unlink()
+    if replaced_by == "endless":
+        stored.symlink_to("/dev/zero")
+    elif replaced_by == "pipe":
+        os.mkfifo(stored)
+    else:
+        stored.write_bytes(b" " * (plan["saved"]["bytes"] * 50))
+    analytics_emulator.clear_requests()
+    said = "is not the one the plan task stored" if replaced_by == "grown" else \
+        r"cannot be read \(ValueError: not a regular file\)"
+    with pytest.raises(SavedPlanError, match=said):
+        apply(plan)
+    assert [r.operation for r in analytics_emulator.requests if r.method != "GET"] == []
