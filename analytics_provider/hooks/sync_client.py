@@ -167,6 +167,9 @@ def _chunks(response: requests.Response, read_timeout: float, left: Callable[[],
     while limit is None or received < limit:
         seconds = left()
         if seconds is not None:
+            if seconds <= 0:  # a drip whose every read returns in time: the whole answer did not
+                raise requests.exceptions.ReadTimeout(f"the answer did not come whole in time ({received:,} bytes "
+                                                      "read)")
             _set_read_timeout(response, min(read_timeout, seconds))
         size = CHUNK_SIZE if limit is None else min(CHUNK_SIZE, limit - received)
         chunk = response.raw.read1(size, decode_content=decode)

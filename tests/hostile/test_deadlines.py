@@ -8,6 +8,7 @@ record the waits.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -35,13 +36,23 @@ STALL = Answer(200, {"job": {"id": 7, "status": "running"}}, delay=30.0)
 DOWN = Answer(503, {"type": "MaintenanceError", "message": "upgrading"})
 
 
+def _dripped(body: bytes, every: float) -> Any:
+    for i in range(len(body)):
+        time.sleep(every)
+        yield body[i:i + 1]
+
+
+# a chunked answer of one byte per chunk, a chunk every 0.1 s (25 s whole): each read returns at once
+DRIP = Answer(200, chunked=True, stream=lambda: _dripped(TRICKLE.payload(), 0.1))
+
+
 # Far shorter than the slow answers (25 and 30 s), and time enough for a loaded machine to send the
 # request (after a first call has read the connection and made the session: at load 25 on two cores,
 # a first call's 1 s had passed before its request went out).
 DEADLINE = 5.0
 
 
-@pytest.mark.parametrize("answer", [TRICKLE, STALL], ids=["trickle", "stall"])
+@pytest.mark.parametrize("answer", [TRICKLE, STALL, DRIP], ids=["trickle", "stall", "chunked-drip"])
 def test_a_slow_answer_cannot_hold_a_call_past_its_deadline(connect, server, answer) -> None:
     connect(timeout=60)  # neither timeout ends the call: only its deadline can
     hook = AnalyticsHook()
@@ -53,7 +64,7 @@ def test_a_slow_answer_cannot_hold_a_call_past_its_deadline(connect, server, ans
     assert len(server.requests) == 2 and server.answers_sent == 1  # cut while the answer was coming
 
 
-@pytest.mark.parametrize("answer", [TRICKLE, STALL], ids=["trickle", "stall"])
+@pytest.mark.parametrize("answer", [TRICKLE, STALL, DRIP], ids=["trickle", "stall", "chunked-drip"])
 async def test_the_async_client_holds_the_same_deadline(connect, server, answer) -> None:
     connect(timeout=60)
     async with AsyncAnalyticsClient("analytics_default") as client:
@@ -148,3 +159,19 @@ def test_with_a_deadline_a_quota_wait_may_outlast_the_retry_time(hook, server, w
     hook.get_job(7)
     hook.call("get_job", 7, deadline=waits() + 3600)  # 400 s > max_elapsed (300), but inside the deadline
     assert waits.sleeps == [400.0] and len(server.requests) == 2
+
+
+@pytest.mark.parametrize("transport", ["worker", "triggerer"])
+async def test_without_a_deadline_an_answer_comes_whole_within_its_two_timeouts(connect, server, transport) -> None:
+    """A chunk every 0.5 s, within the 2 s read timeout every time: each attempt still ends by the
+    connect and read timeouts together (3 s), not when the 125 s drip does (the worker read it whole:
+    found by an attack on issue 46)."""
+    connect(timeout=2, connect_timeout=1)
+    server.answer = always(Answer(200, chunked=True, stream=lambda: _dripped(TRICKLE.payload(), 0.5)))
+    with pytest.raises(AnalyticsTransportError, match=r"did not come whole in time|Timeout"):
+        if transport == "worker":
+            AnalyticsHook().call("get_job", 7)
+        else:
+            async with AsyncAnalyticsClient("analytics_default") as client:
+                await client.call("get_job", 7)
+    assert len(server.requests) > 1 and server.answers_sent == 0  # retried, each attempt cut mid-answer
