@@ -145,5 +145,6 @@ def test_the_waits_run_in_the_triggerer_and_the_dataset_queues_the_preload(stack
     job_tasks |= {(PRELOAD, "bust_data_source_cache", "-1"), (PRELOAD, "preload_dashboard", "0")}
     job_tasks |= {(PRELOAD, "preload_dashboard", "1")}
     assert completed == job_tasks, stack.log("triggerer")[-3000:]
-    # one job each, two for the refresh (its bust and its preload): nothing submitted twice
-    assert len(analytics_emulator.jobs) == len(job_tasks) + 1
+    # one job each, three for the refresh (its bust, and its preloads of Sales overview and of Regional sales,
+    # on the query model built on orders): nothing submitted twice
+    assert len(analytics_emulator.jobs) == len(job_tasks) + 2
