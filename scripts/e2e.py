@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from datetime import datetime, timedelta, timezone
@@ -115,6 +115,8 @@ class Processes:
         self.home = home
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.starts: Counter[str] = Counter()
+        # CPU-seconds each component's processes used, by name without its number
+        self.cpu: defaultdict[str, float] = defaultdict(float)
 
     def start(self, name: str, command: list[str], env: dict[str, str] | None = None,
               user: str | None = None) -> subprocess.Popen[bytes]:
@@ -129,6 +131,7 @@ class Processes:
 
     def stop(self, name: str, sig: int = signal.SIGTERM, wait: float = 60) -> None:
         proc = self.procs.pop(name)
+        self.cpu[name.rstrip("-0123456789")] += cpu_seconds(proc.pid)
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
@@ -142,6 +145,10 @@ class Processes:
     def stop_all(self) -> None:
         for name in reversed(list(self.procs)):
             self.stop(name, wait=20)
+        mine = os.times()
+        self.cpu["e2e.py (proxy, checks)"] = mine.user + mine.system
+        say("CPU-seconds by component (what the run cost; a killed process's tree counts up to its kill): "
+            + ", ".join(f"{name} {seconds:.0f}" for name, seconds in sorted(self.cpu.items(), key=lambda kv: -kv[1])))
 
     def report(self, lines: int = 15) -> None:
         """Each process's state and the end of its log: what a failed run leaves to read."""
@@ -154,6 +161,25 @@ class Processes:
 
     def logs(self, prefix: str = "") -> dict[str, str]:
         return {p.name: p.read_text(errors="replace") for p in sorted(self.home.glob(f"{prefix}*.log"))}
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a process and its descendants have used so far: its own and its ended children's,
+    and each live descendant's (Airflow's task processes start sessions of their own, not trees of
+    their own: they are still descendants)."""
+    import psutil
+
+    try:
+        top = psutil.Process(pid)
+        tree = [top, *top.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for proc in tree:
+        with suppress(psutil.NoSuchProcess):
+            times = proc.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    return total
 
 
 def debian_package(binary: str, package: str) -> None:
@@ -417,6 +443,9 @@ def environment(home: Path, dags: Path, port: int, database: str, broker: str, c
         **simple_auth(home),
         "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1",
         "AIRFLOW__SCHEDULER__DAG_DIR_LIST_INTERVAL": "5",
+        # the DAG files never change during the run: parsed once, not again every 30 s (each round of
+        # re-parsing every file cost CPU that the run's tasks and CI's other steps need)
+        "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "3600",
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT),
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
         "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True",

@@ -40,7 +40,8 @@ NEWEST = "3.3.2"
 MAKE_TEST_PYTHON = "3.11"  # the README's ``make test``: the whole suite on NEWEST with the default python3
 # (Airflow, Python) cells of ``make test-matrix``, and what each runs: VERSION, the tests that can differ
 # between Airflow versions (``pytest --suite airflow``), and ONCE, the tiers that run once per Python
-# (behaviour, host, free). Together with ``make test`` every test runs on every Python of the table,
+# (behaviour, host, free). Together with ``make test`` every test runs on every Python of the table (but
+# those of the suite's own machinery, marked ``suite_itself``, which only ``make test`` runs),
 # and every test of the version tier on every supported Airflow and on every Python: each Airflow once,
 # the Pythons spread over the versions (a covering of the pairs, not every pair: each version tier run
 # costs 160 to 300 CPU-seconds, and CI has two cores). The once-per-Python tiers skip nothing: their

@@ -31,7 +31,9 @@ from pathlib import Path
 
 from envs import CELLS, MATRIX, ONCE, REPO, VERSION, ensure_venv, find_python, python_of, say, test_extras
 
-PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"]
+# the tests of the suite's own machinery (marked suite_itself) run in make test only: they prove nothing
+# that differs between Pythons or Airflows, and each spawns pytest runs of its own
+PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", "-m", "not suite_itself"]
 LOGS = REPO / ".matrix" / "logs"
 SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed|error|errors|skipped|deselected).*?)\s*=*$")
 
@@ -86,8 +88,10 @@ def pytest_args(run: Run) -> list[str]:
     return args if run.suites == ("airflow",) else [*args, "--allowed-skips", "tests/allowed_skips.txt"]
 
 
-def run_suites(run: Run) -> tuple[Run, int, str, float]:
-    """One run: its exit code, its summary line and its wall time; pytest's output in ``.matrix/logs``."""
+def run_suites(run: Run, matrix_start: float) -> tuple[Run, int, str, float]:
+    """One run: its exit code, its summary line and its wall time; pytest's output in ``.matrix/logs``.
+    Its line says when it started and ended (seconds since the matrix began) and the CPU-seconds it
+    used, its subprocesses included: where the matrix's time went."""
     venv = _venv((run.airflow, run.python))
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     suite = "+".join(run.suites)
@@ -95,16 +99,19 @@ def run_suites(run: Run) -> tuple[Run, int, str, float]:
     say(f"Airflow {run.airflow}, Python {run.python}: {suite} (log: {log.relative_to(REPO)})")
     start = time.monotonic()
     with log.open("w", encoding="utf-8") as out:
-        code = subprocess.run(
-            [python_of(venv), *pytest_args(run)], cwd=REPO, env=env,
-            stdout=out, stderr=subprocess.STDOUT, check=False,
-        ).returncode
+        proc = subprocess.Popen([python_of(venv), *pytest_args(run)], cwd=REPO, env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)  # the run's own rusage (and its waited-for children's)
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - start
     output = log.read_text(encoding="utf-8", errors="replace")
     summary = f"{suite}: {_summary(output, code)}"
     if code != 0:
         say(f"  what failed on Airflow {run.airflow}, Python {run.python} (--suite {suite}):\n{_failures(output)}")
-    say(f"  {'ok' if code == 0 else 'FAILED'}: Airflow {run.airflow}, Python {run.python}: {summary} ({seconds:.0f}s)")
+    span = f"+{start - matrix_start:.0f}s to +{time.monotonic() - matrix_start:.0f}s"
+    cpu = usage.ru_utime + usage.ru_stime
+    say(f"  {'ok' if code == 0 else 'FAILED'}: Airflow {run.airflow}, Python {run.python}: {summary} "
+        f"({seconds:.0f}s, {span}, {cpu:.0f} CPU-s)")
     return run, code, summary, seconds
 
 
@@ -119,8 +126,9 @@ def run_matrix(cells: Sequence[tuple[str, str]], jobs: int) -> list[Result]:
     LOGS.mkdir(parents=True, exist_ok=True)
     runs = [run for run in runs_of(cells) if results[(run.airflow, run.python)].exit_code is None]
     summaries: dict[tuple[str, str], list[str]] = {cell: [] for cell in cells}
+    start = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:  # each run is its own processes
-        for run, code, summary, seconds in pool.map(run_suites, runs):
+        for run, code, summary, seconds in pool.map(lambda run: run_suites(run, start), runs):
             result = results[(run.airflow, run.python)]
             result.tests_s += seconds
             summaries[(run.airflow, run.python)].append(summary)

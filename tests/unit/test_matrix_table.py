@@ -62,3 +62,14 @@ def test_the_readmes_table_names_the_pythons_each_airflow_is_tested_on() -> None
     for airflow, tested_on in rows:
         named = set(re.findall(r"\b3\.\d+\b", tested_on.split(";")[0]))
         assert named == {python for af, python in RUNS if af == airflow}, (airflow, tested_on)
+
+
+def test_the_matrix_leaves_out_the_suites_own_machinery_and_nothing_else() -> None:
+    """Each matrix run deselects the tests marked ``suite_itself``; only the file of the suite's own
+    machinery carries the mark (a test of the package marked so would run on one Python only)."""
+    for run in test_matrix.runs_of(envs.MATRIX):
+        args = test_matrix.pytest_args(run)
+        assert args[args.index("-m", 2) + 1] == "not suite_itself", args
+    marked = sorted(path.relative_to(REPO).as_posix() for path in (REPO / "tests").rglob("test_*.py")
+                    if re.search(r"pytest\.mark\.suite_itself\b", path.read_text(encoding="utf-8")))
+    assert marked == ["tests/unit/test_suite_is_whole.py"]
