@@ -441,7 +441,9 @@ def environment(home: Path, dags: Path, port: int, database: str, broker: str, c
         "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
         "AIRFLOW__API__SECRET_KEY": secrets.token_hex(32),
         **simple_auth(home),
-        "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1",
+        # a heartbeat every 3 s against a timeout of 20 s: each is a request to the api-server and a write to
+        # the database, for every running task (at one a second the api-server was the second-costliest part)
+        "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "3",
         "AIRFLOW__SCHEDULER__DAG_DIR_LIST_INTERVAL": "5",
         # the DAG files never change during the run: parsed once, not again every 30 s (each round of
         # re-parsing every file cost CPU that the run's tasks and CI's other steps need)
