@@ -1,8 +1,9 @@
 """A plan saved to be applied later exactly as reviewed (Terraform's ``plan -out`` and ``apply PLANFILE``).
 
-A saved plan is JSON: the changes in the order they are sent, each with its write; and each
-resource the plan touches as it was read when planning (:class:`Touched`: the values of the fields
-the plan compared, or absent for one it creates, with their fingerprint). It records where it was
+A saved plan is JSON: the changes in the order they are sent, each with its write (the real
+values: what the apply sends); and each resource the plan touches as it was read when planning
+(:class:`Touched`: the values of the fields the plan compared, secrets masked, or absent for one it
+creates, with the fingerprint of the values themselves). It records where it was
 made (:func:`origin`: the service's base address and the key's user): applied through a connection
 to another service or account, it is refused before any write. Its ``sha256`` only catches a
 file damaged by accident: whoever edits the file can recompute it. What binds a plan to its
@@ -56,17 +57,31 @@ class Touched:
     """A resource a plan writes, as read when planning. ``kind`` names its collection
     (``data_schedules``); ``id`` is None for one the plan creates (then ``key`` finds one made
     since); ``label`` names it in messages; ``fields`` holds the values the plan compared
-    (None: there was none)."""
+    (None: there was none), as people may read them: a feature masks its secrets (a webhook's
+    token) with ``shown``; ``hashed`` is the fingerprint of the values themselves (of ``fields``
+    when not given), which the staleness check compares."""
 
     kind: str
     id: int | None
     key: str
     label: str
     fields: Json | None
+    hashed: str | None = None
+
+    @classmethod
+    def read(cls, kind: str, ident: int | None, key: str, label: str, fields: Json | None,
+             shown: Callable[[Json], Json] | None = None) -> Touched:
+        """The resource as read, its ``fields`` kept as ``shown`` masks them (their fingerprint whole)."""
+        return cls(kind, ident, key, label, shown(fields) if shown and fields is not None else fields,
+                   fingerprint(fields))
+
+    @property
+    def fingerprint(self) -> str:
+        return self.hashed or fingerprint(self.fields)
 
     def to_json(self) -> Json:
         return {"kind": self.kind, "id": self.id, "key": self.key, "label": self.label, "fields": self.fields,
-                "fingerprint": fingerprint(self.fields)}
+                "fingerprint": self.fingerprint}
 
 
 def fingerprint(fields: Json | None) -> str:
@@ -144,7 +159,8 @@ def loaded(data: Any, where: str, what: str, hook: Any, consent: Consent,
         raise SavedPlanError(f"{where}: a saved plan of {data.get('what')!r}, not of {what}: nothing was written")
     try:
         changes = [_change(c, decode) for c in data["changes"]]
-        touched = [Touched(t["kind"], t["id"], t["key"], t["label"], t["fields"]) for t in data["touched"]]
+        touched = [Touched(t["kind"], t["id"], t["key"], t["label"], t["fields"], _fingerprint_of(t))
+                   for t in data["touched"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise SavedPlanError(f"{where}: a malformed saved plan ({bounded(repr(exc), 200)}): plan again") from None
     consented(data, where, consent, changes)
@@ -186,9 +202,11 @@ def _place(at: Mapping[str, Any]) -> str:
     return f"{at.get('service') or '(no service recorded)'} as {at.get('user') or at.get('user_id') or '(no user)'}"
 
 
-def stale(touched: Sequence[Touched], current: Callable[[Touched], Json | str | None]) -> list[str]:
+def stale(touched: Sequence[Touched], current: Callable[[Touched], Json | str | None],
+          shown: Callable[[Json], Json] | None = None) -> list[str]:
     """What changed since the plan, one line per resource: ``current`` answers a touched
-    resource's compared fields now (None: absent; a string: what happened to it instead)."""
+    resource's compared fields now (None: absent; a string: what happened to it instead), compared
+    by fingerprint; ``shown`` masks them for the message as the plan's ``fields`` were."""
     found = []
     for then in touched:
         now = current(then)
@@ -196,11 +214,19 @@ def stale(touched: Sequence[Touched], current: Callable[[Touched], Json | str | 
             found.append(f"{then.label}: {now}")
         elif now is None and then.fields is not None:
             found.append(f"{then.label}: deleted since the plan")
-        elif now is not None and fingerprint(now) != fingerprint(then.fields):
+        elif now is not None and fingerprint(now) != then.fingerprint:
             if then.fields is None:
                 found.append(f"{then.label}: made since the plan")
             else:
-                found.append(f"{then.label}: {'; '.join(_changed(then.fields, now, ''))}")
+                changed = _changed(then.fields, shown(now) if shown else now, "")
+                found.append(f"{then.label}: {'; '.join(changed) or 'a masked value changed (not shown)'}")
+    return found
+
+
+def _fingerprint_of(touched: Mapping[str, Any]) -> str | None:
+    found = touched.get("fingerprint")
+    if found is not None and not (isinstance(found, str) and re.fullmatch(r"[0-9a-f]{64}", found)):
+        raise ValueError(f"fingerprint {bounded(repr(found), 80)}")
     return found
 
 
