@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,9 @@ from analytics_provider.plans.plan import Action, Change, Plan
 from analytics_provider.plans.writes import KINDS, Write
 
 FORMAT = "analytics_provider saved plan 1"
+MAX_PLAN_BYTES = 64 * 1024 * 1024
+"""The largest saved plan file read or written (64 MiB: about 100,000 changes of an access sync);
+a larger one is refused unread, naming the file and the bound."""
 MAX_DEPTH = 32
 """How deep a saved plan's JSON may nest (a plan's own is about 8 levels); deeper is refused."""
 LISTED_STALE = 20
@@ -246,29 +250,58 @@ def refuse_if_stale(where: str, found: Sequence[str]) -> None:
                              f"since it was made; nothing was written:\n{listed}{more}")
 
 
-def write_file(data: Json, path: str | Path) -> None:
-    """Write the saved plan to ``path`` whole or not at all (a temporary file beside it, then renamed)."""
+def write_file(data: Json, path: str | Path, *, replace: bool = True) -> None:
+    """Write the saved plan to ``path`` whole or not at all: to a new temporary file beside it (made
+    with ``O_EXCL``, mode 0600), then renamed over ``path`` (``replace``: a file there is replaced, a
+    symbolic link there is replaced, never followed) or linked to it (``replace=False``: refused
+    with :class:`FileExistsError` when anything is there, even one made since it was checked)."""
     target = Path(path)
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    size_problem(len(text.encode()), target)
     handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=1, sort_keys=True)
-            out.write("\n")
-        os.replace(tmp_name, target)
-    except BaseException:
+            out.write(text)
+        if replace:
+            os.replace(tmp_name, target)
+        else:
+            os.link(tmp_name, target)  # never over what is there (a rename would replace it)
+    finally:
         Path(tmp_name).unlink(missing_ok=True)
-        raise
+
+
+def size_problem(size: int, path: str | Path) -> None:
+    """Refuse a saved plan of more than :data:`MAX_PLAN_BYTES`."""
+    if size > MAX_PLAN_BYTES:
+        raise SavedPlanError(f"{path}: {size:,} bytes, more than a saved plan may have ({MAX_PLAN_BYTES:,} bytes): "
+                             "not read or written; plan a narrower scope")
 
 
 def read_file(path: str | Path) -> Any:
-    """The saved plan in ``path``; refused when it is not JSON or nests deeper than :data:`MAX_DEPTH`."""
+    """The saved plan in ``path``, a regular file; refused unread past :data:`MAX_PLAN_BYTES`, and
+    when it is not JSON or nests deeper than :data:`MAX_DEPTH`."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as source:  # a pipe: not waited on
+            if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+                raise SavedPlanError(f"{path}: not a regular file: not a saved plan (not read)")
+            size_problem(os.fstat(source.fileno()).st_size, path)
+            raw = source.read(MAX_PLAN_BYTES + 1)
+        size_problem(len(raw), path)  # grown since
+        text = raw.decode("utf-8")
         if nesting(text) > MAX_DEPTH:
             raise SavedPlanError(f"{path}: nested deeper than {MAX_DEPTH} levels: not a saved plan (not read)")
         return json.loads(text)
     except (OSError, ValueError) as exc:
         raise SavedPlanError(f"{path}: cannot be read as a saved plan: {exc}") from None
+
+
+def is_saved_plan(path: str | Path) -> bool:
+    """Whether ``path`` holds a saved plan (of any version of the provider), read as :func:`read_file` does."""
+    try:
+        data = read_file(path)
+    except SavedPlanError:
+        return False
+    return isinstance(data, dict) and str(data.get("format", "")).startswith("analytics_provider saved plan ")
 
 
 def nesting(text: str) -> int:
