@@ -73,7 +73,7 @@ e2e-env:  ## only install what make e2e needs: its venv, and PostgreSQL, Redis a
 	$(PYTHON) scripts/envs.py $(E2E_VENV) --airflow $(AIRFLOW_VERSION) --extras dev --airflow-extras celery,postgres
 	$(E2E_VENV)/bin/python scripts/e2e.py --install-only
 
-try-locally: $(VENV)/.installed  ## run the "Try it locally" commands of docs/reviewed_changes.rst as written (minutes)
+try-locally: $(VENV)/.installed  ## run the "Try it locally" commands of docs/reviewed_changes.rst as written (about 2 minutes; make e2e runs them too)
 	$(PY) scripts/try_locally.py
 
 check: test lint docs  ## make test, make lint and make docs

@@ -7,7 +7,9 @@ write; ``apply`` writes it. ``--scope NAME`` names the files' resources (``[mana
 only those are changed, and ``--prune`` (which needs it) deletes only those; ``--max-deletes`` and
 ``--allow-delete-all`` consent to deletes. The service is reached through an Airflow connection
 (``--conn-id``, default ``analytics_default``: ``AIRFLOW_CONN_ANALYTICS_DEFAULT`` in the
-environment does). ``plan --out PLAN.json`` saves the plan and prints its digest; ``apply --plan
+environment does). ``plan --out PLAN.json`` saves the plan and prints its digest (a new file, or
+over a saved plan; ``--force`` over another file; never over an input, into the input folder or
+through a symbolic link); ``apply --plan
 PLAN.json --digest DIGEST`` applies exactly that plan (no files read) when its content has that
 digest and it was made through a connection to the same service and account, after reading
 again each resource it touches: if one changed since, it writes nothing ("stale plan: plan
@@ -18,6 +20,7 @@ write, 2 a usage error.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -56,8 +59,11 @@ def _parser() -> argparse.ArgumentParser:
                                  help="allow a plan that deletes everything in scope, or files that declare nothing")
         if name == "plan":
             command.add_argument("--out", metavar="PLAN.json",
-                                 help="save the plan, for apply --plan (a new file, not one of the inputs); "
-                                      "its digest is printed")
+                                 help="save the plan, for apply --plan, to a new file or over a saved plan (never "
+                                      "an input, a file in the input folder, a folder or a link); its digest is "
+                                      "printed")
+            command.add_argument("--force", action="store_true",
+                                 help="with --out: replace an existing file that is not a saved plan")
         if name == "apply":
             command.add_argument("--plan", metavar="PLAN.json",
                                  help="apply exactly this saved plan (refused if what it touches changed since)")
@@ -89,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
+    args.replace_out = getattr(args, "out", None) is not None and Path(args.out).exists()
     declared, found = check(load(args.path))
     hook = None
     titles: dict[tuple[str, int], str] = {}
@@ -125,13 +132,20 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 
 
 def _out_problem(args: argparse.Namespace) -> str | None:
-    """Why ``--out`` cannot be written as a new plan file: an input, a folder, a missing folder."""
+    """Why ``--out`` cannot take the plan: a symbolic link (never followed nor replaced), a folder,
+    a missing folder, an input or a file in the input folder, anything but a regular file, or a file
+    that is not a saved plan (unless ``--force``)."""
     from analytics_provider.deliveries.files import files_under
+    from analytics_provider.plans.saved import is_saved_plan
 
     out = getattr(args, "out", None)
     if out is None:
+        if getattr(args, "force", False):
+            return "--force is for --out: it lets a plan replace an existing file that is not a saved plan"
         return None
     target = Path(out)
+    if target.is_symlink():
+        return f"--out {out}: a symbolic link (to {os.readlink(target)}): not followed nor replaced; name a file"
     if target.is_dir():
         return f"--out {out}: a folder; name the plan's file (plan.json)"
     if not target.parent.is_dir():
@@ -139,6 +153,14 @@ def _out_problem(args: argparse.Namespace) -> str | None:
     inputs = [Path(args.path), *files_under(args.path)]
     if target.exists() and any(target.samefile(p) for p in inputs if p.exists()):
         return f"--out {out}: one of the input files; name another file for the plan"
+    folder, parent = Path(args.path).resolve(), target.parent.resolve()
+    if folder.is_dir() and folder in (parent, *parent.parents):
+        return (f"--out {out}: inside the input folder {args.path}, among the files checked and planned; write the "
+                "plan outside it")
+    if target.exists() and not target.is_file():
+        return f"--out {out}: not a regular file; name a file for the plan"
+    if target.exists() and not args.force and not is_saved_plan(target):
+        return f"--out {out}: an existing file that is not a saved plan: not replaced (--force replaces it)"
     return None
 
 
@@ -156,10 +178,14 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
         return 1
     if getattr(args, "out", None):
         from analytics_provider.deliveries.saved import save_deliveries
-        from analytics_provider.plans.saved import digest, write_file
+        from analytics_provider.plans.saved import SavedPlanError, digest, write_file
 
         saved = save_deliveries(hook, plan, seen, scope=args.scope, prune=args.prune)
-        write_file(saved, args.out)
+        try:  # over the file --out named only if it was there when checked (a saved plan, or --force)
+            write_file(saved, args.out, replace=args.replace_out)
+        except (OSError, SavedPlanError) as exc:
+            print(f"manage {args.command}: the plan was not saved to {args.out}: {exc}", file=sys.stderr)
+            return 1
         print(f"plan saved to {args.out}, digest {digest(saved)}: once reviewed, apply it with "
               f"`python -m analytics_provider.manage apply --plan {args.out} --digest {digest(saved)}`")
     if args.command == "plan" or plan.is_empty:

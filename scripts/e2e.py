@@ -17,7 +17,11 @@ every call to the service goes (``HTTP_PROXY`` for every process, the api-server
 6. access synced from a PostgreSQL table, twice (the second run writes nothing);
 7. reviewed deliveries (``scripts/e2e_review.py``): rejected, changed between review and apply,
    approved; the review page in headless Chromium (Debian's), logged in as the REST API is, shows
-   the plan's rows (its screenshot: ``review-page.png`` in the run's folder).
+   the plan's rows (its screenshot: ``review-page.png`` in the run's folder);
+8. the "Try it locally" commands of docs/reviewed_changes.rst run as written (``scripts/try_locally.py``:
+   an Airflow home, database, api-server and DAG run of their own, on SQLite; ``make try-locally``
+   runs them alone), after the other scenarios: the run's only test of them, off CI's longest path
+   (the version matrix), where a test of the suite would run in every Airflow cell.
 
 Then: jobs on the emulator equal the tasks that submit one, the proxy saw every call the
 emulator answered (workers' and triggerers' User-Agents both), and no log holds an ERROR line or
@@ -484,7 +488,8 @@ def install_only() -> int:
     postgres_bin()
     debian_package("redis-server", "redis-server")
     debian_package("chromium", "chromium")
-    say("e2e: PostgreSQL, Redis and Chromium are installed")
+    debian_package("curl", "curl")  # the docs' "Try it locally" commands use it
+    say("e2e: PostgreSQL, Redis, Chromium and curl are installed")
     return 0
 
 
@@ -563,6 +568,7 @@ class Scenario:
         self.access_from_postgres()
         self.reviewed_deliveries()
         self.totals()
+        self.docs_try_locally()
         for name, value in self.figures.items():
             print(f"  {name}: {value}")
         print("e2e: PASSED" if not self.failures else f"e2e: FAILED ({len(self.failures)}): {self.failures}")
@@ -734,6 +740,17 @@ class Scenario:
             self.failures += reviewed_runs(self.api, self.emulator, scheduler_log, self.home / SCREENSHOT)
         finally:
             session.proxies = direct
+
+    def docs_try_locally(self) -> None:
+        say("== 8: the docs' \"Try it locally\" commands, as written (scripts/try_locally.py)")
+        from try_locally import try_locally  # scripts/, beside this file
+
+        debian_package("curl", "curl")
+        tried = try_locally(timeout=600)
+        self.figures["the docs' Try it locally commands (s)"] = round(tried.seconds, 1)
+        self.check(tried.ok, tried.summary)
+        if not tried.ok:
+            print(tried.errors, flush=True)
 
     def totals(self) -> None:
         say("== totals")

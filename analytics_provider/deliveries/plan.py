@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
-from analytics_provider.deliveries.shown import masked, sends
+from analytics_provider.deliveries.shown import compared, sends
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.plans.apply import NotApplied, Step, apply_steps
 from analytics_provider.plans.plan import Action, Change, Plan
@@ -48,7 +48,7 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
     """The plan; ``seen`` receives each resource read, by ``(kind name, id)`` (to save the plan).
     A create's row says what it sends (:func:`~analytics_provider.deliveries.shown.sends`: the
     sources by their ``titles`` when known) and where it is declared; an update's, the fields it
-    changes (URLs by their host)."""
+    changes (URLs with their tokens masked: :func:`~analytics_provider.deliveries.shown.compared`)."""
     check_scope(scope, prune, "plan")
     plan = Plan("deliveries", "resource", "key", scope=f"scope {scope!r}" if scope else "",
                 declared=len(declared), kept=0)
@@ -76,8 +76,8 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
             changed = differences(body, resource)
             if changed:
                 plan.changes.append(Change(Action.CHANGE, f"{KINDS[section]} {resource['id']}", item.key,
-                                           "; ".join(f"{k} {masked(v)!r}" for k, v, _ in changed),
-                                           "; ".join(f"{k} {masked(w)!r}" for k, _, w in changed),
+                                           "; ".join(f"{k} {compared(v, w)[0]}" for k, v, w in changed),
+                                           "; ".join(f"{k} {compared(v, w)[1]}" for k, v, w in changed),
                                            write=Write(kind, int(resource["id"]), body)))
         for key, resources in sorted(owned.items()):
             for resource in resources:

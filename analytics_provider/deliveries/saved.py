@@ -11,6 +11,7 @@ from typing import Any
 
 from analytics_provider.deliveries.check import marker_of
 from analytics_provider.deliveries.plan import ORDER, SECTIONS, SHOWN, Json, create_once
+from analytics_provider.deliveries.shown import masked_fields
 from analytics_provider.plans.apply import Step, apply_steps
 from analytics_provider.plans.plan import Action, Change, Plan
 from analytics_provider.plans.saved import (
@@ -44,8 +45,8 @@ def _touched(change: Change[Write], seen: Mapping[tuple[str, int], Json]) -> Tou
         return Touched(write.kind.name, None, key, f"{shown} {key} (to create)", None)
     held = seen[(write.kind.name, write.id)]
     compared = list(write.fields) if write.fields is not None else ["title"]  # a delete compared the marker
-    return Touched(write.kind.name, write.id, key, f"{shown} {write.id} ({key})",
-                   {name: held.get(name) for name in compared})
+    return Touched.read(write.kind.name, write.id, key, f"{shown} {write.id} ({key})",
+                        {name: held.get(name) for name in compared}, masked_fields)
 
 
 def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tuple[str, int]] | None = None,
@@ -75,7 +76,7 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
         now = by_id.get((then.kind, then.id))
         return None if now is None else {name: now.get(name) for name in then.fields or {}}
 
-    refuse_if_stale(task_id, stale(touched, current))
+    refuse_if_stale(task_id, stale(touched, current, masked_fields))
     if ready is not None:
         ready()
     plan = Plan("deliveries", "resource", "key", changes=list(changes))

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from analytics_provider.plans.saved import FORMAT, Json, SavedPlanError, write_file
+from analytics_provider.plans.saved import FORMAT, Json, SavedPlanError, size_problem, write_file
 
 REFERENCE_FORMAT = "analytics_provider saved plan reference 1"
 MAX_XCOM_BYTES = 256 * 1024
@@ -45,6 +45,7 @@ def by_reference(saved: Json, storage: Any, limit: int = MAX_XCOM_BYTES) -> Json
         return saved
     data = (json.dumps(saved, indent=1, sort_keys=True) + "\n").encode()  # as write_file spells it
     name = f"plan-{saved['sha256']}.json"
+    size_problem(len(data), name)
     if hasattr(storage, "protocol") or "://" in str(storage):
         location = _write_remote(storage, name, data)
     else:
@@ -98,6 +99,7 @@ def _read(location: str, expected: Any) -> bytes:
     not read whole, and one replaced by a device or a pipe is refused unread (never waited on)."""
     if isinstance(expected, bool) or not isinstance(expected, int) or expected < 1:
         raise ValueError(f"the reference records no size ({expected!r})")
+    size_problem(expected, location)
     if "://" in location and not location.startswith("file://"):
         from airflow.providers.common.compat.sdk import ObjectStoragePath
 

@@ -1,8 +1,9 @@
 """A plan saved to be applied later exactly as reviewed (Terraform's ``plan -out`` and ``apply PLANFILE``).
 
-A saved plan is JSON: the changes in the order they are sent, each with its write; and each
-resource the plan touches as it was read when planning (:class:`Touched`: the values of the fields
-the plan compared, or absent for one it creates, with their fingerprint). It records where it was
+A saved plan is JSON: the changes in the order they are sent, each with its write (the real
+values: what the apply sends); and each resource the plan touches as it was read when planning
+(:class:`Touched`: the values of the fields the plan compared, secrets masked, or absent for one it
+creates, with the fingerprint of the values themselves). It records where it was
 made (:func:`origin`: the service's base address and the key's user): applied through a connection
 to another service or account, it is refused before any write. Its ``sha256`` only catches a
 file damaged by accident: whoever edits the file can recompute it. What binds a plan to its
@@ -21,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +37,9 @@ from analytics_provider.plans.plan import Action, Change, Plan
 from analytics_provider.plans.writes import KINDS, Write
 
 FORMAT = "analytics_provider saved plan 1"
+MAX_PLAN_BYTES = 64 * 1024 * 1024
+"""The largest saved plan file read or written (64 MiB: about 100,000 changes of an access sync);
+a larger one is refused unread, naming the file and the bound."""
 MAX_DEPTH = 32
 """How deep a saved plan's JSON may nest (a plan's own is about 8 levels); deeper is refused."""
 LISTED_STALE = 20
@@ -56,17 +61,31 @@ class Touched:
     """A resource a plan writes, as read when planning. ``kind`` names its collection
     (``data_schedules``); ``id`` is None for one the plan creates (then ``key`` finds one made
     since); ``label`` names it in messages; ``fields`` holds the values the plan compared
-    (None: there was none)."""
+    (None: there was none), as people may read them: a feature masks its secrets (a webhook's
+    token) with ``shown``; ``hashed`` is the fingerprint of the values themselves (of ``fields``
+    when not given), which the staleness check compares."""
 
     kind: str
     id: int | None
     key: str
     label: str
     fields: Json | None
+    hashed: str | None = None
+
+    @classmethod
+    def read(cls, kind: str, ident: int | None, key: str, label: str, fields: Json | None,
+             shown: Callable[[Json], Json] | None = None) -> Touched:
+        """The resource as read, its ``fields`` kept as ``shown`` masks them (their fingerprint whole)."""
+        return cls(kind, ident, key, label, shown(fields) if shown and fields is not None else fields,
+                   fingerprint(fields))
+
+    @property
+    def fingerprint(self) -> str:
+        return self.hashed or fingerprint(self.fields)
 
     def to_json(self) -> Json:
         return {"kind": self.kind, "id": self.id, "key": self.key, "label": self.label, "fields": self.fields,
-                "fingerprint": fingerprint(self.fields)}
+                "fingerprint": self.fingerprint}
 
 
 def fingerprint(fields: Json | None) -> str:
@@ -144,7 +163,8 @@ def loaded(data: Any, where: str, what: str, hook: Any, consent: Consent,
         raise SavedPlanError(f"{where}: a saved plan of {data.get('what')!r}, not of {what}: nothing was written")
     try:
         changes = [_change(c, decode) for c in data["changes"]]
-        touched = [Touched(t["kind"], t["id"], t["key"], t["label"], t["fields"]) for t in data["touched"]]
+        touched = [Touched(t["kind"], t["id"], t["key"], t["label"], t["fields"], _fingerprint_of(t))
+                   for t in data["touched"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise SavedPlanError(f"{where}: a malformed saved plan ({bounded(repr(exc), 200)}): plan again") from None
     consented(data, where, consent, changes)
@@ -186,9 +206,11 @@ def _place(at: Mapping[str, Any]) -> str:
     return f"{at.get('service') or '(no service recorded)'} as {at.get('user') or at.get('user_id') or '(no user)'}"
 
 
-def stale(touched: Sequence[Touched], current: Callable[[Touched], Json | str | None]) -> list[str]:
+def stale(touched: Sequence[Touched], current: Callable[[Touched], Json | str | None],
+          shown: Callable[[Json], Json] | None = None) -> list[str]:
     """What changed since the plan, one line per resource: ``current`` answers a touched
-    resource's compared fields now (None: absent; a string: what happened to it instead)."""
+    resource's compared fields now (None: absent; a string: what happened to it instead), compared
+    by fingerprint; ``shown`` masks them for the message as the plan's ``fields`` were."""
     found = []
     for then in touched:
         now = current(then)
@@ -196,11 +218,19 @@ def stale(touched: Sequence[Touched], current: Callable[[Touched], Json | str | 
             found.append(f"{then.label}: {now}")
         elif now is None and then.fields is not None:
             found.append(f"{then.label}: deleted since the plan")
-        elif now is not None and fingerprint(now) != fingerprint(then.fields):
+        elif now is not None and fingerprint(now) != then.fingerprint:
             if then.fields is None:
                 found.append(f"{then.label}: made since the plan")
             else:
-                found.append(f"{then.label}: {'; '.join(_changed(then.fields, now, ''))}")
+                changed = _changed(then.fields, shown(now) if shown else now, "")
+                found.append(f"{then.label}: {'; '.join(changed) or 'a masked value changed (not shown)'}")
+    return found
+
+
+def _fingerprint_of(touched: Mapping[str, Any]) -> str | None:
+    found = touched.get("fingerprint")
+    if found is not None and not (isinstance(found, str) and re.fullmatch(r"[0-9a-f]{64}", found)):
+        raise ValueError(f"fingerprint {bounded(repr(found), 80)}")
     return found
 
 
@@ -220,29 +250,58 @@ def refuse_if_stale(where: str, found: Sequence[str]) -> None:
                              f"since it was made; nothing was written:\n{listed}{more}")
 
 
-def write_file(data: Json, path: str | Path) -> None:
-    """Write the saved plan to ``path`` whole or not at all (a temporary file beside it, then renamed)."""
+def write_file(data: Json, path: str | Path, *, replace: bool = True) -> None:
+    """Write the saved plan to ``path`` whole or not at all: to a new temporary file beside it (made
+    with ``O_EXCL``, mode 0600), then renamed over ``path`` (``replace``: a file there is replaced, a
+    symbolic link there is replaced, never followed) or linked to it (``replace=False``: refused
+    with :class:`FileExistsError` when anything is there, even one made since it was checked)."""
     target = Path(path)
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    size_problem(len(text.encode()), target)
     handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=1, sort_keys=True)
-            out.write("\n")
-        os.replace(tmp_name, target)
-    except BaseException:
+            out.write(text)
+        if replace:
+            os.replace(tmp_name, target)
+        else:
+            os.link(tmp_name, target)  # never over what is there (a rename would replace it)
+    finally:
         Path(tmp_name).unlink(missing_ok=True)
-        raise
+
+
+def size_problem(size: int, path: str | Path) -> None:
+    """Refuse a saved plan of more than :data:`MAX_PLAN_BYTES`."""
+    if size > MAX_PLAN_BYTES:
+        raise SavedPlanError(f"{path}: {size:,} bytes, more than a saved plan may have ({MAX_PLAN_BYTES:,} bytes): "
+                             "not read or written; plan a narrower scope")
 
 
 def read_file(path: str | Path) -> Any:
-    """The saved plan in ``path``; refused when it is not JSON or nests deeper than :data:`MAX_DEPTH`."""
+    """The saved plan in ``path``, a regular file; refused unread past :data:`MAX_PLAN_BYTES`, and
+    when it is not JSON or nests deeper than :data:`MAX_DEPTH`."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as source:  # a pipe: not waited on
+            if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+                raise SavedPlanError(f"{path}: not a regular file: not a saved plan (not read)")
+            size_problem(os.fstat(source.fileno()).st_size, path)
+            raw = source.read(MAX_PLAN_BYTES + 1)
+        size_problem(len(raw), path)  # grown since
+        text = raw.decode("utf-8")
         if nesting(text) > MAX_DEPTH:
             raise SavedPlanError(f"{path}: nested deeper than {MAX_DEPTH} levels: not a saved plan (not read)")
         return json.loads(text)
     except (OSError, ValueError) as exc:
         raise SavedPlanError(f"{path}: cannot be read as a saved plan: {exc}") from None
+
+
+def is_saved_plan(path: str | Path) -> bool:
+    """Whether ``path`` holds a saved plan (of any version of the provider), read as :func:`read_file` does."""
+    try:
+        data = read_file(path)
+    except SavedPlanError:
+        return False
+    return isinstance(data, dict) and str(data.get("format", "")).startswith("analytics_provider saved plan ")
 
 
 def nesting(text: str) -> int:

@@ -23,15 +23,6 @@ from analytics_provider.plans.saved import SavedPlanError, _digest
 from .test_deliveries import SALES, write, writes
 
 ONE = SALES.split("alerts:")[0]  # the weekly-sales schedule only
-WEBHOOK = """\
-alerts:
-  - key: revenue-hook
-    widget: 101
-    repeat: "0 9 * * *"
-    dest:
-      type: WebhookDest
-      endpoint: https://hooks.example.com/services/T000/B000/s3cr3t-t0ken
-"""
 
 
 @pytest.fixture

@@ -1,0 +1,195 @@
+"""Saved plans' files and secrets (issue 44, found by an attack): a webhook's token is masked wherever
+people read a plan (rows, the resources it touches, a stale plan's refusal) while the apply sends it
+whole, and a webhook moved to another path shows; ``--out`` replaces only a saved plan (or with
+``--force``), never an input, a file in the input folder or a link; a plan file past its bound,
+or anything but a regular file, is refused unread."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analytics_provider import manage
+from analytics_provider.deliveries.shown import compared, masked
+from analytics_provider.plans import saved as saved_module
+from analytics_provider.plans.by_reference import REFERENCE_FORMAT, resolved
+from analytics_provider.plans.saved import MAX_PLAN_BYTES, SavedPlanError, read_file, write_file
+
+from .test_deliveries import SALES, write, writes
+
+TOKEN = "s3cr3tT0kenXYZ42"
+ENDPOINT = f"https://hooks.example.com/services/T000/B000/{TOKEN}"
+WEBHOOK = f"""\
+alerts:
+  - key: revenue-hook
+    widget: 101
+    repeat: "0 9 * * *"
+    dest:
+      type: WebhookDest
+      endpoint: {ENDPOINT}
+"""
+ONE = SALES.split("alerts:")[0]
+
+
+@pytest.fixture
+def hook(analytics_emulator, analytics_connection) -> Any:
+    from analytics_provider.hooks.analytics import AnalyticsHook
+
+    hook = AnalyticsHook(analytics_connection)
+    yield hook
+    hook.close()
+
+
+def plan_to(files: Path, out: Path, capsys: Any) -> tuple[str, str]:
+    """Plan the files of scope sales into ``out``: what it printed, and the digest."""
+    assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    return printed, re.findall(r", digest ([0-9a-f]{64}):", printed)[0]
+
+
+def the_alert(hook: Any) -> dict[str, Any]:
+    (found,) = [a for a in hook.list_data_alerts() if "[managed: sales/revenue-hook]" in (a.get("title") or "")]
+    return found
+
+
+def test_a_url_shows_its_host_and_path_with_only_secret_looking_parts_masked() -> None:
+    assert masked(ENDPOINT) == "https://hooks.example.com/services/T000/B000/***"
+    assert masked("https://hooks.example.com/services/TATTACKER/BEVIL/exfil") == \
+        "https://hooks.example.com/services/TATTACKER/BEVIL/exfil"  # another path: shown as it is
+    assert masked("https://user:pw@hooks.example.com:8443/in?token=abc&channel=ops#frag") == \
+        "https://***@hooks.example.com:8443/in?token=***&channel=***#***"
+    assert masked("https://h.example.com/webhook/123e4567-e89b-12d3-a456-426614174000/IncomingWebhook/x") == \
+        "https://h.example.com/webhook/***/IncomingWebhook/x"
+    assert masked("https://h.example.com/" + "a" * 24) == "https://h.example.com/***"  # long: a token
+    assert masked("not a URL") == "not a URL" and masked(7) == 7
+    # two values that differ only in what is masked: the row says so
+    assert compared(ENDPOINT, ENDPOINT.replace(TOKEN, "an0therT0ken99")) == (
+        "'https://hooks.example.com/services/T000/B000/***'",
+        "'https://hooks.example.com/services/T000/B000/***' (differs in a masked part)")
+
+
+def test_a_webhook_token_is_masked_in_the_saved_plan_and_the_stale_refusal_and_sent_whole(
+        tmp_path, hook, analytics_emulator, capsys) -> None:
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "hooks.yml", WEBHOOK)
+    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
+    assert TOKEN not in capsys.readouterr().out  # the create's row
+    assert the_alert(hook)["dest"]["endpoint"] == ENDPOINT  # the apply sent the real value
+    write(files, "hooks.yml", WEBHOOK.replace('"0 9 * * *"', '"0 10 * * *"'))
+    printed, approved = plan_to(files, saved, capsys)
+    plan = json.loads(saved.read_text())
+    (touched,) = plan["touched"]
+    assert TOKEN not in printed and TOKEN not in json.dumps(plan["touched"]) and TOKEN not in json.dumps(
+        [{k: v for k, v in c.items() if k != "write"} for c in plan["changes"]])
+    assert touched["fields"]["dest"]["endpoint"] == "https://hooks.example.com/services/T000/B000/***"
+    assert plan["changes"][0]["write"]["fields"]["dest"]["endpoint"] == ENDPOINT  # what the apply sends
+    # the token rotated on the service since the plan: stale, and the refusal does not show it
+    alert = the_alert(hook)
+    rotated = ENDPOINT.replace(TOKEN, "r0tatedT0ken77")
+    kept = ("title", "source_type", "source_id", "schedule", "dynamic_filter_presets", "viz_conditions")
+    hook.update_data_alert(alert["id"], {**{k: alert[k] for k in kept if k in alert},
+                                         "dest": {**alert["dest"], "endpoint": rotated}})
+    analytics_emulator.clear_requests()
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved]) == 1
+    out = capsys.readouterr()
+    assert "stale plan: plan again" in out.err
+    assert f"- data alert {alert['id']} (revenue-hook): a masked value changed (not shown)" in out.err
+    assert TOKEN not in out.err + out.out and "r0tatedT0ken77" not in out.err + out.out
+    assert writes(analytics_emulator) == []
+    # planned again, applied: the file's token is sent whole
+    printed, approved = plan_to(files, saved, capsys)
+    assert "dest.endpoint 'https://hooks.example.com/services/T000/B000/***' (differs in a masked part)" in printed
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved]) == 0
+    assert the_alert(hook)["dest"]["endpoint"] == ENDPOINT
+
+
+def test_a_webhook_moved_to_another_path_on_the_same_host_shows_in_the_row(tmp_path, hook, capsys) -> None:
+    files = tmp_path / "deliveries"
+    write(files, "hooks.yml", WEBHOOK)
+    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
+    write(files, "hooks.yml", WEBHOOK.replace(f"T000/B000/{TOKEN}", "TATTACKER/BEVIL/exfil"))
+    capsys.readouterr()
+    assert manage.main(["plan", str(files), "--scope", "sales"]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("change")]
+    assert ("dest.endpoint 'https://hooks.example.com/services/T000/B000/***'  "
+            "dest.endpoint 'https://hooks.example.com/services/TATTACKER/BEVIL/exfil'") in row
+
+
+def test_out_replaces_only_a_saved_plan_and_never_an_input_a_link_or_a_file_beside_the_inputs(
+        tmp_path, analytics_emulator, analytics_connection, capsys) -> None:
+    files = tmp_path / "deliveries"
+    sales = write(files, "sales.yml", ONE)
+    notes, other = tmp_path / "notes.json", tmp_path / "other.txt"
+    notes.write_text("my notes\n")
+    other.write_text("other\n")
+    (tmp_path / "to-other").symlink_to(other)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "x")
+    (tmp_path / "to-input").symlink_to(sales)
+    os.link(sales, tmp_path / "hard-link")
+    refusals = {
+        notes: "an existing file that is not a saved plan: not replaced (--force replaces it)",
+        tmp_path / "to-other": f"a symbolic link (to {other}): not followed nor replaced",
+        tmp_path / "dangling": "a symbolic link",
+        tmp_path / "to-input": "a symbolic link",
+        tmp_path / "hard-link": "one of the input files",
+        files / "plan.json": f"inside the input folder {files}, among the files checked and planned",
+        files / "sub" / "plan.yml": f"the folder {files / 'sub'} does not exist",
+    }
+    for out, why in refusals.items():
+        assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(out)]) == 2, out
+        assert f"--out {out}: {why}" in capsys.readouterr().err
+    assert analytics_emulator.requests == []  # usage errors: before any request
+    assert notes.read_text() == "my notes\n" and other.read_text() == "other\n" and sales.read_text() == ONE
+    assert (tmp_path / "to-other").is_symlink() and (tmp_path / "dangling").is_symlink()
+    assert sorted(p.name for p in files.iterdir()) == ["sales.yml"]
+    # a new file, then over it (a saved plan), then over the notes with --force
+    saved = tmp_path / "plan.json"
+    for _ in range(2):
+        assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(saved)]) == 0
+        assert json.loads(saved.read_text())["format"] == saved_module.FORMAT
+        assert saved.stat().st_mode & 0o777 == 0o600
+    assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(notes), "--force"]) == 0
+    assert json.loads(notes.read_text())["format"] == saved_module.FORMAT
+    assert manage.main(["plan", str(files), "--scope", "sales", "--force"]) == 2
+    assert "--force is for --out" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+
+
+def test_a_plan_file_is_written_new_only_where_nothing_appeared_since(tmp_path) -> None:
+    """``--out`` naming a new file links the plan there: a file (or link) made there since the check
+    is not replaced."""
+    target = tmp_path / "plan.json"
+    target.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(FileExistsError):
+        write_file({"format": saved_module.FORMAT}, target, replace=False)
+    assert target.is_symlink() and not (tmp_path / "elsewhere").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]  # the temporary file removed
+
+
+def test_a_plan_file_past_the_bound_or_not_a_regular_file_is_refused_unread(tmp_path, capsys, monkeypatch) -> None:
+    big = tmp_path / "big.json"
+    with big.open("wb") as out:
+        out.truncate(MAX_PLAN_BYTES + 1)  # sparse: nothing of it is read
+    assert manage.main(["apply", "--plan", str(big), "--digest", "0" * 64]) == 1
+    assert (f"{big}: {MAX_PLAN_BYTES + 1:,} bytes, more than a saved plan may have ({MAX_PLAN_BYTES:,} bytes): "
+            "not read") in capsys.readouterr().err
+    monkeypatch.setattr(saved_module, "MAX_PLAN_BYTES", 1000)
+    with pytest.raises(SavedPlanError, match=r"1,000 bytes\)"):
+        saved_module.read_file(big)
+    with pytest.raises(SavedPlanError, match=r"more than a saved plan may have \(1,000 bytes\): not read or written"):
+        write_file({"x": "y" * 2000}, tmp_path / "out.json")
+    assert not (tmp_path / "out.json").exists()
+    monkeypatch.undo()
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)  # no writer: an open that waited would hang the test
+    with pytest.raises(SavedPlanError, match="not a regular file"):
+        read_file(pipe)
+    reference = {"format": REFERENCE_FORMAT, "location": str(big), "bytes": MAX_PLAN_BYTES + 1,
+                 "file_sha256": "0" * 64, "sha256": "0" * 64}
+    with pytest.raises(SavedPlanError, match=f"more than a saved plan may have \\({MAX_PLAN_BYTES:,} bytes\\)"):
+        resolved(reference, "apply")
