@@ -11,7 +11,9 @@ from typing import Any
 
 from analytics_provider.deliveries.check import marker_of
 from analytics_provider.deliveries.plan import ORDER, SECTIONS, SHOWN, Json, create_once
-from analytics_provider.plans.apply import Step, apply_steps
+from analytics_provider.exceptions import NotFoundError
+from analytics_provider.plans.apply import NotApplied, Step, apply_steps
+from analytics_provider.plans.once import applied_once
 from analytics_provider.plans.plan import Action, Change, Plan
 from analytics_provider.plans.saved import (
     Consent,
@@ -54,7 +56,8 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
     one, made against another service, beyond the ``consent``'s removals, writing outside its
     scope, or stale (nothing written); otherwise ``ready`` is called and its changes sent, in
     its order, one request each. The number applied."""
-    changes, touched, params = loaded(data, task_id, "deliveries", hook, consent or Consent())
+    consent = consent or Consent()
+    changes, touched, params = loaded(data, task_id, "deliveries", hook, consent)
     scope = params.get("scope")
     foreign = sorted({c.sent.kind.name for c in changes} - OWN_KINDS)
     if foreign:
@@ -76,18 +79,37 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
         return None if now is None else {name: now.get(name) for name in then.fields or {}}
 
     refuse_if_stale(task_id, stale(touched, current))
-    if ready is not None:
-        ready()
     plan = Plan("deliveries", "resource", "key", changes=list(changes))
+
+    seen: dict[tuple[str, int | None], Touched] = {(t.kind, t.id): t for t in touched if t.id is not None}
 
     def send(chunk: Sequence[Change[Write]]) -> None:
         for change in chunk:
             if change.action is Action.CREATE:
                 create_once(hook, change.sent, created)
             else:
+                unchanged_until_now(hook, change.sent, seen.get((change.sent.kind.name, change.sent.id)))
                 send_write(hook, change)
 
-    return apply_steps(task_id, plan, [Step(plan.changes, 1, send)])
+    return applied_once(task_id, data, consent.once, ready,
+                        lambda: apply_steps(task_id, plan, [Step(plan.changes, 1, send)]))
+
+
+def unchanged_until_now(hook: Any, write: Write, then: Touched | None) -> None:
+    """Read the resource an update or delete writes once more, right before the write: when it is no
+    longer as the plan saw it (another apply wrote it since this one's stale check), the write is not
+    sent (:class:`NotApplied`, naming what changed). The service has no conditional write: what is
+    left is the moment between this read and the write."""
+    if then is None or write.id is None:
+        return
+    try:
+        now: Json | None = write.kind.get(hook, write.id)
+    except NotFoundError:
+        now = None
+    found = stale([then], lambda t: None if now is None else {name: now.get(name) for name in t.fields or {}})
+    if found:
+        raise NotApplied(f"changed since the plan, after this apply's stale check (another apply at the same "
+                         f"time?): {found[0]}; not written: plan again", rerun_helps=False)
 
 
 def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tuple[str, int], Json]) -> str | None:

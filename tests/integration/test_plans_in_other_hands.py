@@ -156,11 +156,12 @@ def test_max_deletes_and_allow_delete_all_hold_for_a_saved_plan(tmp_path, hook, 
 
 def test_two_applies_racing_leave_one_resource_per_key_and_the_loser_says_so(
         tmp_path, hook, analytics_emulator, capsys) -> None:
-    """Both applies pass the stale check and send their create (a barrier holds each create until
-    both have read the service); then they converge: the later copy is deleted by its own apply."""
-    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    """Two plans of one scope (each approved) creating the same keys: both applies pass the stale
+    check and send their create (a barrier holds each create until both have read the service); then
+    they converge: the later copy is deleted by its own apply."""
+    files, saved, other = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "other.json"
     write(files, "sales.yml", SALES)
-    approved = plan_to(files, saved, capsys)
+    approved = {saved: plan_to(files, saved, capsys), other: plan_to(files, other, capsys, "--prune")}
     both_read = threading.Barrier(2, timeout=30)
     create_schedule, create_alert = AnalyticsHook.create_data_schedule, AnalyticsHook.create_data_alert
 
@@ -171,8 +172,8 @@ def test_two_applies_racing_leave_one_resource_per_key_and_the_loser_says_so(
         return send
 
     exits: list[int] = []
-    racers = [threading.Thread(target=lambda: exits.append(manage.main(
-        ["apply", "--plan", str(saved), "--digest", approved]))) for _ in range(2)]
+    racers = [threading.Thread(target=lambda plan=plan: exits.append(manage.main(  # type: ignore[misc]
+        ["apply", "--plan", str(plan), "--digest", approved[plan]]))) for plan in (saved, other)]
     AnalyticsHook.create_data_schedule, AnalyticsHook.create_data_alert = (  # type: ignore[method-assign]
         held(create_schedule), held(create_alert))
     try:
