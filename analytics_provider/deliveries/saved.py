@@ -89,7 +89,7 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
                 create_once(hook, change.sent, created)
             else:
                 unchanged_until_now(hook, change.sent, seen.get((change.sent.kind.name, change.sent.id)))
-                send_write(hook, change)
+                kept_after(hook, change.sent, send_write(hook, change))
 
     return applied_once(task_id, data, consent.once, ready,
                         lambda: apply_steps(task_id, plan, [Step(plan.changes, 1, send)]))
@@ -110,6 +110,24 @@ def unchanged_until_now(hook: Any, write: Write, then: Touched | None) -> None:
     if found:
         raise NotApplied(f"changed since the plan, after this apply's stale check (another apply at the same "
                          f"time?): {found[0]}; not written: plan again", rerun_helps=False)
+
+
+def kept_after(hook: Any, write: Write, answer: Any) -> None:
+    """Read an updated resource once more: when it no longer holds what the service answered to this
+    update (another apply wrote it just after), the change is reported as not applied
+    (:class:`NotApplied`, naming what the other write changed): its effect was lost."""
+    if write.id is None or write.fields is None or not isinstance(answer, Mapping):
+        return
+    then = Touched(write.kind.name, write.id, "", f"{SHOWN[write.kind.name]} {write.id}",
+                   {name: answer.get(name) for name in write.fields})
+    try:
+        now: Json | None = write.kind.get(hook, write.id)
+    except NotFoundError:
+        now = None
+    found = stale([then], lambda t: None if now is None else {name: now.get(name) for name in t.fields or {}})
+    if found:
+        raise NotApplied(f"written, then overwritten at once by another write (another apply at the same time?): "
+                         f"{found[0]}; its effect is lost: plan again", rerun_helps=False)
 
 
 def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tuple[str, int], Json]) -> str | None:

@@ -306,6 +306,64 @@ def test_two_plans_updating_one_schedule_at_once_the_later_write_is_refused_as_s
     assert now["schedule"]["repeat"] == "0 6 * * 1" and now["dest"]["recipients"] == ["ann@example.com"]
 
 
+def test_an_update_overwritten_at_once_by_another_apply_is_reported_as_lost(
+        tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
+    """Both plans' reads right before their writes see the schedule as planned (A's write is held
+    until B has read); B writes just after A, and A's read after its write (held until B has written)
+    finds B's schedule: A says its update was lost."""
+    files, a, b = tmp_path / "deliveries", tmp_path / "a.json", tmp_path / "b.json"
+    write(files, "sales.yml", ONE)
+    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
+    (schedule,) = managed(hook)
+    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
+    digests = {a: plan_to(files, a, capsys)}
+    write(files, "sales.yml", ONE.replace("[ann@example.com]", "[ann@example.com, cfo@example.com]"))
+    digests[b] = plan_to(files, b, capsys)
+    b_read, a_written, b_written = threading.Event(), threading.Event(), threading.Event()
+    get, update = AnalyticsHook.get_data_schedule, AnalyticsHook.update_data_schedule
+    reads: dict[str, int] = {"a": 0, "b": 0}
+
+    def held_get(self: Any, ident: Any) -> Any:
+        name = threading.current_thread().name
+        if name not in reads:
+            return get(self, ident)
+        reads[name] += 1
+        if name == "a":
+            assert (b_read if reads["a"] == 1 else b_written).wait(30)
+        found = get(self, ident)
+        if name == "b":
+            b_read.set()
+        return found
+
+    def held_update(self: Any, ident: Any, fields: Any) -> Any:
+        name = threading.current_thread().name
+        if name == "b":
+            assert a_written.wait(30)
+        try:
+            return update(self, ident, fields)
+        finally:
+            (a_written if name == "a" else b_written).set()
+
+    monkeypatch.setattr(AnalyticsHook, "get_data_schedule", held_get)
+    monkeypatch.setattr(AnalyticsHook, "update_data_schedule", held_update)
+    exits: dict[str, int] = {}
+    racers = [threading.Thread(target=lambda plan=plan, name=name: exits.__setitem__(name, manage.main(
+        ["apply", "--plan", str(plan), "--digest", digests[plan]])), name=name) for name, plan in (("a", a), ("b", b))]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(60)
+    err = capsys.readouterr().err
+    assert exits == {"a": 1, "b": 0}, err
+    assert (f"change weekly-sales for data schedule {schedule}: written, then overwritten at once by another write "
+            f"(another apply at the same time?): data schedule {schedule}: dest.recipients ['ann@example.com'] "
+            "then, ['ann@example.com', 'cfo@example.com'] now; schedule.repeat '0 6 * * 1' then, '0 8 * * 1' now; "
+            "its effect is lost: plan again") in err, err
+    now = hook.get_data_schedule(schedule)
+    assert now["schedule"]["repeat"] == "0 8 * * 1" and now["dest"]["recipients"] == ["ann@example.com",
+                                                                                      "cfo@example.com"]
+
+
 def test_out_may_not_name_an_input_a_folder_or_a_missing_folder(tmp_path, analytics_emulator, analytics_connection,
                                                                 capsys) -> None:
     files = tmp_path / "deliveries"
