@@ -2,7 +2,9 @@
 schedule and alert it updates or deletes; the key of each it creates), and its apply: those
 resources read again, then exactly its changes sent in its order, or nothing when one changed or
 when a change writes what a plan of its scope may not (another kind, a resource without its
-marker, a delete without prune)."""
+marker, a delete without prune). Each update and delete reads its resource again just before it
+is sent (another apply changed it since: not sent), each update just after (another apply
+overwrote it at once: reported as lost)."""
 
 from __future__ import annotations
 
@@ -100,16 +102,10 @@ def unchanged_until_now(hook: Any, write: Write, then: Touched | None) -> None:
     longer as the plan saw it (another apply wrote it since this one's stale check), the write is not
     sent (:class:`NotApplied`, naming what changed). The service has no conditional write: what is
     left is the moment between this read and the write."""
-    if then is None or write.id is None:
-        return
-    try:
-        now: Json | None = write.kind.get(hook, write.id)
-    except NotFoundError:
-        now = None
-    found = stale([then], lambda t: None if now is None else {name: now.get(name) for name in t.fields or {}})
+    found = None if then is None or write.id is None else _differs(hook, write, then)
     if found:
         raise NotApplied(f"changed since the plan, after this apply's stale check (another apply at the same "
-                         f"time?): {found[0]}; not written: plan again", rerun_helps=False)
+                         f"time?): {found}; not written: plan again", rerun_helps=False)
 
 
 def kept_after(hook: Any, write: Write, answer: Any) -> None:
@@ -118,16 +114,21 @@ def kept_after(hook: Any, write: Write, answer: Any) -> None:
     (:class:`NotApplied`, naming what the other write changed): its effect was lost."""
     if write.id is None or write.fields is None or not isinstance(answer, Mapping):
         return
-    then = Touched(write.kind.name, write.id, "", f"{SHOWN[write.kind.name]} {write.id}",
-                   {name: answer.get(name) for name in write.fields})
+    found = _differs(hook, write, Touched(write.kind.name, write.id, "", f"{SHOWN[write.kind.name]} {write.id}",
+                                          {name: answer.get(name) for name in write.fields}))
+    if found:
+        raise NotApplied(f"written, then overwritten at once by another write (another apply at the same time?): "
+                         f"{found}; its effect is lost: plan again", rerun_helps=False)
+
+
+def _differs(hook: Any, write: Write, then: Touched) -> str | None:
+    """How the resource ``write`` names differs now from ``then`` (None: it does not)."""
     try:
-        now: Json | None = write.kind.get(hook, write.id)
+        now: Json | None = write.kind.get(hook, int(write.id or 0))
     except NotFoundError:
         now = None
     found = stale([then], lambda t: None if now is None else {name: now.get(name) for name in t.fields or {}})
-    if found:
-        raise NotApplied(f"written, then overwritten at once by another write (another apply at the same time?): "
-                         f"{found[0]}; its effect is lost: plan again", rerun_helps=False)
+    return found[0] if found else None
 
 
 def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tuple[str, int], Json]) -> str | None:
