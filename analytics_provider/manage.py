@@ -20,8 +20,10 @@ write, 2 a usage error.
 from __future__ import annotations
 
 import argparse
+import getpass
 import os
 import re
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,6 +72,11 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--digest", metavar="SHA256",
                                  help="with --plan: the digest plan --out printed (what the review approved); a "
                                       "plan whose content differs is refused")
+            command.add_argument("--plan-storage", metavar="FOLDER",
+                                 help="with --plan: the folder (a path, or an object-storage URL) recording the "
+                                      "plans applied, shared by whatever else may apply them (a plan recorded there "
+                                      "is refused); default: the Airflow plan storage ([common.io] "
+                                      "xcom_objectstorage_path, else $AIRFLOW_HOME/analytics_provider/plans)")
     return parser
 
 
@@ -214,6 +221,7 @@ def _apply_saved(args: argparse.Namespace) -> int:
     from analytics_provider.deliveries.saved import apply_saved_deliveries
     from analytics_provider.hooks.analytics import AnalyticsHook
     from analytics_provider.plans.apply import SyncApplyError
+    from analytics_provider.plans.once import AppliedPlans, default_plan_storage
     from analytics_provider.plans.saved import Consent, SavedPlanError, read_file
 
     try:
@@ -228,7 +236,9 @@ def _apply_saved(args: argparse.Namespace) -> int:
         return 2
     print(_described(args.plan, data))
     consent = Consent(args.digest.lower(), args.max_deletes, args.allow_delete_all,
-                      ("--allow-delete-all", "--max-deletes"))
+                      ("--allow-delete-all", "--max-deletes"),
+                      once=AppliedPlans(args.plan_storage or default_plan_storage(),
+                                        f"manage apply --plan {args.plan} ({_who()})"))
     try:
         applied = apply_saved_deliveries(AnalyticsHook(args.conn_id), data, f"manage apply --plan {args.plan}",
                                          consent=consent, ready=lambda: print("no change since the plan: applying it"))
@@ -252,6 +262,15 @@ def _saved_usage_problem(args: argparse.Namespace) -> str | None:
     if args.max_deletes is not None and args.max_deletes < 0:
         return f"--max-deletes must be 0 or more; got {args.max_deletes}"
     return None
+
+
+def _who() -> str:
+    """Who runs this command, where: ``user@host``."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name, no password entry (a container's numeric user)
+        user = f"uid {os.getuid()}" if hasattr(os, "getuid") else "(unknown user)"
+    return f"{user}@{socket.gethostname()}"
 
 
 def _described(path: str, data: Any) -> str:

@@ -74,9 +74,14 @@ class UserAttributeSync:
 
     # -- plan ---------------------------------------------------------------------------------
 
-    def plan(self, rows: Iterable[Any], source: str = "the rows") -> AccessPlan:
+    def read_managed(self) -> set[int] | None:
+        """The ids of the attributes ``attributes`` names, read from the service (None: not given,
+        the rows will say)."""
         self._read_attributes()
-        managed = None if self.attributes is None else {self._attribute(a, None) for a in self.attributes}
+        return None if self.attributes is None else {self._attribute(a, None) for a in self.attributes}
+
+    def plan(self, rows: Iterable[Any], source: str = "the rows") -> AccessPlan:
+        managed = self.read_managed()
         desired = self._desired(rows, source, managed)
         if managed is None:
             managed = {attr for wanted in desired.values() for attr in wanted}

@@ -80,14 +80,19 @@ class GroupMemberSync:
 
     # -- plan ---------------------------------------------------------------------------------
 
-    def plan(self, rows: Iterable[Any], source: str = "the rows") -> AccessPlan:
+    def read_managed(self) -> set[GroupRef] | None:
+        """The groups ``groups`` and ``group_ids`` name, read from the service: ids, and the names
+        of groups to create (None: neither given, the rows will say)."""
         for group in self.hook.list_groups(limit=MAX_PAGE_SIZE):
             self._by_id[int(group["id"])] = str(group["name"])
             self._by_name.setdefault(same_name(group["name"]), int(group["id"]))
-        managed = None
-        if self.groups is not None or self.group_ids is not None:
-            managed = {self._group(g, None) for g in self.groups or ()}
-            managed |= {self._group(g, None, by_id=True) for g in self.group_ids or ()}
+        if self.groups is None and self.group_ids is None:
+            return None
+        return ({self._group(g, None) for g in self.groups or ()}
+                | {self._group(g, None, by_id=True) for g in self.group_ids or ()})
+
+    def plan(self, rows: Iterable[Any], source: str = "the rows") -> AccessPlan:
+        managed = self.read_managed()
         desired = self._desired(rows, source, managed)
         if managed is None:
             managed = {g for wanted in desired.values() for g in wanted}

@@ -15,6 +15,7 @@ from analytics_provider.access.groups import GroupMemberSync, Membership, same_n
 from analytics_provider.access.plan import AccessPlan
 from analytics_provider.access.users import Invitation, shown
 from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
+from analytics_provider.plans.once import applied_once
 from analytics_provider.plans.plan import Action
 from analytics_provider.plans.saved import (
     Consent,
@@ -57,18 +58,27 @@ def save_group_members(sync: GroupMemberSync, plan: AccessPlan) -> Json:
 
 
 def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Consent | None = None,
-                              ready: Callable[[], None] | None = None) -> int:
+                              ready: Callable[[], None] | None = None, bound: set[Any] | None = None) -> int:
     """Apply a saved plan of the group member sync exactly, or nothing (stale, not the approved one,
-    made elsewhere, writing outside its managed groups, another version's); the number applied."""
-    changes, touched, params = loaded(data, task_id, "group members", hook, consent or Consent(), _decode)
+    made elsewhere, writing outside the groups it manages, or outside ``bound``: the groups the
+    apply task manages, ids and names of groups to create; another version's); the number applied."""
+    changes, touched, params = loaded(data, task_id, "group members", hook, consent := consent or Consent(), _decode)
     managed = set(params.get("managed_group_ids") or [])
-    made = {c.sent.fields.get("name") for c in changes if isinstance(c.sent, Write) and c.sent.fields}
-    _refuse_outside(task_id, "the groups it manages", [
+    made = {same_name(c.sent.fields.get("name")) for c in changes
+            if isinstance(c.sent, Write) and c.sent.kind is GROUPS and c.sent.id is None
+            and c.action is Action.CREATE and c.sent.fields}
+    allowed, allowed_made, named = managed, made, "the groups the plan manages"
+    if bound is not None:
+        allowed = managed & {g for g in bound if isinstance(g, int)}
+        allowed_made = made & {same_name(g) for g in bound if isinstance(g, str)}
+        named = "the groups this task manages (groups=, group_ids=)"
+    _refuse_outside(task_id, named, [
         c for c in changes
-        if not (isinstance(c.sent, Membership) and (c.sent.group in managed or c.sent.group in made))
-        and not (isinstance(c.sent, Invitation) and set(c.sent.group_ids) <= managed)
-        and not (isinstance(c.sent, Write) and c.sent.kind is GROUPS and c.sent.id is None
-                 and c.action is Action.CREATE)])
+        if not (isinstance(c.sent, Membership) and (c.sent.group in allowed or (
+            isinstance(c.sent.group, str) and same_name(c.sent.group) in allowed_made)))
+        and not (isinstance(c.sent, Invitation) and set(c.sent.group_ids) <= allowed)
+        and not (isinstance(c.sent, Write) and c.action is Action.CREATE
+                 and same_name((c.sent.fields or {}).get("name")) in allowed_made)])
     users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
              if not u.get("is_deleted")}
     emails = {str(u.get("email") or "").lower(): u for u in users.values()}
@@ -88,10 +98,8 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Conse
         return None if user is None else held(user)
 
     refuse_if_stale(task_id, stale(touched, current))
-    if ready is not None:
-        ready()
     plan = AccessPlan("group members", "user", "group", changes=list(changes))
-    return GroupMemberSync(hook, task_id).apply(plan)
+    return applied_once(task_id, data, consent.once, ready, lambda: GroupMemberSync(hook, task_id).apply(plan))
 
 
 ATTRIBUTE_ORDER = (Action.INVITE, Action.ADD, Action.CHANGE, Action.REMOVE)
@@ -113,15 +121,17 @@ def save_user_attributes(sync: UserAttributeSync, plan: AccessPlan) -> Json:
 
 
 def apply_saved_user_attributes(hook: Any, data: Any, task_id: str, consent: Consent | None = None,
-                                ready: Callable[[], None] | None = None) -> int:
+                                ready: Callable[[], None] | None = None, bound: set[int] | None = None) -> int:
     """Apply a saved plan of the user attribute sync exactly, or nothing (stale, not the approved
-    one, made elsewhere, writing other attributes than it manages, another version's); the number
-    applied."""
-    changes, touched, params = loaded(data, task_id, "user attributes", hook, consent or Consent(), _decode)
+    one, made elsewhere, writing other attributes than it manages or than ``bound``, the ids of those
+    the apply task manages; another version's); the number applied."""
+    changes, touched, params = loaded(data, task_id, "user attributes", hook, consent := consent or Consent(), _decode)
     managed = set(params.get("managed_attribute_ids") or [])
-    _refuse_outside(task_id, "the attributes it manages", [
+    allowed = managed if bound is None else managed & bound
+    named = "the attributes the plan manages" if bound is None else "the attributes this task manages (attributes=)"
+    _refuse_outside(task_id, named, [
         c for c in changes
-        if not (isinstance(c.sent, dict) and c.sent.get("user_attribute_id") in managed
+        if not (isinstance(c.sent, dict) and c.sent.get("user_attribute_id") in allowed
                 and c.action in ATTRIBUTE_ORDER[1:])
         and not (isinstance(c.sent, Invitation) and c.action is Action.INVITE)])
     emails = _emails(hook) if any(t.id is None for t in touched) else {}
@@ -135,10 +145,8 @@ def apply_saved_user_attributes(hook: Any, data: Any, task_id: str, consent: Con
         return {"values": sorted(values[then.id].get(then.key) or [])}
 
     refuse_if_stale(task_id, stale(touched, current))
-    if ready is not None:
-        ready()
     plan = AccessPlan("user attributes", "user", "attribute", changes=list(changes))
-    return UserAttributeSync(hook, task_id).apply(plan)
+    return applied_once(task_id, data, consent.once, ready, lambda: UserAttributeSync(hook, task_id).apply(plan))
 
 
 def _refuse_outside(task_id: str, managed: str, outside: list[Any]) -> None:

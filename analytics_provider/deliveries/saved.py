@@ -2,7 +2,9 @@
 schedule and alert it updates or deletes; the key of each it creates), and its apply: those
 resources read again, then exactly its changes sent in its order, or nothing when one changed or
 when a change writes what a plan of its scope may not (another kind, a resource without its
-marker, a delete without prune)."""
+marker, a delete without prune). Each update and delete reads its resource again just before it
+is sent (another apply changed it since: not sent), each update just after (another apply
+overwrote it at once: reported as lost)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from typing import Any
 from analytics_provider.deliveries.check import marker_of
 from analytics_provider.deliveries.plan import ORDER, SECTIONS, SHOWN, Json, create_once
 from analytics_provider.deliveries.shown import masked_fields
-from analytics_provider.plans.apply import Step, apply_steps
+from analytics_provider.exceptions import NotFoundError
+from analytics_provider.plans.apply import NotApplied, Step, apply_steps
+from analytics_provider.plans.once import applied_once
 from analytics_provider.plans.plan import Action, Change, Plan
 from analytics_provider.plans.saved import (
     Consent,
@@ -55,7 +59,8 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
     one, made against another service, beyond the ``consent``'s removals, writing outside its
     scope, or stale (nothing written); otherwise ``ready`` is called and its changes sent, in
     its order, one request each. The number applied."""
-    changes, touched, params = loaded(data, task_id, "deliveries", hook, consent or Consent())
+    consent = consent or Consent()
+    changes, touched, params = loaded(data, task_id, "deliveries", hook, consent)
     scope = params.get("scope")
     foreign = sorted({c.sent.kind.name for c in changes} - OWN_KINDS)
     if foreign:
@@ -77,18 +82,54 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
         return None if now is None else {name: now.get(name) for name in then.fields or {}}
 
     refuse_if_stale(task_id, stale(touched, current, masked_fields))
-    if ready is not None:
-        ready()
     plan = Plan("deliveries", "resource", "key", changes=list(changes))
+
+    seen: dict[tuple[str, int | None], Touched] = {(t.kind, t.id): t for t in touched if t.id is not None}
 
     def send(chunk: Sequence[Change[Write]]) -> None:
         for change in chunk:
             if change.action is Action.CREATE:
                 create_once(hook, change.sent, created)
             else:
-                send_write(hook, change)
+                unchanged_until_now(hook, change.sent, seen.get((change.sent.kind.name, change.sent.id)))
+                kept_after(hook, change.sent, send_write(hook, change))
 
-    return apply_steps(task_id, plan, [Step(plan.changes, 1, send)])
+    return applied_once(task_id, data, consent.once, ready,
+                        lambda: apply_steps(task_id, plan, [Step(plan.changes, 1, send)]))
+
+
+def unchanged_until_now(hook: Any, write: Write, then: Touched | None) -> None:
+    """Read the resource an update or delete writes once more, right before the write: when it is no
+    longer as the plan saw it (another apply wrote it since this one's stale check), the write is not
+    sent (:class:`NotApplied`, naming what changed). The service has no conditional write: what is
+    left is the moment between this read and the write."""
+    found = None if then is None or write.id is None else _differs(hook, write, then)
+    if found:
+        raise NotApplied(f"changed since the plan, after this apply's stale check (another apply at the same "
+                         f"time?): {found}; not written: plan again", rerun_helps=False)
+
+
+def kept_after(hook: Any, write: Write, answer: Any) -> None:
+    """Read an updated resource once more: when it no longer holds what the service answered to this
+    update (another apply wrote it just after), the change is reported as not applied
+    (:class:`NotApplied`, naming what the other write changed): its effect was lost."""
+    if write.id is None or write.fields is None or not isinstance(answer, Mapping):
+        return
+    found = _differs(hook, write, Touched(write.kind.name, write.id, "", f"{SHOWN[write.kind.name]} {write.id}",
+                                          {name: answer.get(name) for name in write.fields}))
+    if found:
+        raise NotApplied(f"written, then overwritten at once by another write (another apply at the same time?): "
+                         f"{found}; its effect is lost: plan again", rerun_helps=False)
+
+
+def _differs(hook: Any, write: Write, then: Touched) -> str | None:
+    """How the resource ``write`` names differs now from ``then`` (None: it does not)."""
+    try:
+        now: Json | None = write.kind.get(hook, int(write.id or 0))
+    except NotFoundError:
+        now = None
+    found = stale([then], lambda t: None if now is None else {name: now.get(name) for name in t.fields or {}})
+    return found[0] if found else None
 
 
 def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tuple[str, int], Json]) -> str | None:

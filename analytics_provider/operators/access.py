@@ -98,7 +98,7 @@ class _AccessSyncOperator(AsCodeOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         if self.plan is not None:
-            return self._apply_saved()
+            return self._apply_saved(context)
         with self.closing_hook():
             with naming_the_task(self.task_id):
                 self.check_inputs()
@@ -127,11 +127,23 @@ class _AccessSyncOperator(AsCodeOperator):
         """The plan as a saved plan."""
         raise NotImplementedError
 
-    def apply_saved(self, saved: Any) -> int:
+    def apply_saved(self, saved: Any, consent: Any) -> int:
         """Apply a saved plan exactly (or nothing); the number applied."""
         raise NotImplementedError
 
-    def _apply_saved(self) -> dict[str, Any]:
+    def bound(self) -> Any:
+        """What this task manages, read from the service (None: it names nothing: the plan's own)."""
+        return self.make_sync().read_managed()
+
+    managed_parameters: ClassVar[tuple[str, ...]] = ()
+
+    def writes_bounded_by(self) -> str:
+        names = " or ".join(f"{name}=" for name in self.managed_parameters)
+        if any(getattr(self, name) is not None for name in self.managed_parameters):
+            return f"what this task manages ({names})"
+        return f"what the plan says it manages (this task gives no {names} to bound it)"
+
+    def _apply_saved(self, context: Context) -> dict[str, Any]:
         """Apply the saved plan exactly (or nothing: stale, edited, another version's)."""
         saved, changes = self.saved_changes(self.plan)
         writes = [c["write"] for c in changes if isinstance(c.get("write"), dict)]
@@ -140,7 +152,7 @@ class _AccessSyncOperator(AsCodeOperator):
              if isinstance((w.get("membership") or {}).get("group"), int)}
             | {("user_attributes", int(w["entry"]["user_attribute_id"])) for w in writes if w.get("entry")})
         with self.closing_hook():
-            applied = self.apply_saved(saved)
+            applied = self.apply_saved(saved, self.consent(context))
         return self.saved_result(saved, changes, applied)
 
 
@@ -164,6 +176,7 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
     """
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "attributes")
+    managed_parameters = ("attributes",)
     describe_lineage = LineageFunction("describe_access_sync")
     takes_saved_plan = True
 
@@ -172,10 +185,10 @@ class AnalyticsSyncUserAttributesOperator(_AccessSyncOperator):
 
         return save_user_attributes(sync, plan)
 
-    def apply_saved(self, saved: Any) -> int:
+    def apply_saved(self, saved: Any, consent: Any) -> int:
         from analytics_provider.access.saved import apply_saved_user_attributes
 
-        return apply_saved_user_attributes(self.hook, saved, self.task_id, self.consent(), self.applying)
+        return apply_saved_user_attributes(self.hook, saved, self.task_id, consent, self.applying, self.bound())
 
     def __init__(
         self,
@@ -220,6 +233,7 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
     """
 
     template_fields: Sequence[str] = (*_AccessSyncOperator.template_fields, "groups", "group_ids")
+    managed_parameters = ("groups", "group_ids")
     describe_lineage = LineageFunction("describe_access_sync")
     takes_saved_plan = True
 
@@ -228,10 +242,10 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
 
         return save_group_members(sync, plan)
 
-    def apply_saved(self, saved: Any) -> int:
+    def apply_saved(self, saved: Any, consent: Any) -> int:
         from analytics_provider.access.saved import apply_saved_group_members
 
-        return apply_saved_group_members(self.hook, saved, self.task_id, self.consent(), self.applying)
+        return apply_saved_group_members(self.hook, saved, self.task_id, consent, self.applying, self.bound())
 
     def __init__(
         self,
@@ -254,6 +268,11 @@ class AnalyticsSyncGroupMembersOperator(_AccessSyncOperator):
                           "delete_missing=True (those the rows name would leave out one whose last member left)")
         if not isinstance(create_missing_groups, bool):
             raise refused(self.task_id, "create_missing_groups", create_missing_groups, "True or False")
+
+    def bound(self) -> Any:
+        sync = self.make_sync()
+        sync.create_missing_groups = True  # a group the plan creates is named by the task, not yet known
+        return sync.read_managed()
 
     def make_sync(self) -> GroupMemberSync:
         from analytics_provider.access.groups import GroupMemberSync

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +30,13 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         thousand changes) is stored by reference: written to ``plan_storage`` and named in the XCom
         with its size and SHA-256, beside what it does (``what``, ``counts``).
     :param plan_storage: the folder (a path, or an object-storage URL that every worker reaches)
-        of the saved plans stored by reference; default: ``[common.io] xcom_objectstorage_path``
-        when set, else ``$AIRFLOW_HOME/analytics_provider/plans`` (one machine only).
-        Both hold for a saved plan applied with ``plan=`` as for one made by the task.
+        of the saved plans stored by reference, and of the records of the saved plans applied (a
+        plan is applied once: ``applied-<digest>.json``); default: ``[common.io]
+        xcom_objectstorage_path`` when set, else ``$AIRFLOW_HOME/analytics_provider/plans`` (one
+        machine only). Both hold for a saved plan applied with ``plan=`` as for one made by the task.
     :param approved: with ``plan=``: the review's result (``review_task.output``, templated) or the
-        digest it approved; a saved plan whose content differs is refused. ``plan_review_apply``
-        passes it.
+        digest it approved; a saved plan whose content differs is refused, and so is a review's
+        result whose answer is not Approve. ``plan_review_apply`` passes it.
     """
 
     template_fields: Sequence[str] = ("analytics_conn_id", "approved")
@@ -89,12 +89,29 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
             except SavedPlanError as exc:
                 raise AnalyticsParameterError(str(exc)) from None
 
-    def consent(self) -> Any:
-        """What this task consents to beside the saved plan: its approved digest and removals."""
+    def consent(self, context: Any = None) -> Any:
+        """What this task consents to beside the saved plan: its approved digest and removals; with
+        the task's ``context``, the records of applied plans (in ``plan_storage``) it is held to."""
+        from analytics_provider.plans.once import AppliedPlans, default_plan_storage
         from analytics_provider.plans.saved import Consent
 
         approved = None if self.approved is None else approved_digest(self.task_id, self.approved)
-        return Consent(approved, self.max_deletes, self.allow_delete_all)
+        once = None
+        if context is not None:
+            once = AppliedPlans(self.plan_storage or default_plan_storage(), self.who(context))
+        return Consent(approved, self.max_deletes, self.allow_delete_all, once=once)
+
+    def who(self, context: Any) -> str:
+        """This task's try, as a record of an applied plan names it."""
+        ti = context.get("ti")
+        index = getattr(ti, "map_index", -1)
+        said = [f"task {self.task_id}" + (f"[{index}]" if isinstance(index, int) and index >= 0 else "")]
+        for label, value in (("DAG", getattr(ti, "dag_id", None) or getattr(context.get("dag"), "dag_id", None)),
+                             ("run", getattr(ti, "run_id", None) or context.get("run_id")),
+                             ("try", getattr(ti, "try_number", None))):
+            if value is not None:
+                said.append(f"{label} {value}")
+        return ", ".join(said)
 
     def saved_changes(self, plan: Any, also: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The saved plan ``plan=`` names (a dry run's result, or its ``saved``) and its changes, logged
@@ -114,6 +131,7 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         """The saved plan for the XCom: itself, or past ``max_xcom_bytes`` its reference (the plan
         written to the plan storage: :mod:`~analytics_provider.plans.by_reference`)."""
         from analytics_provider.plans.by_reference import MAX_XCOM_BYTES, by_reference, is_reference
+        from analytics_provider.plans.once import default_plan_storage
 
         kept = by_reference(saved, self.plan_storage or default_plan_storage(), self.max_xcom_bytes or MAX_XCOM_BYTES)
         if is_reference(kept):
@@ -122,8 +140,15 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         return kept
 
     def applying(self) -> None:
-        """Logged once the saved plan passed every check (approved, same service, not stale)."""
-        self.log.info("Applying the saved plan exactly: it is the one approved, and nothing it touches changed since")
+        """Logged once the saved plan passed every check, saying what vouches for it."""
+        vouched = ("its content is the one the review approved (approved=)" if self.approved is not None else
+                   "no review vouches for it (no approved=): it is applied as the plan= value holds it")
+        self.log.info("Applying the saved plan exactly: %s; every write is within %s; nothing it touches changed "
+                      "since; it is recorded as applied (once)", vouched, self.writes_bounded_by())
+
+    def writes_bounded_by(self) -> str:
+        """What every write of a saved plan was checked against, for the log."""
+        return "the plan's own scope"
 
     def saved_result(self, saved: dict[str, Any], changes: list[dict[str, Any]], applied: int) -> dict[str, Any]:
         """What an applied saved plan returns (and reports to lineage): its changes without their writes."""
@@ -153,19 +178,18 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         return result
 
 
-def default_plan_storage() -> str:
-    """``[common.io] xcom_objectstorage_path`` when set (Airflow's object-storage XCom), else a folder
-    under ``$AIRFLOW_HOME``."""
-    from airflow.providers.common.compat.sdk import conf
-
-    shared = conf.get("common.io", "xcom_objectstorage_path", fallback="")
-    home = os.environ.get("AIRFLOW_HOME") or os.path.expanduser("~/airflow")
-    return shared.rstrip("/") + "/analytics_provider/plans" if shared else os.path.join(home, "analytics_provider",
-                                                                                       "plans")
+APPROVE = "Approve"
+"""The option of Airflow's ``ApprovalOperator`` that approves (``ApprovalOperator.APPROVE``)."""
 
 
 def approved_digest(task_id: str, approved: Any) -> str:
-    """The digest ``approved`` gives: the review's result's ``digest``, or the digest itself."""
+    """The digest ``approved`` gives: the review's result's ``digest`` when its answer is Approve (an
+    answer that chose anything else approves nothing, whatever digest it carries), or the digest
+    itself."""
+    if isinstance(approved, dict) and approved.get("chosen_options") != [APPROVE]:
+        raise refused(task_id, "approved", approved, f"the result of a review answered {APPROVE!r} "
+                                                     "(chosen_options); this answer approves nothing: nothing was "
+                                                     "written")
     found = approved.get("digest") if isinstance(approved, dict) else approved
     if not isinstance(found, str) or len(found) != 64 or any(c not in "0123456789abcdef" for c in found.lower()):
         raise refused(task_id, "approved", approved, "the review task's output (review_task.output), or the "

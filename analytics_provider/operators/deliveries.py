@@ -107,7 +107,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
         from analytics_provider.deliveries.saved import save_deliveries
 
         if self.plan is not None:
-            return self._apply_saved()
+            return self._apply_saved(context)
         with self.closing_hook():
             declared = self.declared()
             titles: dict[tuple[str, int], str] = {}
@@ -130,7 +130,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
                                                                   prune=self.prune))
             return result
 
-    def _apply_saved(self) -> dict[str, Any]:
+    def _apply_saved(self, context: Context) -> dict[str, Any]:
         """Apply the saved plan exactly (or nothing: stale, edited, another version's)."""
         from analytics_provider.deliveries.saved import apply_saved_deliveries
 
@@ -140,10 +140,14 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
                                 if isinstance(c.get("write"), dict) and c["write"].get("id") is not None]
         with self.closing_hook():
             try:
-                applied = apply_saved_deliveries(self.hook, saved, self.task_id, created, self.consent(), self.applying)
+                applied = apply_saved_deliveries(self.hook, saved, self.task_id, created, self.consent(context),
+                                                 self.applying)
             finally:
                 self.lineage_targets += created
         return self.saved_result(saved, changes, applied)
+
+    def writes_bounded_by(self) -> str:
+        return "the plan's scope (data schedules and alerts carrying its marker)"
 
     describe_lineage = LineageFunction("describe_deliveries")
 

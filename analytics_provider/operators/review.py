@@ -129,7 +129,9 @@ def plan_review_apply(group_id: str, operator: type[Any], *, review: Mapping[str
     with ``arguments`` and ``dry_run=True``), ``review`` (:class:`AnalyticsReviewPlanOperator` of
     that plan, with the ``review`` arguments: ``assigned_users``, ``response_timeout``,
     ``notifiers``...), and ``apply`` (``operator`` applying exactly the reviewed plan: ``plan=``, with
-    the review's answer as ``approved=`` and the same ``max_deletes`` and ``allow_delete_all``).
+    the review's answer as ``approved=``, and the same ``max_deletes``, ``allow_delete_all`` and
+    ``plan_storage``, and for an access sync the same ``groups``, ``group_ids`` or ``attributes``,
+    which bound every write of the plan).
     ``operator`` is one that takes a saved plan (:class:`AnalyticsApplyDeliveriesOperator`,
     :class:`AnalyticsSyncGroupMembersOperator`)."""
     from airflow.providers.common.compat.sdk import TaskGroup
@@ -141,7 +143,8 @@ def plan_review_apply(group_id: str, operator: type[Any], *, review: Mapping[str
     for name in ("task_id", "dry_run", "plan"):
         if name in arguments:
             raise refused(group_id, name, arguments[name], "left out: plan_review_apply sets it")
-    held = {k: arguments[k] for k in ("analytics_conn_id", "max_deletes", "allow_delete_all") if k in arguments}
+    held = {k: arguments[k] for k in ("analytics_conn_id", "max_deletes", "allow_delete_all", "plan_storage", "groups",
+                                      "group_ids", "attributes") if k in arguments}
     with TaskGroup(group_id) as group:
         plan = operator(task_id="plan", dry_run=True, **arguments)
         asked = AnalyticsReviewPlanOperator(task_id="review", plan=plan.output, **dict(review or {}))

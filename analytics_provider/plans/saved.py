@@ -24,8 +24,10 @@ import os
 import re
 import stat
 import tempfile
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +112,8 @@ def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Tou
     content = {
         "format": FORMAT,
         "provider_version": __version__,
+        "plan_id": uuid.uuid4().hex,
+        "made_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "what": plan.what,
         "origin": made_at,
         "params": dict(params),
@@ -134,6 +138,9 @@ class Consent:
     max_deletes: int | None = None
     allow_delete_all: bool = False
     flags: tuple[str, str] = ("allow_delete_all=True", "max_deletes")
+    once: Any = None
+    """Where the plans applied are recorded (an :class:`~analytics_provider.plans.once.AppliedPlans`):
+    a plan recorded there is refused, and this apply records it; None: not held to one use."""
 
 
 def loaded(data: Any, where: str, what: str, hook: Any, consent: Consent,
@@ -141,7 +148,8 @@ def loaded(data: Any, where: str, what: str, hook: Any, consent: Consent,
     """The changes, the resources touched and the params of a saved plan of ``what`` (its
     ``Plan.what``: ``deliveries``, ``group members``); refused (nothing written) when it is not one,
     when another version of the provider saved it, when its content differs from the ``consent``'s
-    approved digest (or from its own hash), when ``hook`` reaches another service or account than
+    approved digest (or from its own hash), when the ``consent``'s records say it was applied
+    already, when ``hook`` reaches another service or account than
     it was made against, or when it removes more than the consent allows. ``decode`` reads a
     change's write back (the inverse of :func:`saved_plan`'s ``encode``)."""
     decode = decode or write_of
@@ -168,6 +176,8 @@ def loaded(data: Any, where: str, what: str, hook: Any, consent: Consent,
     except (KeyError, TypeError, ValueError) as exc:
         raise SavedPlanError(f"{where}: a malformed saved plan ({bounded(repr(exc), 200)}): plan again") from None
     consented(data, where, consent, changes)
+    if consent.once is not None:
+        consent.once.refuse_if_applied(where, data)
     _refuse_elsewhere(where, data.get("origin"), origin(hook))
     return changes, touched, dict(data.get("params") or {})
 

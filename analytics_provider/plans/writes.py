@@ -25,6 +25,8 @@ class Kind:
     name: str
     list: Callable[[AnalyticsHook], Iterable[Json]]
     """Every resource of the kind (page by page)."""
+    get: Callable[[AnalyticsHook, int], Json]
+    """One resource by its id (:class:`~analytics_provider.exceptions.NotFoundError` when absent)."""
     create: Callable[[AnalyticsHook, Json], Json]
     update: Callable[[AnalyticsHook, int, Json], Json]
     delete: Callable[[AnalyticsHook, int], Json]
@@ -33,6 +35,7 @@ class Kind:
 DATA_SCHEDULES = Kind(
     "data_schedules",
     list=lambda hook: hook.list_data_schedules(limit=MAX_PAGE_SIZE),
+    get=lambda hook, ident: hook.get_data_schedule(ident),
     create=lambda hook, fields: hook.create_data_schedule(fields),
     update=lambda hook, ident, fields: hook.update_data_schedule(ident, fields),
     delete=lambda hook, ident: hook.delete_data_schedule(ident),
@@ -40,6 +43,7 @@ DATA_SCHEDULES = Kind(
 DATA_ALERTS = Kind(
     "data_alerts",
     list=lambda hook: hook.list_data_alerts(limit=MAX_PAGE_SIZE),
+    get=lambda hook, ident: hook.get_data_alert(ident),
     create=lambda hook, fields: hook.create_data_alert(fields),
     update=lambda hook, ident, fields: hook.update_data_alert(ident, fields),
     delete=lambda hook, ident: hook.delete_data_alert(ident),
@@ -47,6 +51,7 @@ DATA_ALERTS = Kind(
 GROUPS = Kind(
     "groups",
     list=lambda hook: hook.list_groups(limit=MAX_PAGE_SIZE),
+    get=lambda hook, ident: hook.get_group(ident),
     create=lambda hook, fields: hook.create_group(fields),
     update=lambda hook, ident, fields: hook.update_group(ident, fields),
     delete=lambda hook, ident: hook.delete_group(ident),

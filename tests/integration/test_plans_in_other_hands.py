@@ -147,11 +147,12 @@ def test_max_deletes_and_allow_delete_all_hold_for_a_saved_plan(tmp_path, hook, 
 
 def test_two_applies_racing_leave_one_resource_per_key_and_the_loser_says_so(
         tmp_path, hook, analytics_emulator, capsys) -> None:
-    """Both applies pass the stale check and send their create (a barrier holds each create until
-    both have read the service); then they converge: the later copy is deleted by its own apply."""
-    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    """Two plans of one scope (each approved) creating the same keys: both applies pass the stale
+    check and send their create (a barrier holds each create until both have read the service); then
+    they converge: the later copy is deleted by its own apply."""
+    files, saved, other = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "other.json"
     write(files, "sales.yml", SALES)
-    approved = plan_to(files, saved, capsys)
+    approved = {saved: plan_to(files, saved, capsys), other: plan_to(files, other, capsys, "--prune")}
     both_read = threading.Barrier(2, timeout=30)
     create_schedule, create_alert = AnalyticsHook.create_data_schedule, AnalyticsHook.create_data_alert
 
@@ -162,8 +163,8 @@ def test_two_applies_racing_leave_one_resource_per_key_and_the_loser_says_so(
         return send
 
     exits: list[int] = []
-    racers = [threading.Thread(target=lambda: exits.append(manage.main(
-        ["apply", "--plan", str(saved), "--digest", approved]))) for _ in range(2)]
+    racers = [threading.Thread(target=lambda plan=plan: exits.append(manage.main(
+        ["apply", "--plan", str(plan), "--digest", approved[plan]]))) for plan in (saved, other)]
     AnalyticsHook.create_data_schedule, AnalyticsHook.create_data_alert = (  # type: ignore[method-assign]
         held(create_schedule), held(create_alert))
     try:
@@ -183,6 +184,175 @@ def test_two_applies_racing_leave_one_resource_per_key_and_the_loser_says_so(
                      r"is kept \(one per key\)", out.err), out.err
     assert manage.main(["plan", str(files), "--scope", "sales"]) == 0  # the next plan is not blocked
     assert "deliveries: nothing to change" in capsys.readouterr().out
+
+
+def test_a_plan_is_applied_once_even_after_what_it_did_was_undone(tmp_path, hook, analytics_emulator,
+                                                                  capsys) -> None:
+    """A re-run CI job: the approved plan applied, its schedule deleted since (by a pruning plan, by
+    hand): the service is as the plan found it, the stale check passes, the record refuses."""
+    files, saved, storage = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "applied"
+    write(files, "sales.yml", ONE)
+    approved = plan_to(files, saved, capsys)
+    once = ["apply", "--plan", str(saved), "--digest", approved, "--plan-storage", str(storage)]
+    assert manage.main(once) == 0
+    (made,) = managed(hook)
+    capsys.readouterr()
+    hook.delete_data_schedule(made)  # undone
+    analytics_emulator.clear_requests()
+    assert manage.main(once) == 1
+    err = capsys.readouterr().err
+    assert re.fullmatch(rf"manage apply --plan {saved}: this plan was applied at \S+ by manage apply --plan {saved} "
+                        rf"\(\S+@\S+\): applied 1 change\(s\) \(its record {storage}/applied-{approved}.json\); a "
+                        r"plan is applied once, even when what it did was undone since: plan again \(nothing was "
+                        r"written\)\n", err), err
+    assert writes(analytics_emulator) == [] and managed(hook) == []
+    again = plan_to(files, saved, capsys)  # the same files planned again: a new plan, applied once too
+    assert again != approved
+    assert manage.main(["apply", "--plan", str(saved), "--digest", again, "--plan-storage", str(storage)]) == 0
+    assert len(managed(hook)) == 1
+
+
+def test_one_plan_applied_twice_at_once_is_applied_by_one_apply_and_the_other_says_so(
+        tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
+    """Both applies find no record (a barrier holds each after its look-up); only one creates it."""
+    from analytics_provider.plans.once import AppliedPlans
+
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "sales.yml", SALES)
+    approved = plan_to(files, saved, capsys)
+    both_looked = threading.Barrier(2, timeout=30)
+    look_up = AppliedPlans.refuse_if_applied
+
+    def held(self: Any, where: str, data: Any) -> None:
+        look_up(self, where, data)
+        both_looked.wait()
+
+    monkeypatch.setattr(AppliedPlans, "refuse_if_applied", held)
+    exits: list[int] = []
+    racers = [threading.Thread(target=lambda: exits.append(manage.main(
+        ["apply", "--plan", str(saved), "--digest", approved]))) for _ in range(2)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(60)
+    out = capsys.readouterr()
+    assert sorted(exits) == [0, 1], (exits, out.err)
+    assert re.search(rf"manage apply --plan {saved}: another apply recorded this plan first: this plan is being "
+                     r"applied (since \S+ by manage apply|now \(its record)", out.err), out.err
+    assert len(managed(hook)) == 1 and out.out.count("applied 2 change(s) of the saved plan") == 1
+    assert [r.operation for r in writes(analytics_emulator)] == ["create_data_schedule", "create_data_alert"]
+
+
+def test_two_plans_updating_one_schedule_at_once_the_later_write_is_refused_as_stale(
+        tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
+    """Two approved plans of one scope, each an update of the weekly-sales schedule made from the same
+    state: both pass the stale check (a barrier holds each after it); plan B's read right before its
+    write is held until plan A has written: it finds A's schedule, writes nothing and says so."""
+    import analytics_provider.deliveries.saved as saved_module
+
+    files, a, b = tmp_path / "deliveries", tmp_path / "a.json", tmp_path / "b.json"
+    write(files, "sales.yml", ONE)
+    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
+    (schedule,) = managed(hook)
+    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
+    digests = {a: plan_to(files, a, capsys)}
+    write(files, "sales.yml", ONE.replace("[ann@example.com]", "[ann@example.com, cfo@example.com]"))
+    digests[b] = plan_to(files, b, capsys)
+    both_checked = threading.Barrier(2, timeout=30)
+    a_done = threading.Event()
+    check, get = saved_module.refuse_if_stale, AnalyticsHook.get_data_schedule
+
+    def checked_then_wait(*args: Any) -> None:
+        check(*args)
+        both_checked.wait()
+
+    def read_after_a(self: Any, ident: Any) -> Any:
+        if threading.current_thread().name == "b":
+            assert a_done.wait(30)
+        return get(self, ident)
+
+    monkeypatch.setattr(saved_module, "refuse_if_stale", checked_then_wait)
+    monkeypatch.setattr(AnalyticsHook, "get_data_schedule", read_after_a)
+    exits: dict[str, int] = {}
+
+    def run(name: str, plan: Path) -> None:
+        try:
+            exits[name] = manage.main(["apply", "--plan", str(plan), "--digest", digests[plan]])
+        finally:
+            if name == "a":
+                a_done.set()
+
+    racers = [threading.Thread(target=run, args=(name, plan), name=name) for name, plan in (("a", a), ("b", b))]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(60)
+    err = capsys.readouterr().err
+    assert exits == {"a": 0, "b": 1}, err
+    assert (f"manage apply --plan {b}: deliveries: 0 of 1 change(s) applied; 1 not applied:\nchange weekly-sales "
+            f"for data schedule {schedule}: changed since the plan, after this apply's stale check (another apply at "
+            f"the same time?): data schedule {schedule} (weekly-sales): schedule.repeat '0 8 * * 1' then, "
+            "'0 6 * * 1' now; not written: plan again (a rerun will not help as it is)") in err, err
+    now = hook.get_data_schedule(schedule)
+    assert now["schedule"]["repeat"] == "0 6 * * 1" and now["dest"]["recipients"] == ["ann@example.com"]
+
+
+def test_an_update_overwritten_at_once_by_another_apply_is_reported_as_lost(
+        tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
+    """Both plans' reads right before their writes see the schedule as planned (A's write is held
+    until B has read); B writes just after A, and A's read after its write (held until B has written)
+    finds B's schedule: A says its update was lost."""
+    files, a, b = tmp_path / "deliveries", tmp_path / "a.json", tmp_path / "b.json"
+    write(files, "sales.yml", ONE)
+    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
+    (schedule,) = managed(hook)
+    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
+    digests = {a: plan_to(files, a, capsys)}
+    write(files, "sales.yml", ONE.replace("[ann@example.com]", "[ann@example.com, cfo@example.com]"))
+    digests[b] = plan_to(files, b, capsys)
+    b_read, a_written, b_written = threading.Event(), threading.Event(), threading.Event()
+    get, update = AnalyticsHook.get_data_schedule, AnalyticsHook.update_data_schedule
+    reads: dict[str, int] = {"a": 0, "b": 0}
+
+    def held_get(self: Any, ident: Any) -> Any:
+        name = threading.current_thread().name
+        if name not in reads:
+            return get(self, ident)
+        reads[name] += 1
+        if name == "a":
+            assert (b_read if reads["a"] == 1 else b_written).wait(30)
+        found = get(self, ident)
+        if name == "b":
+            b_read.set()
+        return found
+
+    def held_update(self: Any, ident: Any, fields: Any) -> Any:
+        name = threading.current_thread().name
+        if name == "b":
+            assert a_written.wait(30)
+        try:
+            return update(self, ident, fields)
+        finally:
+            (a_written if name == "a" else b_written).set()
+
+    monkeypatch.setattr(AnalyticsHook, "get_data_schedule", held_get)
+    monkeypatch.setattr(AnalyticsHook, "update_data_schedule", held_update)
+    exits: dict[str, int] = {}
+    racers = [threading.Thread(target=lambda plan=plan, name=name: exits.__setitem__(name, manage.main(
+        ["apply", "--plan", str(plan), "--digest", digests[plan]])), name=name) for name, plan in (("a", a), ("b", b))]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(60)
+    err = capsys.readouterr().err
+    assert exits == {"a": 1, "b": 0}, err
+    assert (f"change weekly-sales for data schedule {schedule}: written, then overwritten at once by another write "
+            f"(another apply at the same time?): data schedule {schedule}: dest.recipients ['ann@example.com'] "
+            "then, ['ann@example.com', 'cfo@example.com'] now; schedule.repeat '0 6 * * 1' then, '0 8 * * 1' now; "
+            "its effect is lost: plan again") in err, err
+    now = hook.get_data_schedule(schedule)
+    assert now["schedule"]["repeat"] == "0 8 * * 1" and now["dest"]["recipients"] == ["ann@example.com",
+                                                                                      "cfo@example.com"]
 
 
 def test_out_may_not_name_an_input_a_folder_or_a_missing_folder(tmp_path, analytics_emulator, analytics_connection,

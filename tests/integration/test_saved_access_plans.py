@@ -3,6 +3,8 @@ all when a user's managed groups, or a group to create, changed in the service s
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
@@ -139,7 +141,100 @@ def test_a_plan_that_writes_a_group_its_task_does_not_manage_is_refused_before_a
     saved["counts"]["add"] += 1
     saved["sha256"] = _digest({k: v for k, v in saved.items() if k != "sha256"})
     analytics_emulator.clear_requests()
-    with pytest.raises(SavedPlanError, match=f"apply: 1 change\\(s\\) of the plan write outside the groups it "
-                                             f"manages: add {other['name']} for 1; nothing was written"):
+    with pytest.raises(SavedPlanError, match=f"apply: 1 change\\(s\\) of the plan write outside the groups the "
+                                             f"plan manages: add {other['name']} for 1; nothing was written"):
         apply(plan)
     assert writes(analytics_emulator) == []
+
+
+def sales_members(hook: Any) -> list[dict[str, Any]]:
+    """The rows that keep Sales (group 1) as it is, but for Priya (user 3)."""
+    return [{"user": u["email"], "group": "Sales"} for u in hook.list_users()
+            if 1 in (u.get("group_ids") or []) and u["id"] != 3]
+
+
+def test_an_approved_plan_is_applied_once_even_after_what_it_did_was_undone(
+        hook, analytics_emulator, tmp_path) -> None:
+    """Issue 44: a grant approved and applied, then revoked by another approved plan: the first
+    plan's apply, run again (a cleared task of an old run), passes the stale check (Priya is as it
+    found her) but is refused by the record of its apply, naming when and by whom."""
+    from analytics_provider.plans.saved import SavedPlanError, digest
+
+    keep = sales_members(hook)
+    storage = tmp_path / "plans"
+
+    def run(task_id: str, **arguments: Any) -> dict[str, Any]:
+        task = AnalyticsSyncGroupMembersOperator(task_id=task_id, groups=["Sales"], plan_storage=str(storage),
+                                                 **arguments)
+        return task.execute({"ti": FakeTaskInstance()})
+
+    grant = run("plan_grant", rows=[*keep, {"user": "priya.raman@example.com", "group": "Sales"}], dry_run=True)
+    assert run("apply", plan=grant, approved=digest(grant["saved"]))["applied"] == 1
+    assert 1 in groups_of(hook, 3)
+    revoke = run("plan_revoke", rows=keep, delete_missing=True, dry_run=True)
+    assert run("apply", plan=revoke, approved=digest(revoke["saved"]))["applied"] == 1
+    assert 1 not in groups_of(hook, 3)
+    analytics_emulator.clear_requests()
+    with pytest.raises(SavedPlanError) as refused:
+        run("apply", plan=grant, approved=digest(grant["saved"]))
+    assert re.fullmatch(r"apply: this plan was applied at \S+ by task apply, try 1: applied 1 change\(s\) \(its "
+                        rf"record {storage}/applied-{digest(grant['saved'])}.json\); a plan is applied once, even "
+                        r"when what it did was undone since: plan again \(nothing was written\)",
+                        str(refused.value)), str(refused.value)
+    assert writes(analytics_emulator) == [] and 1 not in groups_of(hook, 3)
+    record = json.loads((storage / f"applied-{digest(grant['saved'])}.json").read_text())
+    assert record["by"] == "task apply, try 1" and record["outcome"] == "applied 1 change(s)"
+    # a new plan of the same grant is a new plan (its own id): approved, it applies
+    again = run("plan_grant", rows=[*keep, {"user": "priya.raman@example.com", "group": "Sales"}], dry_run=True)
+    assert again["saved"]["changes"] == grant["saved"]["changes"] and digest(again["saved"]) != digest(grant["saved"])
+    assert run("apply", plan=again, approved=digest(again["saved"]))["applied"] == 1
+
+
+def test_the_apply_task_bounds_every_write_by_its_own_groups_and_logs_what_vouches_for_the_plan(
+        hook, analytics_emulator, capsys) -> None:
+    """Issue 44: a plan edited in transit (its hash and its managed groups recomputed, no review)
+    that adds Lucas to Operations is refused by an apply task managing Sales only."""
+    from analytics_provider.plans.saved import SavedPlanError, _digest
+
+    plan = AnalyticsSyncGroupMembersOperator(task_id="plan", rows=[{"user": "lucas.meyer@example.com",
+                                                                    "group": "Sales"}],
+                                             groups=["Sales"], dry_run=True).execute({"ti": FakeTaskInstance()})
+    saved = json.loads(json.dumps(plan["saved"]))
+    saved["changes"].append({**saved["changes"][0], "target": "Operations",
+                             "write": {"membership": {"group": 2, "user_id": 2}}})
+    saved["params"]["managed_group_ids"] = [1, 2]
+    saved["counts"]["add"] = 2
+    saved["sha256"] = _digest({k: v for k, v in saved.items() if k != "sha256"})
+    analytics_emulator.clear_requests()
+    with pytest.raises(SavedPlanError, match=r"^apply: 1 change\(s\) of the plan write outside the groups this "
+                                             r"task manages \(groups=, group_ids=\): add Operations for "):
+        AnalyticsSyncGroupMembersOperator(task_id="apply", plan={**plan, "saved": saved},
+                                          groups=["Sales"]).execute({"ti": FakeTaskInstance()})
+    assert writes(analytics_emulator) == [] and 2 not in groups_of(hook, 2)
+    capsys.readouterr()
+    AnalyticsSyncGroupMembersOperator(task_id="apply", plan=plan, groups=["Sales"]).execute({"ti": FakeTaskInstance()})
+    logged = capsys.readouterr().out
+    assert ("Applying the saved plan exactly: no review vouches for it (no approved=): it is applied as the plan= "
+            "value holds it; every write is within what this task manages (groups= or group_ids=)") in logged
+    assert "the one approved" not in logged and 1 in groups_of(hook, 2)
+
+
+def test_a_review_answered_reject_approves_nothing_whatever_digest_it_carries(hook, analytics_emulator) -> None:
+    """Issue 44: the apply reads the answer, not only its digest."""
+    from analytics_provider.exceptions import AnalyticsParameterError
+    from analytics_provider.plans.saved import digest
+
+    plan = planned()
+    answer = {"chosen_options": ["Reject"], "params_input": {}, "responded_by_user": {"id": "ann", "name": "Ann"},
+              "reviewed": True, "digest": digest(plan["saved"])}
+    analytics_emulator.clear_requests()
+    with pytest.raises(AnalyticsParameterError, match=r"^apply: approved must be the result of a review answered "
+                                                      r"'Approve' \(chosen_options\); this answer approves nothing"):
+        AnalyticsSyncGroupMembersOperator(task_id="apply", plan=plan, approved=answer).execute(
+            {"ti": FakeTaskInstance()})
+    with pytest.raises(AnalyticsParameterError, match="this answer approves nothing"):  # at parse, when it can
+        AnalyticsSyncGroupMembersOperator(task_id="apply", plan=plan, approved={**answer, "chosen_options": []})
+    assert writes(analytics_emulator) == []
+    approved = {**answer, "chosen_options": ["Approve"]}
+    assert AnalyticsSyncGroupMembersOperator(task_id="apply", plan=plan, approved=approved).execute(
+        {"ti": FakeTaskInstance()})["applied"] == 3
