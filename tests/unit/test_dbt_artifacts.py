@@ -98,6 +98,34 @@ def test_a_run_that_builds_nothing_is_refused() -> None:
         built_relations(run_results("duckdb-compile"), manifest("duckdb-compile"), "refresh")
 
 
+def test_a_run_that_built_no_relation_is_refused_with_why() -> None:
+    """A run whose models all failed, or that ran only tests, would go green having refreshed nothing."""
+    failed = run_results("duckdb-build")
+    for result in failed["results"]:
+        if result["unique_id"].split(".")[0] in ("model", "seed", "snapshot") and result["status"] in ("success", "partial success"):
+            result["status"] = "error"
+    with pytest.raises(AnalyticsParameterError, match=r"^t: rr: the dbt run \(build\) built nothing to refresh: "
+                                                      r"none of its \d+ model\(s\), seed\(s\) and snapshot\(s\) "
+                                                      r"succeeded: seed\.analytics_fixture\.raw_orders \(error\)"):
+        built_relations(failed, manifest("duckdb-build"), "t", run_results_name="rr")
+    tests_only = run_results("duckdb-build")
+    tests_only["results"] = [{**tests_only["results"][0], "unique_id": f"test.analytics_fixture.{name}",
+                              "status": "pass", "relation_name": None} for name in ("unique_id", "not_null_id")]
+    with pytest.raises(AnalyticsParameterError, match=r"built nothing to refresh: its \d+ result\(s\) are of test "
+                                                      r"nodes, no model, seed or snapshot"):
+        built_relations(tests_only, manifest("duckdb-build"), "t", run_results_name="rr")
+
+
+@pytest.mark.parametrize("args", [{}, {"which": None}, {"which": ["build"]}, "build", None])
+def test_a_file_without_args_which_is_refused(args: Any) -> None:
+    """Every dbt since 0.19 (and dbt Fusion) writes ``args.which``: without it a compile could pass for a build."""
+    results = run_results("duckdb-build")
+    results["args"] = args
+    with pytest.raises(AnalyticsParameterError, match=r"^t: rr does not say which dbt command wrote it \(no "
+                                                      r"args\.which"):
+        built_relations(results, manifest("duckdb-build"), "t", run_results_name="rr")
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (lambda r: r["results"].__setitem__(0, "model.analytics_fixture.orders"), r"results\[0\] is a str, not an object"),
     (lambda r: r["results"][1].pop("unique_id"), r"results\[1\] has no unique_id"),
