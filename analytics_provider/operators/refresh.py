@@ -288,9 +288,11 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         with self.closing_hook():
             self.check_inputs()
             tables = self.refreshed_tables(context)
-            impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
-                                             default_schema=self.default_schema, fold=self.fold) if tables else {
-                "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [], "notes": []}
+            with naming_the_task(self.task_id):
+                impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
+                                                 default_schema=self.default_schema, fold=self.fold) if tables else {
+                    "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [],
+                    "notes": []}
             unmatched = [{"table": t["table"], "closest": t.get("closest") or []} for t in impact["tables"]
                          if not t["data_model_ids"]]
             for table in unmatched:

@@ -87,7 +87,7 @@ def write(path: Path, text: str) -> str:
      "dbt build, run, seed, snapshot, retry or clone"),
     (lambda d: {"run_results": write(d / "deep.json", "[" * 200_000 + "]" * 200_000)},
      "refresh: dbt_run_results ({rr}) is nested deeper than a dbt artifact is"),
-    (lambda d: {"run_results": write(d / "strings.json", json.dumps({"results": ["model.a.b"]}))},
+    (lambda d: {"run_results": write(d / "strings.json", json.dumps({"args": {"which": "run"}, "results": ["model.a.b"]}))},
      "refresh: dbt_run_results ({rr}): results[0] is a str, not an object"),
     (lambda d: {"run_results": artifacts(d, "duckdb-build")[0], "manifest": write(d / "m.json", '{"nodes": [')},
      "refresh: dbt_manifest could not be read as JSON from {mf}: JSONDecodeError"),
