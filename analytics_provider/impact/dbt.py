@@ -53,6 +53,21 @@ class DbtRun(NamedTuple):
     dbt_version: str | None
 
 
+UNREAD_MANIFEST_KEYS = frozenset({
+    "raw_code", "compiled_code", "raw_sql", "compiled_sql", "columns", "description", "depends_on", "docs",
+    "meta", "tags", "refs", "sources", "fqn", "checksum", "patch_path", "original_file_path", "path", "root_path",
+    "unrendered_config", "config_call_dict", "contract", "constraints", "macros", "exposures", "metrics",
+    "groups", "selectors", "disabled", "parent_map", "child_map", "group_map", "saved_queries",
+    "semantic_models", "unit_tests", "extra_ctes", "env", "docs_blocks"})
+"""Keys of a manifest's objects that :func:`built_relations` never reads (code, columns, docs, maps)."""
+
+
+def slim_manifest_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A ``json`` ``object_pairs_hook``: each object of a manifest without the keys never read, so
+    that a large manifest's code and columns are freed as it is parsed, not kept until the end."""
+    return {key: value for key, value in pairs if key not in UNREAD_MANIFEST_KEYS}
+
+
 def artifact_schema(document: Mapping[str, Any]) -> tuple[str, int] | None:
     """``("run-results", 6)`` from ``metadata.dbt_schema_version``; None when it names none."""
     metadata = document.get("metadata")

@@ -339,7 +339,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         """No data model reads any input table (a dbt dev target's schemas, the assets of another
         warehouse): fails unless ``unmatched_tables='warn'`` (then said, and the result says why)."""
         shown = "; ".join(f"{t['table']}" + (f" (closest: {', '.join(t['closest'])})" if t["closest"] else "")
-                          for t in unmatched[:10]) + (f"; and {len(unmatched) - 10} more" if len(unmatched) > 10 else "")
+                          for t in unmatched[:10])
+        shown += f"; and {len(unmatched) - 10} more" if len(unmatched) > 10 else ""
         why = f"no data model reads any of the {len(unmatched)} table(s): {shown}"
         if self.unmatched_tables == "fail":
             raise AnalyticsParameterError(

@@ -145,12 +145,6 @@ def test_a_project_that_does_not_exist_is_named_with_those_that_do(hook: Analyti
                                                    r"/data_models answered 404\); the dashboards name AML "
                                                    r"project\(s\) 1$"):
         hook.find_impacted(tables=["public.orders"], project_ids=[1, 999])
-    from analytics_provider.operators import AnalyticsRefreshImpactedOperator
-    from analytics_provider.testing.task_instance import FakeTaskInstance
-
-    operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"], project_ids=[999])
-    with pytest.raises(AnalyticsLookupError, match=r"^refresh: find_impacted: project_ids: no AML project 999 "):
-        operator.execute({"ti": FakeTaskInstance()})  # the task's name first, as its other refusals
 
 
 def test_a_dashboard_deleted_between_the_list_and_its_read_is_skipped_with_a_note(

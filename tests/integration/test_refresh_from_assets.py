@@ -1,5 +1,6 @@
 """Refresh what the loads said they wrote: the refresh operator's tables from the run's triggering
-asset events (``tables_from_assets``), against the emulator, the operator called directly."""
+asset events (``tables_from_assets``), and the lookup errors it names itself in, against the emulator, the
+operator called directly."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.exceptions import AnalyticsLookupError, AnalyticsParameterError
 from analytics_provider.operators import AnalyticsRefreshImpactedOperator
 from analytics_provider.testing.task_instance import FakeTaskInstance
 
@@ -73,3 +74,11 @@ def test_tables_from_assets_must_be_a_flag_and_may_stand_alone() -> None:
     with pytest.raises(AnalyticsParameterError, match="or tables_from_assets=True"):
         AnalyticsRefreshImpactedOperator(task_id="refresh")
     assert AnalyticsRefreshImpactedOperator(task_id="refresh", tables_from_assets=True).tables is None
+
+
+def test_project_ids_naming_no_project_fail_naming_the_task(analytics_emulator, analytics_connection) -> None:
+    """The hook's lookup error (test_impact_against_emulator) with the task's name first, as its other refusals."""
+    operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"], project_ids=[999])
+    with pytest.raises(AnalyticsLookupError, match=r"^refresh: find_impacted: project_ids: no AML project 999 \(GET "
+                                                   r"/data_models answered 404\); the dashboards name AML project"):
+        operator.execute({"ti": FakeTaskInstance()})
