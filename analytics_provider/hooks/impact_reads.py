@@ -79,6 +79,9 @@ def find_impacted(
         parse_table(table, default_schema=default_schema, fold=fold)
     if project_ids is not None and (isinstance(project_ids, (str, bytes)) or not all(is_id(p) for p in project_ids)):
         raise AnalyticsParameterError(f"find_impacted: project_ids must be a list of project ids; got {project_ids!r}")
+    if project_ids is not None and not list(project_ids):
+        raise AnalyticsParameterError("find_impacted: project_ids must name at least one AML project (None: those "
+                                      "the dashboards belong to); got []")
     if not any(given.values()):
         raise AnalyticsParameterError("find_impacted: give tables, data_models or data_sets (none was given)")
     reads = ImpactReads(hook, project_ids)

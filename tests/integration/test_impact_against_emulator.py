@@ -145,6 +145,10 @@ def test_a_project_that_does_not_exist_is_named_with_those_that_do(hook: Analyti
                                                    r"/data_models answered 404\); the dashboards name AML "
                                                    r"project\(s\) 1$"):
         hook.find_impacted(tables=["public.orders"], project_ids=[1, 999])
+    analytics_emulator.clear_requests()
+    with pytest.raises(AnalyticsParameterError, match=r"project_ids must name at least one AML project"):
+        hook.find_impacted(tables=["public.orders"], project_ids=[])  # not "no dashboard names a project"
+    assert [r for r in analytics_emulator.requests if r.origin == "api"] == []
 
 
 def test_a_dashboard_deleted_between_the_list_and_its_read_is_skipped_with_a_note(
