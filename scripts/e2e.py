@@ -59,7 +59,10 @@ from tests.hostile.proxy import ForwardProxy  # noqa: E402
 DAGS = ("analytics_after_warehouse_load", "analytics_post_deploy_publish", "analytics_scheduled_exports")
 # queued by the examples' assets (the last by the dashboard that analytics_after_warehouse_load refreshes)
 CONSUMERS = ("analytics_preload_on_warehouse_table", "analytics_ship_exported_files",
-             "analytics_export_when_dashboard_fresh")
+             "analytics_export_when_dashboard_fresh", "analytics_refresh_what_loads_wrote")
+# queued by the load's orders table asset: its refresh takes its tables from the run's asset events
+FROM_ASSETS = ("analytics_refresh_what_loads_wrote", "refresh_what_loads_wrote")
+ORDERS_DASHBOARDS = ["Sales overview", "Regional sales"]  # on orders, and on the query model built on it
 REFRESH_OPERATOR = "AnalyticsRefreshImpactedOperator"  # submits a job per impacted data source and dashboard
 JOB_OPERATORS = (
     "AnalyticsExportWidgetOperator", "AnalyticsPreloadDashboardOperator", "AnalyticsBustDataSourceCacheOperator",
@@ -325,11 +328,22 @@ class Database:
             "SELECT x.value FROM xcom x JOIN task_instance t ON t.dag_id = x.dag_id AND t.run_id = x.run_id "
             "AND t.task_id = x.task_id AND t.map_index = x.map_index WHERE x.key = 'return_value' AND t.operator = %s",
             operator)
-        values = [json.loads(v) if isinstance(v, str | bytes) else v for (v,) in results]
+        values = [xcom_value(v) for (v,) in results]
         return sum(1 for value in values for job in value.get("jobs", []) if job.get("job_id") is not None)
+
+    def results(self, dag_id: str, task_id: str) -> list[dict[str, Any]]:
+        """The return values (XCom) of a task in each of its DAG's runs."""
+        rows = self.rows("SELECT value FROM xcom WHERE dag_id = %s AND task_id = %s AND key = 'return_value'",
+                         dag_id, task_id)
+        return [xcom_value(v) for (v,) in rows]
 
     def asset_rows(self) -> list[str]:
         return sorted(uri for (uri,) in self.rows("SELECT uri FROM asset"))
+
+
+def xcom_value(value: Any) -> Any:
+    """An XCom row's value: JSON text, or already decoded (a JSON column)."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 USER, PASSWORD = "admin", "admin"  # the simple auth manager's one user (simple_auth)
@@ -618,6 +632,11 @@ class Scenario:
         self.wait_runs(set(CONSUMERS))  # queued by the examples' assets
         runs = [r for r in self.db.runs() if r[0] in (*DAGS, *CONSUMERS)]
         self.check(all(s == "success" for _, _, s in runs), f"every example run green: {runs}")
+        refreshed = self.db.results(*FROM_ASSETS)
+        self.check(bool(refreshed) and all(
+            r["tables"] == ["analytics.public.orders"] and [d["title"] for d in r["dashboards"]] == ORDERS_DASHBOARDS
+            for r in refreshed), f"{FROM_ASSETS[0]} refreshed exactly the loaded table's dashboards: "
+            f"{[(r['tables'], [d['title'] for d in r['dashboards']]) for r in refreshed]}")
         self.check(all(self.spread[t] > 0 for t in TRIGGERERS), f"waits held by both triggerers: {dict(self.spread)}")
         retried = [ti for ti in self.db.task_instances() if ti["operator"] in JOB_OPERATORS and ti["try_number"] > 1]
         resumed = [ti for ti in retried if "Submitted job" in self.api.task_log(

@@ -7,7 +7,8 @@ project, found in the data sets that hold them), the data source of each query m
 ``dbtype``: the dialect of its SQL), the data sets and models built on each changed model, in turn
 (``GET /dependencies/downstream_dependencies``), each impacted data set with its models and reports
 (``GET /data_sets/{id}``), the dashboards 100 a page with their widgets (only when a data set is
-impacted; one listed without widgets read alone), a report alone only where a data set's answer
+impacted; one listed without widgets read alone, and skipped with a note when that read answers 404:
+deleted since it was listed), a report alone only where a data set's answer
 lacked its reports, and the name of each impacted data source. Nothing is kept across calls: a
 dashboard added since the last run is seen.
 """
@@ -78,6 +79,9 @@ def find_impacted(
         parse_table(table, default_schema=default_schema, fold=fold)
     if project_ids is not None and (isinstance(project_ids, (str, bytes)) or not all(is_id(p) for p in project_ids)):
         raise AnalyticsParameterError(f"find_impacted: project_ids must be a list of project ids; got {project_ids!r}")
+    if project_ids is not None and not list(project_ids):
+        raise AnalyticsParameterError("find_impacted: project_ids must name at least one AML project (None: those "
+                                      "the dashboards belong to); got []")
     if not any(given.values()):
         raise AnalyticsParameterError("find_impacted: give tables, data_models or data_sets (none was given)")
     reads = ImpactReads(hook, project_ids)
@@ -155,9 +159,21 @@ class ImpactReads:
         if self._catalog is not None:
             return self._catalog
         models: dict[str, Json] = {}
+        missing: list[int] = []
         for project_id in self.projects():
-            for model in self.hook.list_data_models(project_id):
+            try:
+                listed = list(self.hook.list_data_models(project_id))  # its pages are read here
+            except AnalyticsApiError as exc:
+                if exc.status != 404:
+                    raise
+                missing.append(project_id)
+                continue
+            for model in listed:
                 models.setdefault(str(model.get("id")), model)
+        if missing:
+            raise AnalyticsLookupError(
+                f"find_impacted: project_ids: no AML project {', '.join(map(str, missing))} (GET /data_models "
+                f"answered 404); {self.known_projects()}")
         sources = sorted({str(m["data_source_id"]) for m in models.values() if m.get("data_source_id") is not None},
                          key=lambda s: (len(s), s))
         for source_id in sources:
@@ -185,6 +201,18 @@ class ImpactReads:
             listed, self._listing_refused = [], exc.status
         self.project_ids = sorted({int(d["project_id"]) for d in listed if is_id(d.get("project_id"))})
         return self.project_ids
+
+    def known_projects(self) -> str:
+        """The AML projects the dashboards name, for the error that says a given one is not there."""
+        try:
+            listed = self.hook.list_dashboards_metadata()
+        except AnalyticsApiError as exc:
+            if exc.status not in LISTING_REFUSED:
+                raise
+            return f"the projects that exist cannot be listed (GET /dashboards/list_metadata answered {exc.status})"
+        found = sorted({int(d["project_id"]) for d in listed if is_id(d.get("project_id"))})
+        return (f"the dashboards name AML project(s) {', '.join(map(str, found))}" if found
+                else "no dashboard names an AML project")
 
     def dependants(self, object_id: Any, object_type: str) -> Json:
         cached = (str(object_id), object_type)
@@ -217,12 +245,19 @@ class ImpactReads:
             for index, board in enumerate(boards):
                 if isinstance(board.get("widgets"), list) or board.get("id") is None:
                     continue
-                alone = self.hook.get_dashboard(board["id"]) or {}
-                self.notes.append(f"dashboard {board.get('title')!r} ({board.get('id')}): the list did not carry "
-                                  "its widgets; read alone" + ("" if isinstance(alone.get("widgets"), list)
-                                                                else ", without them either"))
+                label = f"dashboard {board.get('title')!r} ({board.get('id')})"
+                try:
+                    alone = self.hook.get_dashboard(board["id"]) or {}
+                except AnalyticsApiError as exc:
+                    if exc.status != 404:
+                        raise
+                    self.notes.append(f"{label}: deleted since it was listed (its read answered 404): skipped")
+                    boards[index] = {}
+                    continue
+                self.notes.append(f"{label}: the list did not carry its widgets; read alone"
+                                  + ("" if isinstance(alone.get("widgets"), list) else ", without them either"))
                 boards[index] = {**board, **alone}
-            self._dashboards = boards
+            self._dashboards = [b for b in boards if b]
         return self._dashboards
 
     def source(self, source_id: Any) -> Json:

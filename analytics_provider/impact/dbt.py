@@ -13,9 +13,13 @@ Ephemeral models write no relation and are left out. Results that did not build 
 ``skipped``...) are reported apart, and so are built nodes whose relation neither file names (files
 of two invocations: a node added since the manifest was written; without a manifest, seeds, whose
 results name no relation, and every node of dbt before 1.7), so that what can be resolved is
-refreshed and the rest is named. A run of a command that builds nothing (``args.which``:
-``compile``, ``docs generate``, ``test``...) and files of another shape are refused with
-:class:`~analytics_provider.exceptions.AnalyticsParameterError`, naming the file.
+refreshed and the rest is named. Refused with
+:class:`~analytics_provider.exceptions.AnalyticsParameterError`, naming the file: a run of a
+command that builds nothing (``args.which``: ``compile``, ``docs generate``, ``test``...); a file
+without ``args.which`` (every dbt from 0.19 on writes it, dbt Fusion too: without it a compile
+could pass for a build); a run that built no relation (all its models failed or were skipped, or
+it ran only tests or ephemeral models: nothing to refresh, and it would go green having refreshed
+nothing); files of another shape.
 """
 
 from __future__ import annotations
@@ -47,6 +51,21 @@ class DbtRun(NamedTuple):
     command: str | None
     """What ran (``args.which``: ``build``, ``run``...), when the file says."""
     dbt_version: str | None
+
+
+UNREAD_MANIFEST_KEYS = frozenset({
+    "raw_code", "compiled_code", "raw_sql", "compiled_sql", "columns", "description", "depends_on", "docs",
+    "meta", "tags", "refs", "sources", "fqn", "checksum", "patch_path", "original_file_path", "path", "root_path",
+    "unrendered_config", "config_call_dict", "contract", "constraints", "macros", "exposures", "metrics",
+    "groups", "selectors", "disabled", "parent_map", "child_map", "group_map", "saved_queries",
+    "semantic_models", "unit_tests", "extra_ctes", "env", "docs_blocks"})
+"""Keys of a manifest's objects that :func:`built_relations` never reads (code, columns, docs, maps)."""
+
+
+def slim_manifest_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A ``json`` ``object_pairs_hook``: each object of a manifest without the keys never read, so
+    that a large manifest's code and columns are freed as it is parsed, not kept until the end."""
+    return {key: value for key, value in pairs if key not in UNREAD_MANIFEST_KEYS}
 
 
 def artifact_schema(document: Mapping[str, Any]) -> tuple[str, int] | None:
@@ -84,7 +103,12 @@ def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", 
     if manifest is not None:
         _check_kind(manifest, "manifest", "manifest.json", where, manifest_name, "nodes")
     command = run_command(run_results)
-    if command is not None and command not in BUILDING_COMMANDS:
+    if command is None:
+        raise AnalyticsParameterError(
+            f"{where}: {run_results_name} does not say which dbt command wrote it (no args.which, which every dbt "
+            "from 0.19 on writes, dbt Fusion too), so it cannot tell a run that built from one that only compiled; "
+            "give the run_results.json as dbt wrote it, or the tables as tables")
+    if command not in BUILDING_COMMANDS:
         raise AnalyticsParameterError(
             f"{where}: {run_results_name} is of 'dbt {COMMAND_NAMES.get(command, command)}', which builds nothing; "
             f"give the run_results.json of dbt {', '.join(BUILDING_COMMANDS[:-1])} or {BUILDING_COMMANDS[-1]}")
@@ -122,7 +146,22 @@ def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", 
             unresolved.append(unique_id)
         elif relation not in relations:
             relations.append(relation)
+    if not relations and not unresolved:
+        raise AnalyticsParameterError(f"{where}: {run_results_name}: the dbt run ({command}) built nothing to refresh: "
+                                      + _why_nothing(run_results["results"], not_built))
     return DbtRun(relations, not_built, unresolved, command, _version(run_results))
+
+
+def _why_nothing(results: list[Any], not_built: list[str]) -> str:
+    """Why a run built no relation: its models failed, or it ran none (tests only, ephemeral models)."""
+    if not_built:
+        statuses = {str(r.get("unique_id")): str(r.get("status")) for r in results}
+        shown = ", ".join(f"{uid} ({statuses.get(uid)})" for uid in not_built[:10])
+        return (f"none of its {len(not_built)} model(s), seed(s) and snapshot(s) succeeded: {shown}"
+                + (f" and {len(not_built) - 10} more" if len(not_built) > 10 else ""))
+    kinds = sorted({str(r.get("unique_id")).split(".", 1)[0] for r in results})
+    return (f"its {len(results)} result(s) are of {', '.join(kinds)} nodes, no model, seed or snapshot that writes "
+            "a table" if results else "its results list no node (nothing was selected)")
 
 
 def _relation(result: Mapping[str, Any], node: Mapping[str, Any] | None, quote: str) -> str | None:

@@ -103,24 +103,25 @@ class AnalyticsUploadDbtManifestOperator(AnalyticsJobOperator):
         }
 
 
-def read_dbt_file(value: Any, where: str, name: str) -> Any:
+def read_dbt_file(value: Any, where: str, name: str, object_pairs_hook: Any = None) -> Any:
     """A dbt artifact, parsed: ``value`` a path, a URL or an ``ObjectStoragePath``. An unreadable
     file, text that is not JSON and nesting deeper than the JSON reader's bound are refused with
-    :class:`AnalyticsParameterError` naming the task (``where``), the parameter and the file."""
+    :class:`AnalyticsParameterError` naming the task (``where``), the parameter and the file.
+    The file's text is held whole while it is parsed (``object_pairs_hook`` may drop what is not
+    needed as it goes)."""
     import json
 
     try:
         if hasattr(value, "open"):
-            with value.open("rb") as handle:
-                return json.load(handle)
-        where_is = StorageLocation.parse(value)
-        if where_is.scheme == "file":
-            with open(where_is.path, "rb") as handle:
-                return json.load(handle)
-        from airflow.providers.common.compat.sdk import ObjectStoragePath
+            opened = value.open("rb")
+        elif StorageLocation.parse(value).scheme == "file":
+            opened = open(StorageLocation.parse(value).path, "rb")  # noqa: SIM115 (closed below)
+        else:
+            from airflow.providers.common.compat.sdk import ObjectStoragePath
 
-        with ObjectStoragePath(os.fspath(value)).open("rb") as handle:
-            return json.load(handle)
+            opened = ObjectStoragePath(os.fspath(value)).open("rb")
+        with opened as handle:
+            return json.load(handle, object_pairs_hook=object_pairs_hook)
     except RecursionError:
         raise AnalyticsParameterError(f"{where}: {name} ({value}) is nested deeper than a dbt artifact is "
                                       f"(more levels than the JSON reader allows)") from None
@@ -132,11 +133,11 @@ def read_dbt_file(value: Any, where: str, name: str) -> Any:
 def dbt_run(run_results: Any, manifest: Any, where: str) -> Any:
     """What the run of ``run_results`` built (:class:`~analytics_provider.impact.dbt.DbtRun`), the
     manifest filling in what its results lack; errors name the task, the parameter and the file."""
-    from analytics_provider.impact.dbt import built_relations
+    from analytics_provider.impact.dbt import built_relations, slim_manifest_object
 
     return built_relations(
         read_dbt_file(run_results, where, "dbt_run_results"),
-        None if manifest is None else read_dbt_file(manifest, where, "dbt_manifest"),
+        None if manifest is None else read_dbt_file(manifest, where, "dbt_manifest", slim_manifest_object),
         where, run_results_name=f"dbt_run_results ({run_results})", manifest_name=f"dbt_manifest ({manifest})")
 
 

@@ -225,9 +225,11 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         if self.dbt_manifest is not None and self.dbt_run_results is None:
             raise refused(self.task_id, "dbt_run_results", None,
                           "given with dbt_manifest (a manifest alone does not say what a run built)")
-        if self.tables is None and self.dbt_run_results is None and not self.tables_from_assets:
-            raise refused(self.task_id, "tables", None, "a list of tables, dbt_run_results (with dbt_manifest "
-                                                        "for dbt before 1.7), or tables_from_assets=True")
+        empty = self.tables is None or (isinstance(self.tables, (list, tuple)) and not self.tables)
+        if empty and self.dbt_run_results is None and not self.tables_from_assets:
+            raise refused(self.task_id, "tables", self.tables, "a non-empty list of tables, dbt_run_results (with "
+                                                               "dbt_manifest for dbt before 1.7), or tables_from_assets"
+                                                               "=True (nothing would be refreshed)")
 
     def asset_tables(self, context: Mapping[str, Any]) -> list[str]:
         """The tables the run's triggering asset events name (Airflow 2.11: dataset events), each once."""
@@ -286,9 +288,11 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         with self.closing_hook():
             self.check_inputs()
             tables = self.refreshed_tables(context)
-            impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
-                                             default_schema=self.default_schema, fold=self.fold) if tables else {
-                "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [], "notes": []}
+            with naming_the_task(self.task_id):
+                impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
+                                                 default_schema=self.default_schema, fold=self.fold) if tables else {
+                    "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [],
+                    "notes": []}
             unmatched = [{"table": t["table"], "closest": t.get("closest") or []} for t in impact["tables"]
                          if not t["data_model_ids"]]
             for table in unmatched:
@@ -321,10 +325,33 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                         f"{t['table']}" + (f" (closest: {', '.join(t['closest'])})" if t["closest"] else "")
                         for t in misspelt)
                     + " (parameter tables; unmatched_tables='warn' refreshes the others and only logs these)")
+            if tables and not impact["data_models"]:
+                self._nothing_matched(unmatched)
+            if not actions:
+                self.plan["nothing_refreshed"] = _why_no_job(impact, kept, left_out, self.bust_cache, self.preload)
+                self.log.warning("Nothing to refresh: %s", self.plan["nothing_refreshed"])
             if self.is_dry_run:
                 return self._result([])
             self.book = self._resumed_book(context)
             return self._run(context)
+
+    def _nothing_matched(self, unmatched: Sequence[Mapping[str, Any]]) -> None:
+        """No data model reads any input table (a dbt dev target's schemas, the assets of another
+        warehouse): fails unless ``unmatched_tables='warn'`` (then said, and the result says why)."""
+        shown = "; ".join(f"{t['table']}" + (f" (closest: {', '.join(t['closest'])})" if t["closest"] else "")
+                          for t in unmatched[:10])
+        shown += f"; and {len(unmatched) - 10} more" if len(unmatched) > 10 else ""
+        why = f"no data model reads any of the {len(unmatched)} table(s): {shown}"
+        if self.unmatched_tables == "fail":
+            raise AnalyticsParameterError(
+                f"{self.task_id}: nothing to refresh: {why} (from {self._sources_named()}; a dbt target or "
+                "warehouse other than the one the data models read? unmatched_tables='warn' lets such a run "
+                "succeed having refreshed nothing)")
+
+    def _sources_named(self) -> str:
+        named = [("tables", self.tables), ("dbt_run_results", self.dbt_run_results),
+                 ("tables_from_assets", self.tables_from_assets or None)]
+        return ", ".join(name for name, value in named if value)
 
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
         """Resume after the trigger: read every pending job, submit what is next, wait again or finish."""
@@ -472,8 +499,10 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                   for d in self.plan["dashboards"] if d["id"] in fresh]
         result = self._result(jobs)
         self.lineage_result = result
+        self.plan["outcome"] = {"jobs": result["jobs"], "job_counts": result["job_counts"]}  # XCom, when it fails
         self._keep(context)
         if failed:
+            not_sent = sum(j["status"] == "blocked" for j in failed)
             stories = [f"{j['kind']} of {'data source' if j['kind'] == 'bust' else 'dashboard'} {j['id']}: "
                        + (f"not submitted: the cache bust of {_bust_names(held[action_key(j)])} failed, so "
                           "preloading would cache stale rows (no asset event; a retry busts again, then preloads)"
@@ -481,19 +510,37 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                           describe_job_failure(self.hook, j["job_id"], j["status"], j.get("last_error_log")))
                        for j in failed]
             first = next(j for j in failed if j["job_id"] is not None)
-            raise AnalyticsJobError(f"{self.task_id}: {len(failed)} of {len(jobs)} job(s) failed "
-                                    f"({len(jobs) - len(failed)} succeeded):\n" + "\n".join(stories),
+            raise AnalyticsJobError(f"{self.task_id}: {len(failed) - not_sent} of {len(jobs)} job(s) failed, "
+                                    f"{not_sent} blocked (not submitted), {len(jobs) - len(failed)} succeeded:\n"
+                                    + "\n".join(stories),
                                     job_id=int(first["job_id"]), status=str(first["status"]))
         emit_dashboard_events(self, context, events)
-        self.log.info("Refreshed %d data source(s) and %d dashboard(s)",
-                      sum(j["kind"] == "bust" for j in jobs), len(fresh))
+        self.log.info("Refreshed %d data source(s) and %d dashboard(s)%s", sum(j["kind"] == "bust" for j in jobs),
+                      len(fresh), f" (nothing to refresh: {self.plan['nothing_refreshed']})"
+                      if self.plan.get("nothing_refreshed") else "")
         return result
 
     def _result(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
         keys = ("tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards")
+        counted = {"succeeded": sum(j["status"] == "success" for j in jobs),
+                   "blocked": sum(j["status"] == "blocked" for j in jobs)}
         return {**{k: self.plan.get(k, []) for k in keys}, "dry_run": self.is_dry_run,
                 **({"dbt_unresolved": self.plan["dbt_unresolved"]} if self.plan.get("dbt_unresolved") else {}),
-                "jobs": [{k: j[k] for k in ("kind", "id", "job_id", "status")} for j in jobs]}
+                **({"nothing_refreshed": self.plan["nothing_refreshed"]} if self.plan.get("nothing_refreshed") else {}),
+                "jobs": [{k: j[k] for k in ("kind", "id", "job_id", "status")} for j in jobs],
+                "job_counts": {**counted, "failed": len(jobs) - counted["succeeded"] - counted["blocked"]}}
+
+
+def _why_no_job(impact: Mapping[str, Any], kept: Sequence[Any], left_out: Sequence[Any], bust_cache: bool,
+                preload: bool) -> str:
+    """Why a plan holds no job, for the warning and the result's ``nothing_refreshed``."""
+    if not impact["data_models"]:
+        return "no data model reads any of the tables (unmatched_tables='warn')"
+    if not bust_cache and not preload:
+        return "bust_cache and preload are both False"
+    if left_out and not kept:
+        return f"dashboards_filter left out all {len(left_out)} impacted dashboard(s), and bust_cache is False"
+    return "no dashboard reads the impacted data models, and bust_cache is False"
 
 
 def _bust_names(keys: Sequence[str]) -> str:

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,37 @@ def dag_test(dag: Any, conf: dict[str, Any] | None = None, logical_date: Any = N
     if AIRFLOW_VERSION < (3, 0):
         return dag.test(run_conf=conf, execution_date=logical_date)
     return dag.test(run_conf=conf, logical_date=logical_date, run_after=logical_date)
+
+
+@contextmanager
+def consuming_events_of(dag_id: str, run_id: str) -> Iterator[None]:
+    """``dag.test()``'s run consumes the asset events another run's tasks emitted, as the run the
+    scheduler makes of them does (the tasks' ``triggering_asset_events``; Airflow 2.11: datasets)."""
+    import importlib
+    from unittest import mock
+
+    from sqlalchemy import select
+
+    from analytics_provider.testing.records import _asset_models
+
+    where, name = (("airflow.models.dagrun", "get_or_create_dagrun") if AIRFLOW_VERSION >= (3, 1)
+                   else ("airflow.models.dag", "_get_or_create_dagrun"))  # what dag.test() calls to make its run
+    module = importlib.import_module(where)
+    create = getattr(module, name)
+    models = _asset_models()
+
+    def creating(*args: Any, **kwargs: Any) -> Any:
+        dag_run = create(*args, **kwargs)
+        session = kwargs["session"]
+        events = session.scalars(select(models.event).where(models.event.source_dag_id == dag_id,
+                                                            models.event.source_run_id == run_id)).all()
+        assert events, f"{dag_id} run {run_id} emitted no asset event"
+        getattr(dag_run, f"consumed_{models.prefix}_events").extend(events)
+        session.commit()
+        return dag_run
+
+    with mock.patch.object(module, name, creating):
+        yield
 
 
 def set_waits(dag: Any, deferrable: bool | None, poll_interval: float = 0.1) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from analytics_provider.testing.records import _asset_models, asset_table, queued_asset_uris
 
-from .conftest import AIRFLOW_VERSION, dag_bag_of, dag_test, deferred_tasks, set_waits
+from .conftest import AIRFLOW_VERSION, consuming_events_of, dag_bag_of, dag_test, deferred_tasks, set_waits
 from .test_example_dags import run_dag, run_day, task_states
 
 MODES = pytest.mark.parametrize("deferrable", [False, True], ids=["worker", "deferred"])
@@ -167,6 +167,32 @@ def test_the_load_updates_the_table_asset_that_schedules_the_preload(
         (ORDERS_URI, "load_warehouse")]
     assert queued_asset_uris("analytics_preload_on_warehouse_table") == {ORDERS_URI}
     assert "analytics_preload_on_warehouse_table" in dags_ready_to_run()
+
+
+def test_a_dag_scheduled_on_the_loads_table_refreshes_exactly_its_dashboards(
+    example_dag_bag, analytics_emulator, analytics_connection, tmp_path
+):
+    """analytics_refresh_what_loads_wrote, queued by the load's table asset, run with the load's events."""
+    consumer = "analytics_refresh_what_loads_wrote"
+    set_paused(consumer, False)
+    try:
+        load = run_dag(example_dag_bag, "analytics_after_warehouse_load", False, {"export_dir": str(tmp_path)})
+        assert load.state == "success", task_states(load)
+        assert queued_asset_uris(consumer) == {ORDERS_URI}
+    finally:
+        set_paused(consumer, True)
+    before = len(analytics_emulator.jobs)
+    with consuming_events_of(load.dag_id, load.run_id):
+        dag_run = run_dag(example_dag_bag, consumer, False, {})
+    assert dag_run.state == "success", task_states(dag_run)
+    (ti,) = dag_run.get_task_instances()
+    result = ti.xcom_pull(task_ids="refresh_what_loads_wrote", key="return_value")
+    assert result["tables"] == ["analytics.public.orders"] and result["unmatched_tables"] == []
+    # the dashboards on orders: Sales overview, and Regional sales on the query model built on orders
+    assert [(d["id"], d["title"]) for d in result["dashboards"]] == [(1, "Sales overview"), (4, "Regional sales")]
+    assert [(j.operation, j.params.get("id")) for j in analytics_emulator.jobs[before:]] == [
+        ("bust_data_source_cache", 1), ("preload_dashboard", 1), ("preload_dashboard", 4)]
+    assert run_events(dag_run) == []  # outlets=[]: the load DAG's own refresh emits the dashboards' events
 
 
 def test_an_export_without_an_alias_emits_no_asset_event(

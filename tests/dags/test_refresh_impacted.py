@@ -66,7 +66,7 @@ def test_campaigns_preload_the_dashboards_that_read_it_only(impact_bag, analytic
     assert [(j["kind"], j["id"], j["status"]) for j in result["jobs"]] == [
         ("bust", 1, "success"), ("preload", 2, "success"), ("preload", 5, "success")]
     assert set(result) == {"tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards",
-                           "dry_run", "jobs"}
+                           "dry_run", "jobs", "job_counts"}
     assert result["dry_run"] is False
     assert ("refresh" in deferred_tasks(dag_run)) == deferrable
 
@@ -112,7 +112,7 @@ def write_dbt_run(folder: Path, built: dict[str, str]) -> tuple[Path, Path]:
     manifest = folder / "manifest.json"
     run_results.write_text(json.dumps({"metadata": {"dbt_schema_version":
                                                     "https://schemas.getdbt.com/dbt/run-results/v6.json"},
-                                       "results": results, "elapsed_time": 2.0, "args": {}}))
+                                       "results": results, "elapsed_time": 2.0, "args": {"which": "build"}}))
     manifest.write_text(json.dumps({"metadata": {}, "nodes": nodes, "sources": {}}))
     return run_results, manifest
 
@@ -134,6 +134,51 @@ def test_a_dbt_run_leads_to_the_plan_of_the_tables_it_built(impact_bag, analytic
                                                                           (5, "Campaign ROI")]
 
 
+def write_dev_run(folder: Path) -> Path:
+    """The run_results.json of ``dbt build --target dev``: relations in a developer's schemas, which no model reads."""
+    results = [{"unique_id": f"model.shop.{table}", "status": "success", "relation_name": relation}
+               for table, relation in (("orders", '"analytics"."dbt_alice"."orders"'),
+                                       ("campaigns", '"analytics"."dbt_alice_marketing"."campaigns"'))]
+    run_results = folder / "run_results.json"
+    run_results.write_text(json.dumps({"metadata": {"dbt_schema_version":
+                                                    "https://schemas.getdbt.com/dbt/run-results/v6.json"},
+                                       "results": results, "args": {"which": "build"}}))
+    return run_results
+
+
+def test_a_dbt_run_whose_relations_no_model_reads_fails_naming_the_closest(impact_bag, analytics_emulator,
+                                                                           analytics_connection, tmp_path,
+                                                                           capfd) -> None:
+    dag_run = run_without_retry(impact_bag, {"run_results": str(write_dev_run(tmp_path))})
+    assert dag_run.state == "failed"
+    assert analytics_emulator.jobs == []
+    assert ('refresh: nothing to refresh: no data model reads any of the 2 table(s): "analytics"."dbt_alice".'
+            '"orders" (closest: public.orders); "analytics"."dbt_alice_marketing"."campaigns" (closest: '
+            "marketing.campaigns) (from dbt_run_results; a dbt target or warehouse other than the one the data "
+            "models read?") in capfd.readouterr().out
+
+
+def test_with_unmatched_tables_warn_a_run_that_matches_nothing_says_so(impact_bag, analytics_emulator,
+                                                                       analytics_connection, tmp_path, capfd) -> None:
+    dag_run = run(impact_bag, False, {"run_results": str(write_dev_run(tmp_path)), "unmatched_tables": "warn"})
+    assert dag_run.state == "success", task_states(dag_run)
+    result = result_of(dag_run)
+    assert (result["jobs"], result["job_counts"]) == ([], {"succeeded": 0, "failed": 0, "blocked": 0})
+    why = "no data model reads any of the tables (unmatched_tables='warn')"
+    assert result["nothing_refreshed"] == why
+    log = capfd.readouterr().out
+    assert f"Nothing to refresh: {why}" in log
+    assert f"Refreshed 0 data source(s) and 0 dashboard(s) (nothing to refresh: {why})" in log
+
+
+def test_an_empty_list_of_tables_is_refused(impact_bag, analytics_emulator, analytics_connection, capfd) -> None:
+    dag_run = run_without_retry(impact_bag, {"tables": []})
+    assert dag_run.state == "failed"
+    assert [r for r in analytics_emulator.requests if r.origin == "api"] == []
+    assert ("refresh: tables must be a non-empty list of tables, dbt_run_results (with dbt_manifest for dbt before "
+            "1.7), or tables_from_assets=True (nothing would be refreshed); got []") in capfd.readouterr().out
+
+
 def test_a_failed_preload_does_not_stop_the_others_and_the_task_names_it(impact_bag, analytics_emulator,
                                                                          analytics_connection, capfd) -> None:
     analytics_emulator.fail_next_job("preload_dashboard", last_error_log="warehouse timed out")
@@ -145,7 +190,7 @@ def test_a_failed_preload_does_not_stop_the_others_and_the_task_names_it(impact_
     # Marketing performance left out by the filter
     assert preloads == {1: "failure", 3: "success", 4: "success", 5: "success"}
     log = capfd.readouterr().out
-    assert "refresh: 1 of 5 job(s) failed (4 succeeded):" in log
+    assert "refresh: 1 of 5 job(s) failed, 0 blocked (not submitted), 4 succeeded:" in log
     assert "preload of dashboard 1: job" in log and "warehouse timed out" in log
     assert "left out by dashboards_filter: dashboard 'Marketing performance' (2)" in log
 
@@ -231,13 +276,16 @@ def test_a_failed_bust_leaves_its_dashboards_unpreloaded(impact_bag, analytics_e
     assert [(j.operation, j.params.get("id"), j.status) for j in analytics_emulator.jobs] == [
         ("bust_data_source_cache", 1, "failure")]  # no preload of a dashboard on a stale cache
     log = capfd.readouterr().out
-    assert "refresh: 3 of 3 job(s) failed (0 succeeded):" in log
+    assert "refresh: 1 of 3 job(s) failed, 2 blocked (not submitted), 0 succeeded:" in log  # blocked: not failed
     assert "bust of data source 1: job" in log and "warehouse unreachable" in log
     assert ("preload of dashboard 2: not submitted: the cache bust of data source 1 failed, so preloading would "
             "cache stale rows (no asset event; a retry busts again, then preloads)") in log
     xcom = refresh_ti(dag_run).xcom_pull(task_ids="refresh", key="refresh_plan")
     assert [(j["kind"], j["id"], j["status"]) for j in ({"kind": k.split(":")[0], "id": k.split(":")[1], **v}
                                                         for k, v in xcom["book"].items())] == [("bust", "1", "failure")]
+    assert xcom["plan"]["outcome"]["job_counts"] == {"succeeded": 0, "failed": 1, "blocked": 2}
+    assert [(j["kind"], j["id"], j["status"]) for j in xcom["plan"]["outcome"]["jobs"]] == [
+        ("bust", 1, "failure"), ("preload", 2, "blocked"), ("preload", 5, "blocked")]
 
 
 @MODES

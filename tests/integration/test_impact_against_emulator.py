@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from analytics_provider.exceptions import AnalyticsLookupError, AnalyticsParameterError
+from analytics_provider.exceptions import AnalyticsApiError, AnalyticsLookupError, AnalyticsParameterError
 from analytics_provider.hooks.analytics import AnalyticsHook
 
 
@@ -138,6 +138,30 @@ def test_dashboards_listed_without_widgets_are_read_alone(hook: AnalyticsHook, a
     assert titles(impact) == ["Executive summary"]
     assert api_operations(analytics_emulator).count("get_dashboard") == 5  # each listed board, once
     assert ("dashboard 'Executive summary' (3): the list did not carry its widgets; read alone") in impact["notes"]
+
+
+def test_a_project_that_does_not_exist_is_named_with_those_that_do(hook: AnalyticsHook, analytics_emulator) -> None:
+    with pytest.raises(AnalyticsLookupError, match=r"^find_impacted: project_ids: no AML project 999 \(GET "
+                                                   r"/data_models answered 404\); the dashboards name AML "
+                                                   r"project\(s\) 1$"):
+        hook.find_impacted(tables=["public.orders"], project_ids=[1, 999])
+    analytics_emulator.clear_requests()
+    with pytest.raises(AnalyticsParameterError, match=r"project_ids must name at least one AML project"):
+        hook.find_impacted(tables=["public.orders"], project_ids=[])  # not "no dashboard names a project"
+    assert [r for r in analytics_emulator.requests if r.origin == "api"] == []
+
+
+def test_a_dashboard_deleted_between_the_list_and_its_read_is_skipped_with_a_note(
+        hook: AnalyticsHook, analytics_emulator) -> None:
+    analytics_emulator.set_answer_shapes(listed_widgets=False)
+    analytics_emulator.inject("get_dashboard", status=404, after=1)  # the second board read alone: 2
+    impact = hook.find_impacted(tables=["marketing.campaigns"])
+    assert titles(impact) == ["Campaign ROI"]  # Marketing performance is gone: nothing to preload
+    assert ("dashboard 'Marketing performance' (2): deleted since it was listed (its read answered 404): skipped"
+            in impact["notes"])
+    analytics_emulator.inject("get_dashboard", status=403)
+    with pytest.raises(AnalyticsApiError, match="403"):  # not a deletion: the key may not read it
+        hook.find_impacted(tables=["marketing.campaigns"])
 
 
 def test_sql_that_cannot_be_parsed_is_taken_as_impacted_where_it_names_the_table(

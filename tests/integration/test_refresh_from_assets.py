@@ -1,5 +1,6 @@
 """Refresh what the loads said they wrote: the refresh operator's tables from the run's triggering
-asset events (``tables_from_assets``), against the emulator, the operator called directly."""
+asset events (``tables_from_assets``); the lookup errors it names itself in, and what it says when it
+refreshes nothing; against the emulator, the operator called directly."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.exceptions import AnalyticsLookupError, AnalyticsParameterError
 from analytics_provider.operators import AnalyticsRefreshImpactedOperator
 from analytics_provider.testing.task_instance import FakeTaskInstance
 
@@ -73,3 +74,21 @@ def test_tables_from_assets_must_be_a_flag_and_may_stand_alone() -> None:
     with pytest.raises(AnalyticsParameterError, match="or tables_from_assets=True"):
         AnalyticsRefreshImpactedOperator(task_id="refresh")
     assert AnalyticsRefreshImpactedOperator(task_id="refresh", tables_from_assets=True).tables is None
+
+
+def test_project_ids_naming_no_project_fail_naming_the_task(analytics_emulator, analytics_connection) -> None:
+    """The hook's lookup error (test_impact_against_emulator) with the task's name first, as its other refusals."""
+    operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"], project_ids=[999])
+    with pytest.raises(AnalyticsLookupError, match=r"^refresh: find_impacted: project_ids: no AML project 999 \(GET "
+                                                   r"/data_models answered 404\); the dashboards name AML project"):
+        operator.execute({"ti": FakeTaskInstance()})
+
+
+def test_a_plan_without_a_job_succeeds_saying_why(analytics_emulator, analytics_connection, capsys) -> None:
+    operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["marketing.campaigns"], bust_cache=False,
+                                                dashboards_filter={"include_tags": ["no-such-tag"]})
+    result = operator.execute({"ti": FakeTaskInstance(), "outlet_events": {}})
+    why = "dashboards_filter left out all 2 impacted dashboard(s), and bust_cache is False"
+    assert (result["jobs"], result["nothing_refreshed"]) == ([], why)
+    assert analytics_emulator.jobs == []
+    assert f"Nothing to refresh: {why}" in capsys.readouterr().out

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from analytics_provider.exceptions import AnalyticsParameterError
-from analytics_provider.impact.dbt import built_relations
+from analytics_provider.impact.dbt import built_relations, slim_manifest_object
 from analytics_provider.impact.graph import match_tables
 
 TESTS = Path(__file__).resolve().parent.parent
@@ -84,6 +84,17 @@ def test_without_the_manifest_the_models_are_resolved_and_the_seeds_named() -> N
     assert run.unresolved == ["seed.analytics_fixture.raw_orders", "seed.analytics_fixture.revenue_targets"]
 
 
+def test_a_manifest_parsed_slim_keeps_what_the_relations_need_and_drops_code_and_columns() -> None:
+    """A large manifest is parsed without its code, columns and docs (its memory: docs/refreshing.rst)."""
+    with gzip.open(ARTIFACTS / "duckdb-build" / "manifest.json.gz") as packed:
+        slim = json.load(packed, object_pairs_hook=slim_manifest_object)
+    text = json.dumps(slim)
+    assert '"raw_code"' not in text and '"columns"' not in text and '"compiled_code"' not in text
+    assert len(text) < len(json.dumps(manifest("duckdb-build"))) / 3
+    assert built_relations(run_results("duckdb-build"), slim) == built_relations(run_results("duckdb-build"),
+                                                                                  manifest("duckdb-build"))
+
+
 def test_files_of_two_invocations_refresh_what_resolves_and_name_the_rest() -> None:
     older = manifest("duckdb-build")
     del older["nodes"]["seed.analytics_fixture.revenue_targets"]  # a seed added after this manifest
@@ -96,6 +107,34 @@ def test_a_run_that_builds_nothing_is_refused() -> None:
     with pytest.raises(AnalyticsParameterError, match=r"refresh: dbt_run_results is of 'dbt compile', which "
                                                       r"builds nothing; give the run_results\.json of dbt build"):
         built_relations(run_results("duckdb-compile"), manifest("duckdb-compile"), "refresh")
+
+
+def test_a_run_that_built_no_relation_is_refused_with_why() -> None:
+    """A run whose models all failed, or that ran only tests, would go green having refreshed nothing."""
+    failed = run_results("duckdb-build")
+    for result in failed["results"]:
+        if result["status"] in ("success", "partial success"):
+            result["status"] = "error"
+    with pytest.raises(AnalyticsParameterError, match=r"^t: rr: the dbt run \(build\) built nothing to refresh: "
+                                                      r"none of its \d+ model\(s\), seed\(s\) and snapshot\(s\) "
+                                                      r"succeeded: seed\.analytics_fixture\.raw_orders \(error\)"):
+        built_relations(failed, manifest("duckdb-build"), "t", run_results_name="rr")
+    tests_only = run_results("duckdb-build")
+    tests_only["results"] = [{**tests_only["results"][0], "unique_id": f"test.analytics_fixture.{name}",
+                              "status": "pass", "relation_name": None} for name in ("unique_id", "not_null_id")]
+    with pytest.raises(AnalyticsParameterError, match=r"built nothing to refresh: its \d+ result\(s\) are of test "
+                                                      r"nodes, no model, seed or snapshot"):
+        built_relations(tests_only, manifest("duckdb-build"), "t", run_results_name="rr")
+
+
+@pytest.mark.parametrize("args", [{}, {"which": None}, {"which": ["build"]}, "build", None])
+def test_a_file_without_args_which_is_refused(args: Any) -> None:
+    """Every dbt since 0.19 (and dbt Fusion) writes ``args.which``: without it a compile could pass for a build."""
+    results = run_results("duckdb-build")
+    results["args"] = args
+    with pytest.raises(AnalyticsParameterError, match=r"^t: rr does not say which dbt command wrote it \(no "
+                                                      r"args\.which"):
+        built_relations(results, manifest("duckdb-build"), "t", run_results_name="rr")
 
 
 @pytest.mark.parametrize(("change", "message"), [

@@ -156,7 +156,7 @@ def test_dbt_run_relations() -> None:
         "seed.p.targets": {"database": "analytics", "schema": "finance", "alias": "revenue_targets", "config": {}},
         "test.p.not_null": {"config": {}},
     }}
-    results = {"results": [
+    results = {"args": {"which": "build"}, "results": [
         {"unique_id": "model.p.orders", "status": "success"}, {"unique_id": "model.p.failed", "status": "error"},
         {"unique_id": "model.p.eph", "status": "success"}, {"unique_id": "seed.p.targets", "status": "success"},
         {"unique_id": "test.p.not_null", "status": "pass"}, {"unique_id": "model.p.orders", "status": "success"},
@@ -164,7 +164,8 @@ def test_dbt_run_relations() -> None:
     run = built_relations(results, manifest)
     assert run.relations == ['"analytics"."public"."orders"', '"analytics"."finance"."revenue_targets"']
     assert run.not_built == ["model.p.failed"]
-    gone = built_relations({"results": [{"unique_id": "model.p.gone", "status": "success"}]}, manifest)
+    gone = built_relations({"args": {"which": "run"}, "results": [{"unique_id": "model.p.gone", "status": "success"}]},
+                           manifest)
     assert (gone.relations, gone.unresolved) == ([], ["model.p.gone"])  # named, not refused (test_dbt_artifacts)
     with pytest.raises(AnalyticsParameterError, match=r"run_results\.json"):
         built_relations({"nodes": {}}, manifest)
