@@ -80,6 +80,10 @@ def find_impacted(
         parse_table(table, default_schema=default_schema, fold=fold)
     if project_ids is not None and (isinstance(project_ids, (str, bytes)) or not all(is_id(p) for p in project_ids)):
         raise AnalyticsParameterError(f"find_impacted: project_ids must be a list of project ids; got {project_ids!r}")
+    if warehouses is not None and (not isinstance(warehouses, Mapping) or not all(
+            isinstance(t, str) and (w is None or isinstance(w, str)) for t, w in warehouses.items())):
+        raise AnalyticsParameterError("find_impacted: warehouses must map a table to its warehouse (a dbt "
+                                      f"adapter_type or a dbtype, or None); got {warehouses!r}")
     if not any(given.values()):
         raise AnalyticsParameterError("find_impacted: give tables, data_models or data_sets (none was given)")
     reads = ImpactReads(hook, project_ids)

@@ -240,3 +240,32 @@ def test_a_report_with_a_field_on_no_model_is_impacted_when_its_data_set_is(
             {"name": "rev", "sql": "sum({{ #orders.revenue }})", "type": "number"}]
     adhoc = hook.find_impacted(tables=["public.orders"])
     assert next(r["why"] for r in adhoc["reports"] if r["id"] == 22).startswith("table public.orders -> model orders")
+
+
+def test_a_real_duckdb_build_refreshes_no_postgresql_dashboard(hook: AnalyticsHook, analytics_emulator,
+                                                               tmp_path) -> None:
+    import gzip
+    import json
+    from pathlib import Path
+
+    from analytics_provider.impact.dbt import built_relations
+
+    built = Path(__file__).resolve().parent.parent / "dbt_artifacts" / "duckdb-build"
+    run = built_relations(json.loads((built / "run_results.json").read_text()),
+                          json.loads(gzip.decompress((built / "manifest.json.gz").read_bytes())))
+    assert run.adapter == "duckdb"
+    warehouses = dict.fromkeys(run.relations, run.adapter)
+    impact = hook.find_impacted(tables=run.relations, warehouses=warehouses)
+    assert (titles(impact), impact["data_models"]) == ([], [])  # the seed's tables are PostgreSQL's
+    with analytics_emulator.world.lock:
+        analytics_emulator.world.state.data_sources[1]["dbtype"] = "duckdb"
+    assert titles(hook.find_impacted(tables=run.relations, warehouses=warehouses)) == [
+        "Sales overview", "Marketing performance", "Executive summary", "Regional sales", "Campaign ROI"]
+
+
+@pytest.mark.parametrize("bad", [["snowflake"], {"a.b": 3}, "snowflake"])
+def test_bad_warehouses_are_refused_before_any_request(hook: AnalyticsHook, analytics_emulator, bad: object) -> None:
+    analytics_emulator.clear_requests()
+    with pytest.raises(AnalyticsParameterError, match="find_impacted: warehouses must map a table to its warehouse"):
+        hook.find_impacted(tables=["a.b"], warehouses=bad)  # type: ignore[arg-type]
+    assert api_operations(analytics_emulator) == []

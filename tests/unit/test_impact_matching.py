@@ -136,3 +136,4 @@ def test_a_report_is_impacted_when_any_of_what_it_reads_is() -> None:
     assert walk_report([customers], [{"name": "rev", "sql": "sum({{ #orders.revenue }})"}]) == {"22": (
         "table t -> model orders (1) -> data set sales (2) -> report 'Signups' (22)")}
     assert walk_report([customers], [{"name": "n", "sql": "count({{ #customers.id }})"}]) == {}
+
