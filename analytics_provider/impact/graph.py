@@ -118,9 +118,9 @@ class TableMatcher:
     * A database given with a table and not by the model's name must be one its data source's
       models name (``databases``; default: those of the models matched): a misspelt database, or
       another warehouse's, matches nothing. Where none of them names one (the API does not give a
-      data source's database), it cannot be checked: a name a dbt run or an asset wrote (one in
-      ``warehouses``) is matched on schema and table, noted; a name given by hand is not matched,
-      and the note says to give it as ``schema.table``.
+      data source's database), it cannot be checked either way: matched on schema and table, and
+      noted (refusing it would leave every dbt-postgres relation, and every OpenLineage-style
+      ``db.schema.table``, unmatched).
     * A table from a known warehouse (``warehouses``: table -> a dbt ``adapter_type`` or a
       ``dbtype``) matches only models of data sources of that warehouse (a Snowflake run never
       refreshes PostgreSQL dashboards); an adapter not known, a table whose warehouse was not
@@ -135,7 +135,6 @@ class TableMatcher:
     warehouses: Mapping[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     _unchecked: dict[str, list[str]] = field(default_factory=dict)
-    _refused: dict[str, list[str]] = field(default_factory=dict)
     _wanted: dict[Any, list[tuple[str, TableName]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -180,10 +179,7 @@ class TableMatcher:
                     if known and want.database not in known:
                         continue  # another database than any its data source's models name
                     if not known:
-                        (self._unchecked if table in self.warehouses else self._refused).setdefault(
-                            source, []).append(table)
-                        if table not in self.warehouses:
-                            continue
+                        self._unchecked.setdefault(source, []).append(table)
                 found[table].append(model if why is None else why(model, parsed))
         return found
 
@@ -203,12 +199,7 @@ class TableMatcher:
         for source, tables in self._unchecked.items():
             self.note(f"data source {source}: none of its models names a database, so the database of "
                       f"{_some(tables)} could not be checked: matched on schema and table")
-        for source, tables in self._refused.items():
-            self.note(f"data source {source}: none of its models names a database, so {_some(tables)} (given "
-                      "with a database) could not be checked and matched none of its models; give the table "
-                      "as schema.table")
         self._unchecked.clear()
-        self._refused.clear()
         return self.notes
 
 

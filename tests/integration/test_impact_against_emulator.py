@@ -207,11 +207,10 @@ def test_a_database_given_must_be_one_its_data_source_names(hook: AnalyticsHook,
     impact = hook.find_impacted(tables=list(relations), warehouses=relations)
     assert {t["table"]: t["data_model_ids"] for t in impact["tables"]} == {
         "RAW.WEB.EVENTS": [], "ANALYTCS.WEB.EVENTS": [], "analytics.web.events": [9]}
-    by_hand = hook.find_impacted(tables=["anlaytics.marketing.campaigns", "analytics.marketing.campaigns"])
-    assert titles(by_hand) == []  # PostgreSQL's models name no database: one given by hand cannot be checked
-    assert ("data source 1: none of its models names a database, so analytics.marketing.campaigns, "
-            "anlaytics.marketing.campaigns (given with a database) could not be checked and matched none of its "
-            "models; give the table as schema.table") in by_hand["notes"]
+    unchecked = hook.find_impacted(tables=["anlaytics.marketing.campaigns"])  # the seed's PostgreSQL models name
+    assert titles(unchecked) == ["Marketing performance", "Campaign ROI"]  # no database: it cannot be checked,
+    assert ("data source 1: none of its models names a database, so the database of anlaytics.marketing.campaigns "
+            "could not be checked: matched on schema and table") in unchecked["notes"]  # and it is said
 
 
 def test_an_unreadable_data_source_is_compared_by_postgresqls_rules_and_said(

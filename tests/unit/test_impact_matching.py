@@ -91,10 +91,14 @@ def test_a_database_given_on_one_side_must_be_one_the_data_source_names() -> Non
     assert matched(["web.orders", "public.orders"]) == {"web.orders": [9], "public.orders": [1]}
 
 
-def test_a_database_that_cannot_be_checked_matches_a_written_name_with_a_note_and_not_a_typed_one() -> None:
-    assert matched(['"analytics"."public"."orders"'], {'"analytics"."public"."orders"': "postgres"}) == {
-        '"analytics"."public"."orders"': [1]}
-    assert matched(["analytcs.public.orders"]) == {"analytcs.public.orders": []}
+def test_a_database_that_cannot_be_checked_matches_on_schema_and_table_and_says_so() -> None:
+    matcher = TableMatcher(['"analytics"."public"."orders"', "analytcs.public.orders"], dbtypes=DBTYPES)
+    found = matcher.match(MODELS)
+    assert {t: [m["id"] for m in ms] for t, ms in found.items()} == {
+        '"analytics"."public"."orders"': [1], "analytcs.public.orders": [1]}
+    assert matcher.finish() == ['data source 1: none of its models names a database, so the database of '
+                                '"analytics"."public"."orders", analytcs.public.orders could not be checked: '
+                                "matched on schema and table"]
 
 
 def test_a_relation_of_a_known_warehouse_matches_only_models_of_that_warehouse() -> None:
