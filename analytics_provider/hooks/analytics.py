@@ -9,7 +9,7 @@ that start a job return the Job (``{"id", "status"}``). The methods are written 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analytics_provider.hooks.client import AnalyticsClientHook
@@ -80,6 +80,7 @@ class AnalyticsHook(
         project_ids: Sequence[int] | None = None,
         default_schema: str | None = None,
         fold: str | None = None,
+        warehouses: Mapping[str, str | None] | None = None,
     ) -> Json:
         """The data sources, data models, data sets, reports, widgets and dashboards that read the
         given warehouse tables (``schema.table`` or ``db.schema.table``, compared as the warehouse
@@ -92,6 +93,9 @@ class AnalyticsHook(
         in ``tables``; when no model can be found at all (no AML project known),
         :class:`~analytics_provider.exceptions.AnalyticsLookupError` says so.
 
+        ``warehouses``: the warehouse some of the tables are known to be in (table -> a dbt
+        ``adapter_type`` or a ``dbtype``; None: a dbt run that does not say): such a table matches
+        only models of data sources of that warehouse (:class:`~analytics_provider.impact.graph.TableMatcher`).
         ``project_ids``: the AML projects whose models are matched (default: those of the
         dashboards, one ``GET /dashboards/list_metadata``). What is read, once per call and never
         across calls: :class:`~analytics_provider.hooks.impact_reads.ImpactReads`. Bad input is
@@ -100,5 +104,5 @@ class AnalyticsHook(
         from analytics_provider.hooks.impact_reads import find_impacted
 
         return find_impacted(self, tables, data_models, data_sets, project_ids=project_ids,
-                             default_schema=default_schema, fold=fold)
+                             default_schema=default_schema, fold=fold, warehouses=warehouses)
     # -- end of impact ---------------------------------------------------------------------------

@@ -62,14 +62,16 @@ def find_impacted(
     project_ids: Sequence[int] | None,
     default_schema: str | None,
     fold: str | None,
+    warehouses: Mapping[str, Any] | None = None,
 ) -> Json:
     from analytics_provider.impact.graph import (
         ImpactWalk,
+        TableMatcher,
         closest_tables,
         key,
         match_sql_models,
-        match_tables,
         model_tables,
+        source_databases,
     )
     from analytics_provider.impact.tables import parse_table
 
@@ -82,6 +84,10 @@ def find_impacted(
     if project_ids is not None and not list(project_ids):
         raise AnalyticsParameterError("find_impacted: project_ids must name at least one AML project (None: those "
                                       "the dashboards belong to); got []")
+    if warehouses is not None and (not isinstance(warehouses, Mapping) or not all(
+            isinstance(t, str) and (w is None or isinstance(w, str)) for t, w in warehouses.items())):
+        raise AnalyticsParameterError("find_impacted: warehouses must map a table to its warehouse (a dbt "
+                                      f"adapter_type or a dbtype, or None); got {warehouses!r}")
     if not any(given.values()):
         raise AnalyticsParameterError("find_impacted: give tables, data_models or data_sets (none was given)")
     reads = ImpactReads(hook, project_ids)
@@ -93,15 +99,18 @@ def find_impacted(
             "find_impacted: no data model could be found, so nothing can be matched: " + reads.why_no_models()
             + "; give project_ids (the AML projects whose models read the tables)")
     dbtypes = reads.dbtypes(catalog.values()) if given["tables"] else {}
-    by_name = match_tables(given["tables"], catalog.values(), default_schema=default_schema, fold=fold,
-                           dbtypes=dbtypes)
-    by_sql, sql_notes = match_sql_models(given["tables"], catalog.values(), reads.dbtype,
-                                         default_schema=default_schema, fold=fold) if given["tables"] else ({}, [])
-    for note in sql_notes:
+    for note in reads.dbtype_notes(dbtypes):
+        walk.impact.note(note)
+    matcher = TableMatcher(given["tables"], default_schema, fold, dbtypes,
+                           source_databases(catalog.values(), dbtypes, default_schema=default_schema, fold=fold),
+                           {t: w for t, w in (warehouses or {}).items() if t in given["tables"]})
+    by_name = matcher.match(catalog.values()) if given["tables"] else {}
+    by_sql = match_sql_models(matcher, catalog.values(), reads.dbtype) if given["tables"] else {}
+    for note in matcher.finish():
         walk.impact.note(note)
     named: list[str] | None = None
     for table in given["tables"]:
-        readers = [(m, "") for m in by_name[table]] + [(m, how) for m, how in by_sql.get(table, [])]
+        readers = [(m, "") for m in by_name.get(table, [])] + [(m, how) for m, how in by_sql.get(table, [])]
         walk.impact.tables[table] = [m.get("id") for m, _ in readers]
         if not readers:
             named = named if named is not None else model_tables(catalog.values(), reads.dbtype)
@@ -148,6 +157,7 @@ class ImpactReads:
         self._dependants: dict[tuple[str, str], Json] = {}
         self._data_sets: dict[str, Json] = {}
         self._sources: dict[str, Json] = {}
+        self._source_refused: dict[str, int] = {}
         self._dashboards: list[Json] | None = None
         self._listing_refused: int | None = None
         self.notes: list[str] = []
@@ -269,7 +279,7 @@ class ImpactReads:
             except AnalyticsApiError as exc:
                 if exc.status not in (403, 404):
                     raise
-                self._sources[cached] = {}
+                self._sources[cached], self._source_refused[cached] = {}, exc.status
         return self._sources[cached]
 
     def source_name(self, source_id: Any) -> str | None:
@@ -284,6 +294,23 @@ class ImpactReads:
         sources = sorted({str(m["data_source_id"]) for m in models if m.get("data_source_id") is not None},
                          key=lambda s: (len(s), s))
         return {source_id: self.dbtype(source_id) for source_id in sources}
+
+    def dbtype_notes(self, dbtypes: Mapping[str, Any]) -> list[str]:
+        """What is said of each data source whose names are compared by PostgreSQL's rules for want
+        of its own: its read was refused, or its ``dbtype`` is missing or not one known."""
+        from analytics_provider.impact.tables import known_dialect
+
+        notes = []
+        for source_id, dbtype in dbtypes.items():
+            if known_dialect(dbtype) is not None:
+                continue
+            why = (f"GET /data_sources/{source_id} answered {self._source_refused[source_id]}"
+                   if source_id in self._source_refused else
+                   "its answer has no dbtype" if not dbtype else f"its dbtype {dbtype!r} is not one known")
+            notes.append(f"data source {source_id}: its warehouse is not known ({why}): its models' tables are "
+                         "compared by PostgreSQL's rules (lower case, schema public) and with tables of any "
+                         "warehouse; give fold/default_schema if they differ")
+        return notes
 
     def model(self, ref: Any, catalog: Mapping[str, Json]) -> Json:
         """A data model by id (as it is when no catalog was read) or by name."""

@@ -7,7 +7,8 @@ changed all the same). Its relation is, first found: the result's own ``relation
 the manifest node's ``relation_name``, or the node's ``database.schema.alias`` quoted as its
 adapter quotes by default (manifests of dbt before 1.1 may give none). Relations are kept as dbt
 wrote them (each part in backticks for BigQuery, ``"analytics"."public"."orders"``): they are
-matched by the rules of the data source of each model (:mod:`.tables`).
+matched by the rules of the data source of each model (:mod:`.tables`), and only to models of data
+sources of the run's warehouse (its ``adapter_type``, which the manifest carries).
 
 Ephemeral models write no relation and are left out. Results that did not build (``error``,
 ``skipped``...) are reported apart, and so are built nodes whose relation neither file names (files
@@ -51,6 +52,9 @@ class DbtRun(NamedTuple):
     command: str | None
     """What ran (``args.which``: ``build``, ``run``...), when the file says."""
     dbt_version: str | None
+    adapter: str | None = None
+    """The adapter that ran (``metadata.adapter_type`` of the manifest, or of the run results should
+    they carry it): the warehouse its relations are in; None when neither file says."""
 
 
 UNREAD_MANIFEST_KEYS = frozenset({
@@ -113,8 +117,7 @@ def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", 
             f"{where}: {run_results_name} is of 'dbt {COMMAND_NAMES.get(command, command)}', which builds nothing; "
             f"give the run_results.json of dbt {', '.join(BUILDING_COMMANDS[:-1])} or {BUILDING_COMMANDS[-1]}")
     nodes: Mapping[str, Any] = manifest["nodes"] if manifest is not None else {}
-    metadata = (manifest or {}).get("metadata")
-    adapter = metadata.get("adapter_type") if isinstance(metadata, Mapping) else None
+    adapter = _adapter(manifest) or _adapter(run_results)
     quote = QUOTES_BY_ADAPTER.get(str(adapter or ""), '"')
     relations: list[str] = []
     not_built: list[str] = []
@@ -149,7 +152,13 @@ def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", 
     if not relations and not unresolved:
         raise AnalyticsParameterError(f"{where}: {run_results_name}: the dbt run ({command}) built nothing to refresh: "
                                       + _why_nothing(run_results["results"], not_built))
-    return DbtRun(relations, not_built, unresolved, command, _version(run_results))
+    return DbtRun(relations, not_built, unresolved, command, _version(run_results), adapter)
+
+
+def _adapter(document: Mapping[str, Any] | None) -> str | None:
+    metadata = (document or {}).get("metadata")
+    adapter = metadata.get("adapter_type") if isinstance(metadata, Mapping) else None
+    return adapter.strip().lower() if isinstance(adapter, str) and adapter.strip() else None
 
 
 def _why_nothing(results: list[Any], not_built: list[str]) -> str:

@@ -10,11 +10,13 @@ The walk, over what the API gives (no I/O here; the hook reads and hands the ans
 * a changed model changes the data sets that use it and the models built on it, followed
   transitively (``GET /dependencies/downstream_dependencies``: ``data_set_ids``,
   ``data_model_ids``), and its data source's cache;
-* in such a data set, a report whose fields (``viz_setting``: each field's ``path_hash`` or
-  ``field_path`` names its ``model_id``) name a changed model is impacted; one whose fields name
-  only other models is not; one whose fields name no model at all is taken as impacted, and its
-  why says the contract could not tell. Every report of a changed data set (given as an input) is
-  impacted;
+* in such a data set, a report is impacted when any of what it reads is: a field (``viz_setting``:
+  each field's ``path_hash`` or ``field_path`` names its ``model_id``; an ad-hoc field's SQL names
+  models as ``{{ #model.field }}``) on a changed model; or a field that names no model (a data
+  set's metric, ad-hoc SQL without a model), which may read any model of the data set, so it is
+  taken as impacted and its why names the field. One whose fields all name other models is not;
+  one whose fields name no model at all is taken as impacted, and its why says the contract could
+  not tell. Every report of a changed data set (given as an input) is impacted;
 * a widget shows a report (``source_type`` QueryReport, ``source_id``); a dashboard filter mapped
   to a widget on a changed model's field impacts that widget too; a widget whose source the API
   does not describe (a VizBlock without its definition, a QueryMetric) is taken as impacted when
@@ -29,11 +31,12 @@ Ids are compared as text (the API gives widget and some model ids as strings).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from analytics_provider.impact.tables import TableName, parse_table, table_or_none
+from analytics_provider.impact.tables import TableName, known_dialect, parse_table, table_or_none
 
 Json = Mapping[str, Any]
 ARROW = " -> "
@@ -106,30 +109,126 @@ class Impact:
         }
 
 
+@dataclass
+class TableMatcher:
+    """Matches the tables asked to models' tables, each compared by the rules of the model's data
+    source (``dbtypes``: data source id -> its ``dbtype``; :mod:`.tables`), and says where it could
+    not check all it was given (:attr:`notes`).
+
+    * A database given with a table and not by the model's name must be one its data source's
+      models name (``databases``; default: those of the models matched): a misspelt database, or
+      another warehouse's, matches nothing. Where none of them names one (the API does not give a
+      data source's database), it cannot be checked either way: matched on schema and table, and
+      noted (refusing it would leave every dbt-postgres relation, and every OpenLineage-style
+      ``db.schema.table``, unmatched).
+    * A table from a known warehouse (``warehouses``: table -> a dbt ``adapter_type`` or a
+      ``dbtype``) matches only models of data sources of that warehouse (a Snowflake run never
+      refreshes PostgreSQL dashboards); an adapter not known, a table whose warehouse was not
+      said (None), or a data source whose ``dbtype`` is not known: by name alone, noted.
+    """
+
+    tables: Sequence[str]
+    default_schema: str | None = None
+    fold: str | None = None
+    dbtypes: Mapping[str, Any] = field(default_factory=dict)
+    databases: Mapping[str, set[str]] | None = None
+    warehouses: Mapping[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    _unchecked: dict[str, list[str]] = field(default_factory=dict)
+    _wanted: dict[Any, list[tuple[str, TableName]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for table in self.tables:
+            parse_table(table, default_schema=self.default_schema, fold=self.fold)
+        unknown = sorted({str(w) for w in self.warehouses.values() if w is not None and known_dialect(w) is None})
+        if unknown:
+            self.note(f"the warehouse of {', '.join(unknown)} is not one whose names are known: its tables are "
+                      "matched by name in every data source")
+        if any(w is None for w in self.warehouses.values()):
+            self.note("the dbt run does not say its adapter (its manifest.json carries it): its relations are "
+                      "matched by name in every data source")
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def _source_databases(self, models: Sequence[Json]) -> Mapping[str, set[str]]:
+        if self.databases is not None:
+            return self.databases
+        return source_databases(models, self.dbtypes, default_schema=self.default_schema, fold=self.fold)
+
+    def match(self, models: Iterable[Json], why: Callable[[Json, TableName], Any] | None = None
+              ) -> dict[str, list[Any]]:
+        """Each table (as given) and the models whose ``table_name`` names it (or ``why(model,
+        name)`` for each, when given). Call :meth:`finish` for the notes once all are matched."""
+        models = list(models)
+        databases = self._source_databases(models)
+        found: dict[str, list[Any]] = {t: [] for t in self.tables}
+        for model in models:
+            source = key(model.get("data_source_id"))
+            dbtype = self.dbtypes.get(source)
+            parsed = table_or_none(model.get("table_name"), default_schema=self.default_schema, fold=self.fold,
+                                   dbtype=dbtype)
+            if parsed is None:
+                continue
+            for table, want in self._wanted_by(dbtype):
+                if not want.matches(parsed) or not self._same_warehouse(table, dbtype):
+                    continue
+                if want.database is not None and parsed.database is None:
+                    known = databases.get(source) or set()
+                    if known and want.database not in known:
+                        continue  # another database than any its data source's models name
+                    if not known:
+                        self._unchecked.setdefault(source, []).append(table)
+                found[table].append(model if why is None else why(model, parsed))
+        return found
+
+    def _wanted_by(self, dbtype: Any) -> list[tuple[str, TableName]]:
+        if dbtype not in self._wanted:
+            self._wanted[dbtype] = [(t, parse_table(t, default_schema=self.default_schema, fold=self.fold,
+                                                    dbtype=dbtype)) for t in self.tables]
+        return self._wanted[dbtype]
+
+    def _same_warehouse(self, table: str, dbtype: Any) -> bool:
+        warehouse = known_dialect(self.warehouses.get(table))
+        source = known_dialect(dbtype)
+        return warehouse is None or source is None or warehouse == source
+
+    def finish(self) -> list[str]:
+        """The notes: what could not be checked."""
+        for source, tables in self._unchecked.items():
+            self.note(f"data source {source}: none of its models names a database, so the database of "
+                      f"{_some(tables)} could not be checked: matched on schema and table")
+        self._unchecked.clear()
+        return self.notes
+
+
+def _some(names: Iterable[str], shown: int = 5) -> str:
+    found = sorted(set(names))
+    return ", ".join(found[:shown]) + (f" (and {len(found) - shown} more)" if len(found) > shown else "")
+
+
+def source_databases(models: Iterable[Json], dbtypes: Mapping[str, Any], *, default_schema: str | None = None,
+                     fold: str | None = None) -> dict[str, set[str]]:
+    """The databases the models of each data source name (in the compared form of its warehouse)."""
+    found: dict[str, set[str]] = {}
+    for model in models:
+        source = key(model.get("data_source_id"))
+        parsed = table_or_none(model.get("table_name"), default_schema=default_schema, fold=fold,
+                               dbtype=dbtypes.get(source))
+        if parsed is not None and parsed.database is not None:
+            found.setdefault(source, set()).add(parsed.database)
+    return found
+
+
 def match_tables(
     tables: Sequence[str], models: Iterable[Json], *, default_schema: str | None = None, fold: str | None = None,
     dbtypes: Mapping[str, Any] | None = None,
 ) -> dict[str, list[Json]]:
-    """Each table (as given) and the models whose ``table_name`` names it, compared by the rules of
-    the model's data source (``dbtypes``: data source id -> its ``dbtype``; :mod:`.tables`). The
-    tables are checked first: a name that is not a table's raises
+    """Each table (as given) and the models whose ``table_name`` names it (:class:`TableMatcher`,
+    its notes left out). A name that is not a table's raises
     :class:`~analytics_provider.exceptions.AnalyticsParameterError`."""
-    for table in tables:
-        parse_table(table, default_schema=default_schema, fold=fold)
-    found: dict[str, list[Json]] = {t: [] for t in tables}
-    wanted: dict[Any, list[tuple[str, TableName]]] = {}  # by dbtype: each table as that warehouse reads it
-    for model in models:
-        dbtype = (dbtypes or {}).get(key(model.get("data_source_id")))
-        parsed = table_or_none(model.get("table_name"), default_schema=default_schema, fold=fold, dbtype=dbtype)
-        if parsed is None:
-            continue
-        if dbtype not in wanted:
-            wanted[dbtype] = [(t, parse_table(t, default_schema=default_schema, fold=fold, dbtype=dbtype))
-                              for t in tables]
-        for table, want in wanted[dbtype]:
-            if want.matches(parsed):
-                found[table].append(model)
-    return found
+    return TableMatcher(tables, default_schema, fold, dict(dbtypes or {})).match(models)
 
 
 def model_label(model: Json) -> str:
@@ -138,39 +237,40 @@ def model_label(model: Json) -> str:
 
 
 def match_sql_models(
-    tables: Sequence[str], models: Iterable[Json], dbtype_of: Callable[[Any], Any], *,
-    default_schema: str | None = None, fold: str | None = None,
-) -> tuple[dict[str, list[tuple[Json, str]]], list[str]]:
-    """Each table (as given) and the query models whose SQL reads it, each with how (the SQL reads
-    it, or could not be parsed and names it); and the notes of SQL that could not be parsed.
-    ``dbtype_of(data_source_id)``: the dialect's data source type. The tables are matched as
-    :func:`match_tables` matches ``table_name``."""
-    from analytics_provider.impact.sql import SqlNotRead, names_table, tables_read
+    matcher: TableMatcher, models: Iterable[Json], dbtype_of: Callable[[Any], Any],
+) -> dict[str, list[tuple[Json, str]]]:
+    """Each table of ``matcher`` and the query models whose SQL reads it, each with how: the SQL
+    reads it, or could not be parsed and names it (every part the table is given with, by the
+    rules of the model's data source: :func:`~.sql.names_in_text`), noted."""
+    from analytics_provider.impact.sql import SqlNotRead, names_in_text, names_table, tables_read
+    from analytics_provider.impact.tables import name_rules
 
-    found: dict[str, list[tuple[Json, str]]] = {t: [] for t in tables}
-    notes: list[str] = []
+    found: dict[str, list[tuple[Json, str]]] = {t: [] for t in matcher.tables}
     for model in models:
         sql = model.get("sql")
         if model.get("table_name") or not isinstance(sql, str) or not sql.strip():
             continue
-        named = [t for t in tables if names_table(sql, t)]
-        if not named:
+        if not any(names_table(sql, t) for t in matcher.tables):
             continue  # a table its text does not name, its parse cannot find (and sqlglot's import costs 0.8 s)
+        dbtype = dbtype_of(model.get("data_source_id"))
+        problem = None
         try:
-            read = tables_read(sql, dbtype_of(model.get("data_source_id")))
+            read = tables_read(sql, dbtype)
         except SqlNotRead as exc:
-            notes.append(f"{model_label(model)}: its SQL could not be parsed ({exc}); "
-                         + (f"it names {', '.join(named)}: taken as impacted" if named else "it names no table given"))
-            for table in named:
-                found[table].append((model, "its SQL could not be parsed and names it: taken as impacted"))
-            continue
+            problem = str(exc)
+            read = names_in_text(sql, hyphens=name_rules(dbtype).dotted_quotes)
+        how = "its SQL reads {}" if problem is None else "its SQL could not be parsed and names {}: taken as impacted"
         as_tables = [{**model, "table_name": name} for name in read]
-        source = key(model.get("data_source_id"))
-        for table, readers in match_tables(named, as_tables, default_schema=default_schema, fold=fold,
-                                           dbtypes={source: dbtype_of(model.get("data_source_id"))}).items():
-            for reader in readers[:1]:
-                found[table].append((model, f"its SQL reads {reader['table_name']}"))
-    return found, notes
+        named = []
+        for table, readers in matcher.match(as_tables, lambda m, _: m["table_name"]).items():
+            for name in readers[:1]:
+                found[table].append((model, how.format(name)))
+                named.append(table)
+        if problem is not None:
+            matcher.note(f"{model_label(model)}: its SQL could not be parsed ({problem}); "
+                         + (f"it names {', '.join(named)}: taken as impacted" if named else
+                            "it names none of the tables given (every part of each, by its data source's rules)"))
+    return found
 
 
 def model_tables(models: Iterable[Json], dbtype_of: Callable[[Any], Any]) -> list[str]:
@@ -210,14 +310,42 @@ def data_set_label(data_set: Json) -> str:
 
 def field_models(viz_setting: Any) -> set[str]:
     """The model ids a report's fields, filters and ad-hoc fields name (``path_hash`` or ``field_path``)."""
-    found: set[str] = set()
+    return field_sources(viz_setting).model_ids
+
+
+class FieldSources(NamedTuple):
+    """What a report's fields read, as far as they say."""
+
+    model_ids: set[str]
+    """The models named by a field's ``path_hash`` or ``field_path``."""
+    model_names: set[str]
+    """The models an ad-hoc field's SQL names (``{{ #orders.revenue }}``), lower case."""
+    unnamed: list[str]
+    """The fields that name no model (a data set's metric, ad-hoc SQL without a model): they may
+    read any model of the data set."""
+
+
+_MODEL_IN_SQL = re.compile(r"\{\{\s*#\s*([A-Za-z_]\w*)")
+
+
+def field_sources(viz_setting: Any) -> FieldSources:
+    """The models a report's fields, filters and ad-hoc fields read (:class:`FieldSources`)."""
+    found = FieldSources(set(), set(), [])
 
     def walk(value: Any) -> None:
         if isinstance(value, Mapping):
-            for name in ("path_hash", "field_path"):
-                path = value.get(name)
-                if isinstance(path, Mapping) and path.get("model_id") not in (None, ""):
-                    found.add(key(path["model_id"]))
+            paths: list[Mapping[str, Any]] = [value[n] for n in ("path_hash", "field_path")
+                                              if isinstance(value.get(n), Mapping)]
+            for path in paths:
+                if path.get("model_id") not in (None, ""):
+                    found.model_ids.add(key(path["model_id"]))
+                else:
+                    found.unnamed.append(str(path.get("field_name") or value.get("name") or "?"))
+            if not paths and isinstance(value.get("sql"), str):  # an ad-hoc field
+                names = {n.lower() for n in _MODEL_IN_SQL.findall(value["sql"])}
+                found.model_names.update(names)
+                if not names:
+                    found.unnamed.append(str(value.get("name") or value.get("label") or "?"))
             for item in value.values():
                 walk(item)
         elif isinstance(value, list):
@@ -247,6 +375,8 @@ class ImpactWalk:
         """Data set id -> its data source's id (the data sets read)."""
         self.report_sources: dict[str, str] = {}
         """Impacted report id -> the data source it reads."""
+        self.model_names: dict[str, str] = {}
+        """Changed model id -> its name, lower case (ad-hoc fields name models by name)."""
 
     # -- inputs ------------------------------------------------------------------------------------
 
@@ -259,6 +389,8 @@ class ImpactWalk:
                                                               extra={"table_name": model.get("table_name")}))
         node.add(chain)
         self.changed_models.setdefault(ident, chain)
+        if model.get("name"):
+            self.model_names.setdefault(ident, str(model["name"]).lower())
         if model.get("data_source_id") is None:
             self.sourceless.add(ident)  # given by id alone: its data source is its data sets'
         else:
@@ -343,18 +475,22 @@ class ImpactWalk:
             return
         label = f"report {report.get('title')!r} ({report.get('id')})"
         whole = self.changed_sets.get(set_id)
-        named = field_models(report.get("viz_setting"))
+        read = field_sources(report.get("viz_setting"))
         changed_here = [m for m in self.changed_models if set_id in self.model_sets.get(m, ())]
+        used = [m for m in changed_here if m in read.model_ids or self.model_names.get(m) in read.model_names]
         if whole:
             why = f"{whole}{ARROW}{label}"
-        elif not named:
-            why = f"{set_chain}{ARROW}{label} (its fields do not name their models: taken as impacted)"
-        else:
-            used = [m for m in changed_here if m in named]
-            if not used:
-                return
+        elif used:
             set_label = data_set_label(data_set) if data_set is not None else f"data set {set_id}"
             why = f"{self.changed_models[used[0]]}{ARROW}{set_label}{ARROW}{label}"
+        elif not read.model_ids and not read.model_names:
+            why = f"{set_chain}{ARROW}{label} (its fields do not name their models: taken as impacted)"
+        elif read.unnamed:
+            shown = ", ".join(dict.fromkeys(read.unnamed))
+            why = (f"{set_chain}{ARROW}{label} (its field(s) {shown} name no model, so may read the changed one: "
+                   "taken as impacted)")
+        else:
+            return
         node = self.impact.reports.setdefault(key(report.get("id")), Node(report.get("id"), str(report.get("title"))))
         node.add(why)
         source = self.set_sources.get(set_id) or (key(report["data_source_id"]) if report.get("data_source_id")

@@ -11,12 +11,17 @@ How parts compare is the warehouse's (:data:`RULES`, by the data source's ``dbty
 part is folded to (PostgreSQL lower case, Snowflake upper case, BigQuery and ClickHouse kept as
 written), whether a quoted part is compared without case all the same (Redshift, DuckDB, SQL
 Server, Databricks), and the schema of a name given without one. ``fold`` and ``default_schema``
-override the warehouse's. A name without a database matches that table in any database; two
-names that both give one match only when those agree; a warehouse without a default schema
-(BigQuery) matches a name without one in any schema.
+override the warehouse's. Two names that both give a part match only when those agree; a name
+without a database matches that table in any database (whether a database given on one side only
+may match is the caller's to say: :mod:`.graph` checks it against the databases a data source's
+models name); a warehouse without a default schema (BigQuery) matches a name without one in any
+schema. In BigQuery a table part ending in ``*`` is a wildcard table: it matches every table that
+begins with the rest.
 
 The ``dbtype`` values are the service's own, which its document does not list: a value not in
-:data:`RULES` is compared as PostgreSQL compares names (the service's sample warehouse).
+:data:`RULES` is compared as PostgreSQL compares names (the service's sample warehouse), and
+:func:`known_dialect` tells the caller so that it can say it. A dbt ``adapter_type`` is read
+by the same names (``postgres``, ``snowflake``, ``bigquery``, ``spark``...).
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ class NameRules:
     """The database part is compared without case (BigQuery's project ids), whatever ``fold`` says."""
     dotted_quotes: bool = False
     """One pair of quotes may hold the whole dotted path (BigQuery)."""
+    wildcard_tables: bool = False
+    """A table part ending in ``*`` names every table that begins with the rest (BigQuery)."""
 
     def compared(self, text: str, quoted: bool, *, database: bool = False) -> str:
         if (database and self.database_ignores_case) or (quoted and self.fold_quoted):
@@ -64,7 +71,7 @@ RULES: dict[str, NameRules] = {
     "snowflake": NameRules("snowflake", fold="upper", default_schema="PUBLIC"),
     "oracle": NameRules("oracle", fold="upper", default_schema=None),
     "bigquery": NameRules("bigquery", fold="none", default_schema=None, database_ignores_case=True,
-                          dotted_quotes=True),
+                          dotted_quotes=True, wildcard_tables=True),
     "databricks": replace(_CASELESS, dialect="databricks", default_schema="default"),
     "sqlserver": replace(_CASELESS, dialect="sqlserver", default_schema="dbo"),
     "duckdb": replace(_CASELESS, dialect="duckdb", default_schema="main"),
@@ -83,11 +90,17 @@ ALIASES = {
 }
 
 
-def dialect_of(dbtype: object) -> str:
-    """The key of :data:`RULES` for a data source's ``dbtype`` (``postgresql`` for one not known)."""
+def known_dialect(dbtype: object) -> str | None:
+    """The key of :data:`RULES` for a data source's ``dbtype`` or a dbt ``adapter_type``; None
+    for one not known (or none)."""
     name = str(dbtype or "").strip().lower().replace("-", "_").replace(" ", "_")
     name = ALIASES.get(name, name)
-    return name if name in RULES else "postgresql"
+    return name if name in RULES else None
+
+
+def dialect_of(dbtype: object) -> str:
+    """The key of :data:`RULES` for a data source's ``dbtype`` (``postgresql`` for one not known)."""
+    return known_dialect(dbtype) or "postgresql"
 
 
 @lru_cache(maxsize=256)
@@ -110,16 +123,22 @@ class TableName:
     table: str
     schema: str | None
     database: str | None = None
+    prefix: bool = False
+    """A wildcard table (BigQuery's ``events_*``): ``table`` is what the names it stands for begin with."""
 
     def matches(self, other: TableName) -> bool:
-        if self.table != other.table:
+        if self.prefix or other.prefix:
+            short, long = sorted((self, other), key=lambda n: (not n.prefix, len(n.table)))
+            if not long.table.startswith(short.table):
+                return False
+        elif self.table != other.table:
             return False
         if self.schema is not None and other.schema is not None and self.schema != other.schema:
             return False
         return self.database is None or other.database is None or self.database == other.database
 
     def __str__(self) -> str:
-        return ".".join(p for p in (self.database, self.schema, self.table) if p is not None)
+        return ".".join(p for p in (self.database, self.schema, self.table + "*" * self.prefix) if p is not None)
 
 
 def _quoted_part(text: str, i: int, name: str) -> tuple[str, int]:
@@ -187,12 +206,15 @@ def parse_table(name: object, *, default_schema: str | None = None, fold: str | 
     last = len(parts) - 1
     folded = [rules.compared(text, quoted, database=last == 2 and index == 0)
               for index, (text, quoted) in enumerate(parts)]
+    prefix = rules.wildcard_tables and folded[-1].endswith("*") and len(folded[-1]) > 1
+    if prefix:
+        folded[-1] = folded[-1][:-1]
     if len(folded) == 1:
         schema = rules.default_schema
-        return TableName(folded[0], None if schema is None else rules.compared(schema, False))
+        return TableName(folded[0], None if schema is None else rules.compared(schema, False), prefix=prefix)
     if len(folded) == 2:
-        return TableName(folded[1], folded[0])
-    return TableName(folded[2], folded[1], folded[0])
+        return TableName(folded[1], folded[0], prefix=prefix)
+    return TableName(folded[2], folded[1], folded[0], prefix=prefix)
 
 
 def table_or_none(name: object, *, default_schema: str | None = None, fold: str | None = None,

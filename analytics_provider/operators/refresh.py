@@ -47,8 +47,10 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     :param dbt_run_results: a dbt ``run_results.json`` of ``dbt build``, ``run``, ``seed``,
         ``snapshot``, ``retry`` or ``clone`` (a path, a URL or an ``ObjectStoragePath``; templated):
         the relations of the models, seeds and snapshots it built (``success`` or ``partial
-        success``) are added to ``tables`` (:mod:`analytics_provider.impact.dbt`). A run of another
-        command (``compile``, ``docs generate``, ``test``...) is refused.
+        success``) are added to ``tables`` (:mod:`analytics_provider.impact.dbt`), matched only to
+        models of data sources of the run's warehouse (the manifest's ``adapter_type``; without it,
+        by name in every data source, noted). A run of another command (``compile``, ``docs
+        generate``, ``test``...) is refused.
     :param dbt_manifest: the run's ``manifest.json`` (as ``dbt_run_results``): needed for dbt
         before 1.7, whose results do not name their relations; given, it fills in what they lack.
         A node built but in neither file is named in the log and the result's ``dbt_unresolved``.
@@ -92,7 +94,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     together; a failed job does not stop the others, and the task fails at the end naming each
     failed job (and each preload its failed bust held back, ``status`` ``blocked``). Returns
     ``{"tables", "unmatched_tables": [{"table", "closest"}], "data_sources", "data_models",
-    "data_sets", "dashboards": [{"id", "title", "why"}], "jobs": [{"kind", "id", "job_id", "status"}]}``,
+    "data_sets", "dashboards": [{"id", "title", "why"}], "notes", "jobs": [{"kind", "id", "job_id",
+    "status"}]}`` (``notes``: where the match is wider than it might be, or could not check a name),
     and ``"dbt_unresolved"`` (unique ids) when nodes the dbt run built could not be resolved to a
     relation. Each refreshed
     dashboard is an asset event on :func:`~analytics_provider.assets.dashboard_asset` (through the
@@ -184,6 +187,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 check_dashboards_filter(dashboards_filter)
         self.plan: dict[str, Any] = {}
         self.dbt_unresolved: list[str] = []
+        self.table_warehouses: dict[str, str | None] = {}
         self.book: dict[str, dict[str, Any]] = {}
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -253,6 +257,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                    "triggered by hand or on a schedule?") + "); nothing would be refreshed")
         self.log.info("The run's asset events name %d table(s): %s", len(found),
                       ", ".join(f"{t.table} ({t.uri})" for t in found))
+        self.table_warehouses.update({t.table: t.warehouse for t in found if t.table and t.warehouse})
         return [t.table for t in found if t.table]
 
     def refreshed_tables(self, context: Mapping[str, Any] | None = None) -> list[str]:
@@ -277,6 +282,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 self.log.warning("Not refreshed: %d node(s) the dbt run built: %s; %s", len(run.unresolved),
                                  ", ".join(run.unresolved), why)
             self.dbt_unresolved = run.unresolved
+            self.table_warehouses.update({r: run.adapter for r in run.relations if r not in tables})
             tables += [r for r in run.relations if r not in tables]
         return tables
 
@@ -290,7 +296,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             tables = self.refreshed_tables(context)
             with naming_the_task(self.task_id):
                 impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
-                                                 default_schema=self.default_schema, fold=self.fold) if tables else {
+                                                 default_schema=self.default_schema, fold=self.fold,
+                                                 warehouses=self.table_warehouses) if tables else {
                     "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [],
                     "notes": []}
             unmatched = [{"table": t["table"], "closest": t.get("closest") or []} for t in impact["tables"]
@@ -313,6 +320,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 "actions": actions,
                 "deadline": self._clock() + self.timeout,
                 "dbt_unresolved": self.dbt_unresolved,
+                "notes": list(impact.get("notes") or ()),
             }
             for line in describe_plan({**impact, "dashboards": kept}, dry_run=self.is_dry_run, actions=actions,
                                       left_out=left_out, notes=impact.get("notes") or ()):
@@ -521,7 +529,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         return result
 
     def _result(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
-        keys = ("tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards")
+        keys = ("tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards", "notes")
         counted = {"succeeded": sum(j["status"] == "success" for j in jobs),
                    "blocked": sum(j["status"] == "blocked" for j in jobs)}
         return {**{k: self.plan.get(k, []) for k in keys}, "dry_run": self.is_dry_run,

@@ -47,6 +47,8 @@ def api_requests(emulator) -> list:
 def test_a_real_dbt_build_refreshes_what_it_built(impact_bag, analytics_emulator, analytics_connection,
                                                   tmp_path, capfd) -> None:
     run_results, manifest = artifacts(tmp_path, "duckdb-build")
+    with analytics_emulator.world.lock:  # the build's warehouse is DuckDB: so is the data source on it
+        analytics_emulator.world.state.data_sources[1]["dbtype"] = "duckdb"
     by_dbt = run(impact_bag, False, {"run_results": run_results, "manifest": manifest})
     assert by_dbt.state == "success", task_states(by_dbt)
     dbt_result = result_of(by_dbt)
@@ -54,7 +56,7 @@ def test_a_real_dbt_build_refreshes_what_it_built(impact_bag, analytics_emulator
     assert ("The dbt run (build) built 6 relation(s); not built: model.analytics_fixture.broken, "
             "model.analytics_fixture.after_broken") in log
     analytics_emulator.reset()
-    by_name = run(impact_bag, False, {"tables": BUILT_BY_NAME})
+    by_name = run(impact_bag, False, {"tables": BUILT_BY_NAME})  # (the reset's data source is PostgreSQL's)
     assert plan_of(dbt_result) == plan_of(result_of(by_name))
     assert plan_of(dbt_result)["data_models"] == [1, 2, 3, 4, 5, 6]  # every model the build's tables feed (5 and 6:
     # the query models built on orders and reading marketing.campaigns)

@@ -66,7 +66,8 @@ def test_campaigns_preload_the_dashboards_that_read_it_only(impact_bag, analytic
     assert [(j["kind"], j["id"], j["status"]) for j in result["jobs"]] == [
         ("bust", 1, "success"), ("preload", 2, "success"), ("preload", 5, "success")]
     assert set(result) == {"tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards",
-                           "dry_run", "jobs", "job_counts"}
+                           "notes", "dry_run", "jobs", "job_counts"}
+    assert result["notes"] == []
     assert result["dry_run"] is False
     assert ("refresh" in deferred_tasks(dag_run)) == deferrable
 
@@ -113,7 +114,7 @@ def write_dbt_run(folder: Path, built: dict[str, str]) -> tuple[Path, Path]:
     run_results.write_text(json.dumps({"metadata": {"dbt_schema_version":
                                                     "https://schemas.getdbt.com/dbt/run-results/v6.json"},
                                        "results": results, "elapsed_time": 2.0, "args": {"which": "build"}}))
-    manifest.write_text(json.dumps({"metadata": {}, "nodes": nodes, "sources": {}}))
+    manifest.write_text(json.dumps({"metadata": {"adapter_type": "postgres"}, "nodes": nodes, "sources": {}}))
     return run_results, manifest
 
 
@@ -127,6 +128,9 @@ def test_a_dbt_run_leads_to_the_plan_of_the_tables_it_built(impact_bag, analytic
     by_tables = run(impact_bag, False, {"tables": ["marketing.campaigns"]})
     tables_result = result_of(by_tables)
     assert dbt_result["tables"] == ['"analytics"."marketing"."campaigns"']  # orders failed: not refreshed
+    assert dbt_result["notes"] == [  # the XCom says what could not be checked
+        'data source 1: none of its models names a database, so the database of "analytics"."marketing"."campaigns" '
+        "could not be checked: matched on schema and table"]
     for kind in ("data_sources", "data_models", "data_sets"):
         assert [i["id"] for i in dbt_result[kind]] == [i["id"] for i in tables_result[kind]]
     assert [(d["id"], d["title"]) for d in dbt_result["dashboards"]] == [

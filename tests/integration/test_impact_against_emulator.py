@@ -47,9 +47,9 @@ def test_revenue_targets_impact_executive_summary_and_not_the_boards_of_other_mo
 
 
 def test_names_the_warehouse_compares_alike_and_tables_nothing_reads(hook: AnalyticsHook) -> None:
-    impact = hook.find_impacted(tables=["ANALYTICS.Public.ORDERS", "orders", "staging.unused"])
+    impact = hook.find_impacted(tables=["Public.ORDERS", "orders", "staging.unused"])
     assert titles(impact) == ["Sales overview", "Regional sales"]  # the second's query model is built on orders
-    assert impact["tables"] == [{"table": "ANALYTICS.Public.ORDERS", "data_model_ids": [1]},
+    assert impact["tables"] == [{"table": "Public.ORDERS", "data_model_ids": [1]},
                                 {"table": "orders", "data_model_ids": [1]},
                                 {"table": "staging.unused", "data_model_ids": [], "closest": []}]
     assert impact["notes"] == ["table staging.unused: no data model reads it"]
@@ -182,3 +182,113 @@ def test_a_snowflake_query_model_is_read_in_its_dialect(hook: AnalyticsHook, ana
     impact = hook.find_impacted(tables=["web.sessions"], fold="upper")
     assert [m["id"] for m in impact["data_models"]] == [7, 6]  # the Snowflake table model, and the query model
     assert "query model campaign_roi (6) (its SQL reads WEB.SESSIONS)" in impact["data_models"][1]["why"]
+
+
+# -- matching that a user's misspelling or another warehouse's run must not pass (found by an attack on #43) --
+
+def test_unparsable_sql_names_a_table_only_with_every_part_given(hook: AnalyticsHook, analytics_emulator) -> None:
+    with analytics_emulator.world.lock:  # a template tag sqlglot cannot read
+        analytics_emulator.world.state.data_models[6]["sql"] = (
+            "select channel, spend from marketing.campaigns {% if is_prod %} where live {% endif %}")
+    misspelt = hook.find_impacted(tables=["markting.campaigns"])
+    assert titles(misspelt) == []  # the last part alone does not name it
+    assert misspelt["tables"] == [{"table": "markting.campaigns", "data_model_ids": [],
+                                   "closest": ["marketing.campaigns"]}]
+    (note,) = [n for n in misspelt["notes"] if "could not be parsed" in n]
+    assert note.endswith("it names none of the tables given (every part of each, by its data source's rules)")
+    for spelt in ("marketing.campaigns", '"marketing"."campaigns"', "MARKETING.Campaigns"):  # PostgreSQL's rules
+        assert titles(hook.find_impacted(tables=[spelt])) == ["Marketing performance", "Campaign ROI"], spelt
+    assert titles(hook.find_impacted(tables=['"Marketing".campaigns'])) == []  # quoted: not folded
+
+
+def test_a_dbt_run_of_another_warehouse_matches_only_its_warehouses_models(hook: AnalyticsHook) -> None:
+    snowflake = "ANALYTICS.marketing.campaigns"  # what dbt-snowflake writes; the seed's campaigns is PostgreSQL's
+    impact = hook.find_impacted(tables=[snowflake, "ANALYTICS.WEB.SESSIONS"],
+                                warehouses={snowflake: "snowflake", "ANALYTICS.WEB.SESSIONS": "snowflake"})
+    assert {t["table"]: t["data_model_ids"] for t in impact["tables"]} == {snowflake: [],
+                                                                           "ANALYTICS.WEB.SESSIONS": [7]}
+    assert [s["id"] for s in impact["data_sources"]] == [3]
+    postgres = hook.find_impacted(tables=['"analytics"."marketing"."campaigns"'],
+                                  warehouses={'"analytics"."marketing"."campaigns"': "postgres"})
+    assert titles(postgres) == ["Marketing performance", "Campaign ROI"]
+    assert ('data source 1: none of its models names a database, so the database of '
+            '"analytics"."marketing"."campaigns" could not be checked: matched on schema and table'
+            ) in postgres["notes"]
+    unknown = hook.find_impacted(tables=[snowflake], warehouses={snowflake: "materialize"})
+    assert titles(unknown) == ["Marketing performance", "Campaign ROI"]  # by name, and said
+    assert ("the warehouse of materialize is not one whose names are known: its tables are matched by name in "
+            "every data source") in unknown["notes"]
+    unsaid = hook.find_impacted(tables=[snowflake], warehouses={snowflake: None})
+    assert any(n.startswith("the dbt run does not say its adapter") for n in unsaid["notes"])
+
+
+def test_a_database_given_must_be_one_its_data_source_names(hook: AnalyticsHook, analytics_emulator) -> None:
+    with analytics_emulator.world.lock:  # a Snowflake model named without its database, beside SESSIONS (ANALYTICS)
+        state = analytics_emulator.world.state
+        state.data_models[9] = {**state.data_models[7], "id": 9, "name": "events", "table_name": "WEB.EVENTS"}
+        next(d for d in state.data_sets.values() if 7 in d["model_ids"])["model_ids"].append(9)
+    relations = {"RAW.WEB.EVENTS": "snowflake", "ANALYTCS.WEB.EVENTS": "snowflake", "analytics.web.events": "snowflake"}
+    impact = hook.find_impacted(tables=list(relations), warehouses=relations)
+    assert {t["table"]: t["data_model_ids"] for t in impact["tables"]} == {
+        "RAW.WEB.EVENTS": [], "ANALYTCS.WEB.EVENTS": [], "analytics.web.events": [9]}
+    unchecked = hook.find_impacted(tables=["anlaytics.marketing.campaigns"])  # the seed's PostgreSQL models name
+    assert titles(unchecked) == ["Marketing performance", "Campaign ROI"]  # no database: it cannot be checked,
+    assert ("data source 1: none of its models names a database, so the database of anlaytics.marketing.campaigns "
+            "could not be checked: matched on schema and table") in unchecked["notes"]  # and it is said
+
+
+def test_an_unreadable_data_source_is_compared_by_postgresqls_rules_and_said(
+        hook: AnalyticsHook, analytics_emulator) -> None:
+    with analytics_emulator.world.lock:
+        del analytics_emulator.world.state.data_sources[3]["dbtype"]
+    impact = hook.find_impacted(tables=['"ANALYTICS"."WEB"."SESSIONS"'])
+    assert ("data source 3: its warehouse is not known (its answer has no dbtype): its models' tables are compared "
+            "by PostgreSQL's rules (lower case, schema public) and with tables of any warehouse; give "
+            "fold/default_schema if they differ") in impact["notes"]
+
+
+def test_a_report_with_a_field_on_no_model_is_impacted_when_its_data_set_is(
+        hook: AnalyticsHook, analytics_emulator) -> None:
+    with analytics_emulator.world.lock:  # customers' report shows a data set metric computed from orders
+        fields = analytics_emulator.world.state.query_reports[22]["viz_setting"]["fields"]["table_fields"]
+        fields.append({"path_hash": {"field_name": "revenue_per_signup", "model_id": None, "is_metric": True}})
+    impact = hook.find_impacted(tables=["public.orders"])
+    assert "Marketing performance" in titles(impact)
+    (why,) = [r["why"] for r in impact["reports"] if r["id"] == 22]
+    assert why.endswith("(its field(s) revenue_per_signup name no model, so may read the changed one: taken as "
+                        "impacted)")
+    with analytics_emulator.world.lock:  # an ad-hoc field naming orders by name instead
+        fields.pop()
+        analytics_emulator.world.state.query_reports[22]["viz_setting"]["adhoc_fields"] = [
+            {"name": "rev", "sql": "sum({{ #orders.revenue }})", "type": "number"}]
+    adhoc = hook.find_impacted(tables=["public.orders"])
+    assert next(r["why"] for r in adhoc["reports"] if r["id"] == 22).startswith("table public.orders -> model orders")
+
+
+def test_a_real_duckdb_build_refreshes_no_postgresql_dashboard(hook: AnalyticsHook, analytics_emulator,
+                                                               tmp_path) -> None:
+    import gzip
+    import json
+    from pathlib import Path
+
+    from analytics_provider.impact.dbt import built_relations
+
+    built = Path(__file__).resolve().parent.parent / "dbt_artifacts" / "duckdb-build"
+    run = built_relations(json.loads((built / "run_results.json").read_text()),
+                          json.loads(gzip.decompress((built / "manifest.json.gz").read_bytes())))
+    assert run.adapter == "duckdb"
+    warehouses = dict.fromkeys(run.relations, run.adapter)
+    impact = hook.find_impacted(tables=run.relations, warehouses=warehouses)
+    assert (titles(impact), impact["data_models"]) == ([], [])  # the seed's tables are PostgreSQL's
+    with analytics_emulator.world.lock:
+        analytics_emulator.world.state.data_sources[1]["dbtype"] = "duckdb"
+    assert titles(hook.find_impacted(tables=run.relations, warehouses=warehouses)) == [
+        "Sales overview", "Marketing performance", "Executive summary", "Regional sales", "Campaign ROI"]
+
+
+@pytest.mark.parametrize("bad", [["snowflake"], {"a.b": 3}, "snowflake"])
+def test_bad_warehouses_are_refused_before_any_request(hook: AnalyticsHook, analytics_emulator, bad: object) -> None:
+    analytics_emulator.clear_requests()
+    with pytest.raises(AnalyticsParameterError, match="find_impacted: warehouses must map a table to its warehouse"):
+        hook.find_impacted(tables=["a.b"], warehouses=bad)  # type: ignore[arg-type]
+    assert api_operations(analytics_emulator) == []

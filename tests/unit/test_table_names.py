@@ -73,7 +73,7 @@ def test_dbtypes_are_read_as_the_service_may_write_them() -> None:
 
 def test_each_model_is_compared_by_its_own_data_sources_rules() -> None:
     models = [{"id": 1, "table_name": "PUBLIC.ORDERS", "data_source_id": 1},  # Snowflake
-              {"id": 2, "table_name": "Sales.Orders", "data_source_id": 2},  # BigQuery: dataset Sales
+              {"id": 2, "table_name": "proj.Sales.Orders", "data_source_id": 2},  # BigQuery: dataset Sales
               {"id": 3, "table_name": '"public"."orders"', "data_source_id": 3}]  # PostgreSQL
     dbtypes = {"1": "snowflake", "2": "bigquery", "3": "postgresql"}
     found = match_tables(["public.orders", "`proj`.`Sales`.`Orders`", "`proj`.`sales`.`orders`"], models,
