@@ -7,8 +7,6 @@ the bound is for: the worker's peak memory and the bytes it wrote (:mod:`hostile
 
 from __future__ import annotations
 
-import functools
-import zlib
 from collections.abc import Iterator
 
 import pytest
@@ -18,22 +16,9 @@ from analytics_provider.exceptions import AnalyticsParameterError, DownloadTooLa
 from analytics_provider.hooks.analytics import AnalyticsHook
 from hostile.conftest import leaves_only_the_good_file
 from hostile.measure import MiB, measured
-from hostile.server import Answer, always
+from hostile.server import Answer, always, gzip_of_zeros, pieces
 
 DECODED = 64 * MiB  # the bomb's size decoded; the default ratio stops it after 16 MiB
-
-
-@functools.cache
-def gzip_of_zeros(size: int) -> bytes:
-    """``size`` zero bytes gzipped (about a thousandth of the size: deflate's best)."""
-    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    block = bytes(MiB)
-    return b"".join(packer.compress(block) for _ in range(size // MiB)) + packer.flush()
-
-
-def pieces(data: bytes, size: int = 64 * 1024) -> Iterator[bytes]:
-    for i in range(0, len(data), size):
-        yield data[i : i + size]
 
 
 def zeros(size: int) -> Iterator[bytes]:

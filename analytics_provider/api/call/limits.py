@@ -87,14 +87,23 @@ class BodyLimit:
         return self.answer + 1
 
     def check(self, status: int, headers: Mapping[str, str], body: bytes, *, method: str, path: str) -> None:
-        """Refuse a successful answer past the limit (:class:`AnswerTooLargeError`)."""
+        """Refuse a successful answer past the limit (:class:`AnswerTooLargeError`). ``body`` is
+        decoded; ``Content-Length`` counts the bytes on the wire (compressed, when the answer is):
+        the error says which size it quotes."""
         if status >= 400:
             return
         declared = str(headers.get("Content-Length") or "").strip()
-        size = int(declared) if declared.isdigit() else len(body)
-        if size <= self.answer and len(body) <= self.answer:
+        wire = int(declared) if declared.isdigit() else None
+        if (wire is None or wire <= self.answer) and len(body) <= self.answer:
             return
-        how = f"announced {size_text(size)}" if declared.isdigit() else f"more than {size_text(self.answer)}"
+        coding = str(headers.get("Content-Encoding") or "").strip().lower()
+        if coding in ("", "identity"):
+            how = f"announced {size_text(wire)}" if wire is not None else f"more than {size_text(self.answer)}"
+        elif wire is not None and wire > self.answer:
+            how = f"announced {size_text(wire)} on the wire, {coding}-compressed; its decoded size was not read"
+        else:
+            how = (f"more than {size_text(self.answer)} decoded, from a {coding}-compressed body"
+                   + ("" if wire is None else f" of {size_text(wire)} on the wire"))
         raise AnswerTooLargeError(
             f"the answer is larger than the connection allows ({how}); max_answer_bytes={self.answer} "
             "(a setting of the connection's extra, 64 MiB by default) is the limit of a successful answer: "
