@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseOperator
 
+from analytics_provider.api.call.limits import task_setting
 from analytics_provider.exceptions import AnalyticsParameterError, refused
 from analytics_provider.hook_task import HookTask
 from analytics_provider.lineage_mixin import OpenLineageMixin
@@ -54,11 +55,8 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.max_xcom_bytes = max_xcom_bytes
+        self.max_xcom_bytes = task_setting(max_xcom_bytes, "max_xcom_bytes", self.task_id)
         self.plan_storage = plan_storage
-        if max_xcom_bytes is not None and (isinstance(max_xcom_bytes, bool) or not isinstance(max_xcom_bytes, int)
-                                           or max_xcom_bytes < 1):
-            raise refused(self.task_id, "max_xcom_bytes", max_xcom_bytes, "a number of bytes (1 or more) or None")
         self.analytics_conn_id = analytics_conn_id
         self.approved = approved
         self.is_dry_run = dry_run

@@ -36,7 +36,7 @@ def rows(analytics_emulator, analytics_connection) -> list[Any]:
 
 
 def test_a_large_saved_plan_goes_by_reference_and_is_applied_exactly(rows, tmp_path, analytics_emulator) -> None:
-    inline = planned(rows, tmp_path / "inline", 10**9)
+    inline = planned(rows, tmp_path / "inline", 16 * 1024 * 1024)  # the largest taken
     small = planned(rows, tmp_path / "plans", 16 * 1024)
     assert list((tmp_path / "inline").glob("*")) == []  # within its limit: no file
     saved = small["saved"]
@@ -86,7 +86,7 @@ def test_a_review_body_is_bounded_whatever_max_rows_says() -> None:
 
 
 def test_a_bad_max_xcom_bytes_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match=r"^plan: max_xcom_bytes must be a number of bytes \(1 or more\) or None"):
+    with pytest.raises(ValueError, match=r"^plan: max_xcom_bytes must be a whole number of bytes from 1 to 16,777,216"):
         AnalyticsSyncGroupMembersOperator(task_id="plan", rows=[], dry_run=True, max_xcom_bytes=0)
 
 
