@@ -29,10 +29,11 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
     :param allow_delete_all: allow a plan that removes everything of its scope, or removes while
         the input declares nothing (an empty query result, files emptied): refused otherwise.
     :param max_xcom_bytes: a dry run's saved plan larger than this (default 256 KiB, about a
-        thousand changes) is stored by reference: written to ``plan_storage`` and named in the XCom
+        thousand changes; at most 16 MiB) is stored by reference: written to ``plan_storage`` and named in the XCom
         with its size and SHA-256, beside what it does (``what``, ``counts``).
-    :param plan_storage: the folder (a path, or an object-storage URL that every worker reaches)
-        of the saved plans stored by reference; default: ``[common.io] xcom_objectstorage_path``
+    :param plan_storage: the folder (an absolute path, an object-storage URL that every worker
+        reaches, or an ``ObjectStoragePath``) of the saved plans stored by reference, checked when
+        the DAG is parsed; default: ``[common.io] xcom_objectstorage_path``
         when set, else ``$AIRFLOW_HOME/analytics_provider/plans`` (one machine only).
         Both hold for a saved plan applied with ``plan=`` as for one made by the task.
     :param approved: with ``plan=``: the review's result (``review_task.output``, templated) or the
@@ -57,6 +58,12 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         super().__init__(**kwargs)
         self.max_xcom_bytes = task_setting(max_xcom_bytes, "max_xcom_bytes", self.task_id)
         self.plan_storage = plan_storage
+        if plan_storage is not None:
+            from analytics_provider.plans.by_reference import STORAGE_FORMS, storage_problem
+
+            problem = storage_problem(plan_storage)
+            if problem is not None:
+                raise refused(self.task_id, "plan_storage", plan_storage, f"{STORAGE_FORMS} ({problem})")
         self.analytics_conn_id = analytics_conn_id
         self.approved = approved
         self.is_dry_run = dry_run
@@ -113,7 +120,8 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         written to the plan storage: :mod:`~analytics_provider.plans.by_reference`)."""
         from analytics_provider.plans.by_reference import MAX_XCOM_BYTES, by_reference, is_reference
 
-        kept = by_reference(saved, self.plan_storage or default_plan_storage(), self.max_xcom_bytes or MAX_XCOM_BYTES)
+        kept = by_reference(saved, self.plan_storage or default_plan_storage(), self.max_xcom_bytes or MAX_XCOM_BYTES,
+                            self.task_id)
         if is_reference(kept):
             self.log.info("The saved plan (%d bytes) is stored by reference at %s (sha256 %s)", kept["bytes"],
                           kept["location"], kept["sha256"])
