@@ -103,19 +103,21 @@ def get_provider_info() -> dict[str, Any]:
                         "label": "Largest answer (bytes)",
                         "description": "A successful answer past it is refused (AnswerTooLargeError). "
                         "Leave empty: 64 MiB.",
-                        "schema": {"type": ["integer", "null"], "default": 67108864, "minimum": 1},
+                        "schema": {"type": ["integer", "null"], "default": 67108864, "minimum": 1,
+                                   "maximum": 1073741824},
                     },
                     "max_download_bytes": {
                         "label": "Largest downloaded file (bytes)",
                         "description": "An export past it, decoded, is refused before it replaces anything. "
                         "Leave empty: 16 GiB.",
-                        "schema": {"type": ["integer", "null"], "default": 17179869184, "minimum": 1},
+                        "schema": {"type": ["integer", "null"], "default": 17179869184, "minimum": 1,
+                                   "maximum": 1099511627776},
                     },
                     "max_decode_ratio": {
                         "label": "Largest decode ratio",
                         "description": "Decoded bytes per byte received for a file the host compressed (a gzip "
                         "bomb is refused); files under 16 MiB pass. Leave empty: 100.",
-                        "schema": {"type": ["number", "null"], "default": 100, "minimum": 1},
+                        "schema": {"type": ["number", "null"], "default": 100, "minimum": 1, "maximum": 1100},
                     },
                     "proxies": {
                         "label": "Proxies",

@@ -30,6 +30,7 @@ from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.api.call.settings import ConnectionSettings, TransportOptions, user_agent
 from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
+from analytics_provider.hooks.decoding import ACCEPTED, BoundedBody, Decoder, content_coding
 from analytics_provider.hooks.job_reader import JobReader
 
 T = TypeVar("T")
@@ -154,16 +155,19 @@ class AsyncAnalyticsClient:
             steps.close()  # an exchange's own cleanup (a quota's turn handed over) runs however it ends
 
     async def iter_body(self, answer: Answer, exchange: Exchange,
-                        error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None
-                        ) -> AsyncIterator[bytes]:
-        """A streamed answer's body as it arrives (the exchange's total timeout bounds it)."""
+                        error: type[AnalyticsTransportError] = AnalyticsTransportError, limit: int | None = None,
+                        decode: bool = True) -> AsyncIterator[bytes]:
+        """A streamed answer's body as it arrives (the exchange's total timeout bounds it); ``decode``:
+        undone its ``Content-Encoding`` (False: as sent, for a caller that checks the coding's end)."""
+        decoder = Decoder(content_coding(answer.headers) if decode else "")
         received = 0
         try:
-            async for chunk in answer.raw.content.iter_any():
-                yield chunk
-                received += len(chunk)
-                if limit is not None and received >= limit:
-                    return
+            async for chunk in _chunks(answer.raw.content):
+                for piece in decoder.feed(chunk) if chunk else decoder.end():
+                    yield piece if limit is None else piece[: limit - received]
+                    received += len(piece)
+                    if limit is not None and received >= limit:
+                        return
         except AnalyticsApiError:
             raise
         except Exception as exc:
@@ -195,7 +199,7 @@ class AsyncAnalyticsClient:
             return answer
         try:
             async with response:
-                answer.body = await _read(response.content, step.body_limit.to_read(response.status, response.headers))
+                answer.body = await _read(response, step.body_limit.to_read(response.status, response.headers))
         except Exception as exc:
             return Failure(exc, sent=True)
         return answer
@@ -240,8 +244,10 @@ class LoopShared:
     def enter(self) -> None:
         if self.session is None or self.session.closed:
             self.session = aiohttp.ClientSession(  # trust_env off: the environment is read by network.py
-                headers={"User-Agent": user_agent("triggerer"), "Accept": "application/json"},
+                headers={"User-Agent": user_agent("triggerer"), "Accept": "application/json",
+                         "Accept-Encoding": ACCEPTED},
                 connector=aiohttp.TCPConnector(limit=100, keepalive_timeout=60),
+                auto_decompress=False,  # decoded by hooks/decoding, in bounded pieces
             )
         self.users += 1
 
@@ -307,17 +313,23 @@ class Quotas(dict[str, Quota]):
         return quota
 
 
-async def _read(content: aiohttp.StreamReader, limit: int) -> bytes:
-    """At most ``limit`` bytes of a body (all of it when shorter)."""
-    pieces: list[bytes] = []
-    received = 0
-    while received < limit:
-        piece = await content.read(min(limit - received, 1024 * 1024))
-        if not piece:
+async def _read(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """At most ``limit`` bytes of a body, decoded (all of it when shorter): see
+    :class:`~analytics_provider.hooks.decoding.BoundedBody`."""
+    body = BoundedBody(content_coding(response.headers), limit)
+    while not body.full:
+        chunk = await response.content.read(64 * 1024)
+        if not chunk or body.add(chunk):
             break
-        pieces.append(piece)
-        received += len(piece)
-    return b"".join(pieces)
+    return body.value()
+
+
+async def _chunks(content: aiohttp.StreamReader) -> AsyncIterator[bytes]:
+    """The body as it came over the wire, then one empty chunk: its end."""
+    async for chunk in content.iter_any():
+        if chunk:
+            yield chunk
+    yield b""
 
 
 def _not_sent_errors() -> tuple[type[BaseException], ...]:

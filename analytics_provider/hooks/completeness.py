@@ -3,20 +3,15 @@ stream's end; and refusing a body nothing can vouch for."""
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from analytics_provider.api.call.limits import DownloadLimits
 from analytics_provider.exceptions import IncompleteDownloadError, UnverifiableDownloadError
+from analytics_provider.hooks.decoding import COMPRESSED, CodingError, content_coding, decode_all
+
+__all__ = ["COMPRESSED", "IDENTITY", "content_coding", "decoded", "wire_length"]
 
 IDENTITY = ("", "identity")
-COMPRESSED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
-"""The content codings a download decodes itself (zlib's window bits), each ending in a mark
-(gzip's trailer: CRC and size; zlib's checksum) that tells a whole body from a cut one."""
-
-
-def content_coding(headers: Mapping[str, str]) -> str:
-    return headers.get("Content-Encoding", "").strip().lower()
 
 
 def wire_length(headers: Mapping[str, str], what: str) -> int | None:
@@ -46,17 +41,13 @@ def wire_length(headers: Mapping[str, str], what: str) -> int | None:
         "destination, if any, is left as it was)")
 
 
-PIECE = 256 * 1024
-"""Decoded bytes one decompress call gives at most (``max_length``): what a read costs in memory,
-however much its compressed bytes hold."""
-
-
 def decoded(chunks: Iterable[bytes], coding: str, what: str, *, limits: DownloadLimits | None = None,
             destination: str = "", received: Callable[[], int] | None = None) -> Iterator[bytes]:
-    """The body's bytes decoded from ``coding``, in pieces of at most :data:`PIECE` bytes (the
-    compressed rest fed back in); a compressed body that ends before its compressed stream does
-    (or is corrupt) raises :class:`IncompleteDownloadError`. With ``limits``, a body that decodes
-    past them (against the bytes ``received`` so far over the wire) raises
+    """The body's bytes decoded from ``coding``, in pieces of at most
+    :data:`~analytics_provider.hooks.decoding.PIECE` bytes (the compressed rest fed back in); a
+    compressed body that ends before its compressed stream does (or is corrupt) raises
+    :class:`IncompleteDownloadError`. With ``limits``, a body that decodes past them (against the
+    bytes ``received`` so far over the wire) raises
     :class:`~analytics_provider.exceptions.DownloadTooLargeError` before its next piece is given.
     """
     total = wire = 0
@@ -69,28 +60,7 @@ def decoded(chunks: Iterable[bytes], coding: str, what: str, *, limits: Download
 
 
 def _decoded(chunks: Iterable[bytes], coding: str, what: str) -> Iterator[bytes]:
-    if coding not in COMPRESSED:
-        yield from chunks
-        return
-    decoder = zlib.decompressobj(COMPRESSED[coding])
     try:
-        for chunk in chunks:
-            while chunk:
-                if decoder.eof:  # a gzip file may hold several members
-                    decoder = zlib.decompressobj(COMPRESSED[coding])
-                piece = decoder.decompress(chunk, PIECE)
-                if piece:
-                    yield piece
-                chunk = decoder.unused_data if decoder.eof else decoder.unconsumed_tail
-        while not decoder.eof:  # output zlib still holds once all the input went in
-            piece = decoder.decompress(b"", PIECE)
-            if not piece:
-                break
-            yield piece
-        if not decoder.eof:
-            raise IncompleteDownloadError(f"{what}: the compressed body ends before its end ({coding})",
-                                          method="GET", path="/exports/download")
-        yield decoder.flush()
-    except zlib.error as exc:
-        raise IncompleteDownloadError(f"{what}: the compressed body is corrupt ({coding}: {exc})",
-                                      method="GET", path="/exports/download") from None
+        yield from decode_all(chunks, coding)
+    except CodingError as exc:
+        raise IncompleteDownloadError(f"{what}: {exc}", method="GET", path="/exports/download") from None

@@ -22,6 +22,7 @@ from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.api.call.settings import ConnectionSettings, user_agent
 from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
+from analytics_provider.hooks.decoding import ACCEPTED, BoundedBody, content_coding, decode_all
 from analytics_provider.hooks.download import CHUNK_SIZE
 
 T = TypeVar("T")
@@ -104,7 +105,13 @@ class AnalyticsClient:
         """A streamed answer's body as it arrives, each read bounded by the deadline; ``decode``:
         undone its ``Content-Encoding`` (False: as sent, for a caller that checks the coding's end)."""
         try:
-            yield from _chunks(answer.raw, exchange.settings.read_timeout, exchange.plan.left, limit, decode)
+            chunks = _chunks(answer.raw, exchange.settings.read_timeout, exchange.plan.left)
+            received = 0
+            for piece in decode_all(chunks, content_coding(answer.headers)) if decode else chunks:
+                yield piece if limit is None else piece[: limit - received]
+                received += len(piece)
+                if limit is not None and received >= limit:
+                    return
         except AnalyticsApiError:
             raise
         except Exception as exc:
@@ -131,7 +138,8 @@ class AnalyticsClient:
     def _send(self, step: Send) -> Answer | Failure:
         if self._session is None:
             self._session = requests.Session()  # the key is never a session default: no redirect carries it
-            self._session.headers.update({"User-Agent": user_agent("worker"), "Accept": "application/json"})
+            self._session.headers.update({"User-Agent": user_agent("worker"), "Accept": "application/json",
+                                          "Accept-Encoding": ACCEPTED})
             self._session.trust_env = False  # the environment is read once, by the settings (network.py)
         try:
             response = self._session.request(
@@ -148,8 +156,12 @@ class AnalyticsClient:
         left = (lambda: None) if end is None else (lambda: end - time.monotonic())
         with response:
             try:
-                limit = step.body_limit.to_read(response.status_code, response.headers)
-                answer.body = b"".join(_chunks(response, step.timeout[1], left, limit)) if limit else b""
+                body = BoundedBody(content_coding(response.headers),
+                                   step.body_limit.to_read(response.status_code, response.headers))
+                for chunk in [] if body.full else _chunks(response, step.timeout[1], left):
+                    if body.add(chunk):
+                        break
+                answer.body = body.value()
             except Exception as exc:
                 return Failure(exc, sent=True)
         return answer
@@ -159,20 +171,19 @@ def urlscheme(url: str) -> str:
     return url.split(":", 1)[0]
 
 
-def _chunks(response: requests.Response, read_timeout: float, left: Callable[[], float | None],
-            limit: int | None, decode: bool = True) -> Iterator[bytes]:
-    """The body as it arrives; each read is bounded by the deadline (``left``), so a trickle
-    cannot hold the call past it. Reading stops after ``limit`` bytes."""
+def _chunks(response: requests.Response, read_timeout: float, left: Callable[[], float | None]) -> Iterator[bytes]:
+    """The body as it arrives, as it came over the wire (its content coding is undone by
+    :mod:`~analytics_provider.hooks.decoding`); each read is bounded by the deadline (``left``), so
+    a trickle cannot hold the call past it."""
     received = 0
-    while limit is None or received < limit:
+    while True:
         seconds = left()
         if seconds is not None:
             if seconds <= 0:  # a drip whose every read returns in time: the whole answer did not
                 raise requests.exceptions.ReadTimeout(f"the answer did not come whole in time ({received:,} bytes "
                                                       "read)")
             _set_read_timeout(response, min(read_timeout, seconds))
-        size = CHUNK_SIZE if limit is None else min(CHUNK_SIZE, limit - received)
-        chunk = response.raw.read1(size, decode_content=decode)
+        chunk = response.raw.read1(CHUNK_SIZE, decode_content=False)
         if not chunk:
             return
         received += len(chunk)

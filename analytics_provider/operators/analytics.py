@@ -194,7 +194,8 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
                           "left out when widget_id is given (the widget's own dashboard is used)")
         with naming_the_task(self.task_id):
             check_file_mode(file_mode)
-            download_overrides(max_download_bytes, max_decode_ratio, self.task_id)
+            self.max_download_bytes, self.max_decode_ratio = download_overrides(max_download_bytes, max_decode_ratio,
+                                                                                self.task_id)
             if not is_templated(output):
                 self.export_format = normalize_output(output)
             if not is_templated(dashboard_filter_conditions):

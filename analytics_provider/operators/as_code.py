@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseOperator
 
+from analytics_provider.api.call.limits import task_setting
 from analytics_provider.exceptions import AnalyticsParameterError, refused
 from analytics_provider.hook_task import HookTask
 from analytics_provider.lineage_mixin import OpenLineageMixin
@@ -27,13 +28,14 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
     :param allow_delete_all: allow a plan that removes everything of its scope, or removes while
         the input declares nothing (an empty query result, files emptied): refused otherwise.
     :param max_xcom_bytes: a dry run's saved plan larger than this (default 256 KiB, about a
-        thousand changes) is stored by reference: written to ``plan_storage`` and named in the XCom
+        thousand changes; at most 16 MiB) is stored by reference: written to ``plan_storage`` and named in the XCom
         with its size and SHA-256, beside what it does (``what``, ``counts``).
-    :param plan_storage: the folder (a path, or an object-storage URL that every worker reaches)
-        of the saved plans stored by reference, and of the records of the saved plans applied (a
-        plan is applied once: ``applied-<digest>.json``); default: ``[common.io]
-        xcom_objectstorage_path`` when set, else ``$AIRFLOW_HOME/analytics_provider/plans`` (one
-        machine only). Both hold for a saved plan applied with ``plan=`` as for one made by the task.
+    :param plan_storage: the folder (an absolute path, an object-storage URL that every worker
+        reaches, or an ``ObjectStoragePath``) of the saved plans stored by reference, and of the
+        records of the saved plans applied (a plan is applied once: ``applied-<digest>.json``),
+        checked when the DAG is parsed; default: ``[common.io] xcom_objectstorage_path`` when set,
+        else ``$AIRFLOW_HOME/analytics_provider/plans`` (one machine only). Both hold for a saved
+        plan applied with ``plan=`` as for one made by the task.
     :param approved: with ``plan=``: the review's result (``review_task.output``, templated) or the
         digest it approved; a saved plan whose content differs is refused, and so is a review's
         result whose answer is not Approve. ``plan_review_apply`` passes it.
@@ -54,11 +56,14 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.max_xcom_bytes = max_xcom_bytes
+        self.max_xcom_bytes = task_setting(max_xcom_bytes, "max_xcom_bytes", self.task_id)
         self.plan_storage = plan_storage
-        if max_xcom_bytes is not None and (isinstance(max_xcom_bytes, bool) or not isinstance(max_xcom_bytes, int)
-                                           or max_xcom_bytes < 1):
-            raise refused(self.task_id, "max_xcom_bytes", max_xcom_bytes, "a number of bytes (1 or more) or None")
+        if plan_storage is not None:
+            from analytics_provider.plans.by_reference import STORAGE_FORMS, storage_problem
+
+            problem = storage_problem(plan_storage)
+            if problem is not None:
+                raise refused(self.task_id, "plan_storage", plan_storage, f"{STORAGE_FORMS} ({problem})")
         self.analytics_conn_id = analytics_conn_id
         self.approved = approved
         self.is_dry_run = dry_run
@@ -133,7 +138,8 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         from analytics_provider.plans.by_reference import MAX_XCOM_BYTES, by_reference, is_reference
         from analytics_provider.plans.once import default_plan_storage
 
-        kept = by_reference(saved, self.plan_storage or default_plan_storage(), self.max_xcom_bytes or MAX_XCOM_BYTES)
+        kept = by_reference(saved, self.plan_storage or default_plan_storage(), self.max_xcom_bytes or MAX_XCOM_BYTES,
+                            self.task_id)
         if is_reference(kept):
             self.log.info("The saved plan (%d bytes) is stored by reference at %s (sha256 %s)", kept["bytes"],
                           kept["location"], kept["sha256"])

@@ -14,17 +14,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from analytics_provider.exceptions import bounded
 from analytics_provider.plans.saved import FORMAT, Json, SavedPlanError, size_problem, write_file
 
 REFERENCE_FORMAT = "analytics_provider saved plan reference 1"
 MAX_XCOM_BYTES = 256 * 1024
 """Bytes of a saved plan kept in the XCom itself (about a thousand changes); a larger one is
 stored by reference."""
+
+
+def bounded_repr(value: Any) -> str:
+    return bounded(repr(value), 200)
 
 
 def size_of(saved: Mapping[str, Any]) -> int:
@@ -36,20 +42,57 @@ def is_reference(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("format") == REFERENCE_FORMAT
 
 
-def by_reference(saved: Json, storage: Any, limit: int = MAX_XCOM_BYTES) -> Json:
+STORAGE_FORMS = ("a folder for the saved plans: an absolute path (a folder, or none yet), an object-storage URL "
+                 "every worker reaches (s3://bucket/plans, gs://..., file:///...), or an ObjectStoragePath")
+"""What ``plan_storage`` takes (the operators' refusals quote it)."""
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s]*", re.ASCII)
+
+
+def storage_problem(storage: Any) -> str | None:
+    """What is wrong with ``storage`` that can be known without writing (its type, a malformed
+    URL, a relative path, a path that is there and no folder), or None. Whether an URL's scheme
+    has a file system, or the folder can be written, is known when the plan is written."""
+    if hasattr(storage, "protocol"):
+        return None
+    if not isinstance(storage, (str, os.PathLike)) or isinstance(storage, bytes):
+        return f"it is of type {type(storage).__name__}, no folder"
+    text = os.fspath(storage)
+    if not isinstance(text, str) or not text.strip():
+        return "it names no folder"
+    if "://" in text:
+        return None if _SCHEME.fullmatch(text) else "it is no URL (scheme://location, without spaces)"
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        return "a relative path depends on the folder each worker runs in"
+    if path.exists() and not path.is_dir():
+        return "it is there and is no folder"
+    return None
+
+
+def by_reference(saved: Json, storage: Any, limit: int = MAX_XCOM_BYTES, where: str = "the plan task") -> Json:
     """``saved`` itself when it has at most ``limit`` bytes; else its :func:`reference`, after writing
     it whole to ``storage`` (a folder: a path, or an ``ObjectStoragePath``) as
-    ``plan-<sha256>.json``."""
+    ``plan-<sha256>.json``. A storage that cannot take it raises :class:`SavedPlanError` naming
+    ``where`` (the task), ``plan_storage`` and what it takes."""
     size = size_of(saved)
     if size <= limit or saved.get("format") != FORMAT:
         return saved
     data = (json.dumps(saved, indent=1, sort_keys=True) + "\n").encode()  # as write_file spells it
     name = f"plan-{saved['sha256']}.json"
     size_problem(len(data), name)
-    if hasattr(storage, "protocol") or "://" in str(storage):
-        location = _write_remote(storage, name, data)
-    else:
-        location = _write_local(Path(os.fspath(storage)).expanduser(), name, data)
+    problem = storage_problem(storage)
+    try:
+        if problem is not None:
+            raise ValueError(problem)
+        if hasattr(storage, "protocol") or "://" in str(storage):
+            location = _write_remote(storage, name, data)
+        else:
+            location = _write_local(Path(os.fspath(storage)).expanduser(), name, data)
+    except (OSError, ValueError, ImportError, TypeError) as exc:
+        raise SavedPlanError(
+            f"{where}: the saved plan ({len(data):,} bytes, past max_xcom_bytes={limit}) cannot be written to "
+            f"plan_storage={bounded_repr(storage)} ({type(exc).__name__}: {exc}); plan_storage must be "
+            f"{STORAGE_FORMS}") from None
     return {"format": REFERENCE_FORMAT, "what": saved.get("what"), "counts": saved.get("counts"),
             "changes_count": len(saved.get("changes") or []), "sha256": saved["sha256"],
             "file_sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "location": location}

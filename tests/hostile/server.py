@@ -8,11 +8,14 @@ by closing the connection), be cut short, or redirect to a second server.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import ssl
+import struct
 import threading
-from collections.abc import Callable, Iterable
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -186,3 +189,29 @@ def in_turn(*answers: Answer) -> Callable[[Seen], Answer]:
         return queue.pop(0) if len(queue) > 1 else queue[0]
 
     return next_answer
+
+
+MiB = 1024 * 1024
+
+
+@functools.cache
+def gzip_of_zeros(size: int) -> bytes:
+    """``size`` (a multiple of a MiB) zero bytes gzipped, about a thousandth of the size (deflate's
+    best: a compression bomb). Made fast: after a full flush the compressor's state is the same at
+    each MiB, so each MiB's compressed bytes are the same and are repeated; the trailer is the CRC
+    and size of the whole."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = bytes(MiB)
+    first = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)
+    again = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)
+    last = packer.flush()  # the final block and a trailer for 2 MiB, replaced below
+    crc = 0
+    for _ in range(size // MiB):
+        crc = zlib.crc32(block, crc)
+    return first + again * (size // MiB - 1) + last[:-8] + struct.pack("<II", crc, size & 0xFFFFFFFF)
+
+
+def pieces(data: bytes, size: int = 64 * 1024) -> Iterator[bytes]:
+    """``data`` in pieces, for an :class:`Answer`'s ``stream``."""
+    for i in range(0, len(data), size):
+        yield data[i : i + size]

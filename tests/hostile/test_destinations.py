@@ -215,9 +215,9 @@ def test_the_query_operator_checks_its_destination_before_any_request(server, co
 
 
 @pytest.mark.parametrize(("given", "why"), [
-    ({"max_download_bytes": -1}, r"max_download_bytes must be a positive integer \(bytes\), got -1"),
-    ({"max_download_bytes": 1.5}, r"max_download_bytes must be a positive integer \(bytes\), got 1.5"),
-    ({"max_decode_ratio": 0}, r"max_decode_ratio must be a number of at least 1 .*got 0"),
+    ({"max_download_bytes": -1}, r"max_download_bytes must be a whole number of bytes .*, got -1"),
+    ({"max_download_bytes": 1.5}, r"max_download_bytes must be a whole number of bytes .*, got 1.5"),
+    ({"max_decode_ratio": 0}, r"max_decode_ratio must be a number of decoded bytes per byte received .*got 0"),
 ])
 def test_the_operator_refuses_a_bad_download_limit_when_the_dag_is_parsed(given, why) -> None:
     with pytest.raises(AnalyticsParameterError, match="^export: " + why):

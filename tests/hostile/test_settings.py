@@ -4,6 +4,7 @@ a connection error names the field, not a temporary connection id."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -55,6 +56,69 @@ def test_the_form_and_the_code_agree_on_the_minimum() -> None:
     fields = get_provider_info()["connection-types"][0]["conn-fields"]
     assert fields["timeout"]["schema"]["minimum"] == MIN_TIMEOUT
     assert fields["connect_timeout"]["schema"]["minimum"] == MIN_TIMEOUT
+
+
+# -- size and ratio settings (issue 46): one parser, one set of rules, wherever they are set -------
+
+SIZES = ["max_answer_bytes", "max_download_bytes", "max_decode_ratio", "max_xcom_bytes"]
+CONNECTION_SIZES = SIZES[:3]
+OPERATOR_SIZES = SIZES[1:]
+NOT_A_SIZE = ["\u00b2", "\u0663", "\u0661\u0660\u0660", "1e3", "1_000", "-5", "", "lots", True, 0, 10**29]
+# superscript two, Arabic-Indic three and 100: str.isdigit() and int() take them
+
+
+def size_setting_of_a_task(name: str, value: Any) -> Any:
+    """An operator built with ``name=value``: the export operator, or a plan operator for max_xcom_bytes."""
+    from analytics_provider.operators.access import AnalyticsSyncGroupMembersOperator
+    from analytics_provider.operators.analytics import AnalyticsExportWidgetOperator
+
+    if name == "max_xcom_bytes":
+        return AnalyticsSyncGroupMembersOperator(task_id="task", rows=[], dry_run=True, max_xcom_bytes=value)
+    return AnalyticsExportWidgetOperator(task_id="task", widget_id=5, destination="/tmp/unused.csv", **{name: value})
+
+
+@pytest.mark.parametrize("value", NOT_A_SIZE, ids=repr)
+@pytest.mark.parametrize("name", CONNECTION_SIZES)
+def test_a_bad_size_in_the_connection_is_refused_by_name_before_any_request(connect, server, name, value) -> None:
+    connect(**{name: value})
+    if value == "":  # an emptied field of the form: the default
+        AnalyticsHook(max_attempts=1)
+        return
+    with pytest.raises(ConnectionConfigError, match=rf"^connection 'analytics_default': {name} must be a (whole )?"
+                                                    rf"number of .* as a number or a string of ASCII digits, got "):
+        AnalyticsHook().get_job(1)
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("value", [v for v in NOT_A_SIZE if v != ""], ids=repr)
+@pytest.mark.parametrize("name", OPERATOR_SIZES)
+def test_a_bad_size_of_an_operator_is_refused_by_name_when_the_dag_is_parsed(name, value) -> None:
+    with pytest.raises(AnalyticsParameterError, match=rf"^task: {name} must be a (whole )?number of .* from 1 to "):
+        size_setting_of_a_task(name, value)
+
+
+@pytest.mark.parametrize("name", SIZES)
+def test_every_size_setting_takes_the_same_forms_up_to_its_bound(name) -> None:
+    from analytics_provider.api.call.limits import SIZE_SETTINGS, size_setting
+
+    high = int(SIZE_SETTINGS[name].high)
+    for given in (512, "512", " 512 "):
+        assert size_setting(given, name) == 512
+        if name in OPERATOR_SIZES:
+            assert getattr(size_setting_of_a_task(name, given), name) == 512  # kept as the number
+    assert size_setting(high, name) == high and size_setting(str(high), name) == high
+    for past in (high + 1, str(high + 1)):
+        with pytest.raises(ValueError, match=f"^{name} must be .* from 1 to {high:,} "):
+            size_setting(past, name)
+
+
+def test_the_form_and_the_code_agree_on_the_size_bounds() -> None:
+    from analytics_provider.api.call.limits import SIZE_SETTINGS
+
+    fields = get_provider_info()["connection-types"][0]["conn-fields"]
+    for name in CONNECTION_SIZES:
+        assert (fields[name]["schema"]["minimum"], fields[name]["schema"]["maximum"]) == (
+            SIZE_SETTINGS[name].low, SIZE_SETTINGS[name].high)
 
 
 def test_a_short_read_timeout_is_applied_not_replaced(connect, server) -> None:

@@ -39,7 +39,7 @@ from hostile.conftest import KEY, Recorder
 from hostile.measure import MiB, measured
 from hostile.pki import PrivateCA
 from hostile.proxy import ForwardProxy
-from hostile.server import Answer, HostileServer, always, in_turn
+from hostile.server import Answer, HostileServer, always, gzip_of_zeros, in_turn, pieces
 
 JOB = Answer(200, {"job": {"id": 7, "status": "running"}})
 PROXY_PASSWORD = "pr0xy-s3cret-Zq9"
@@ -273,6 +273,46 @@ def test_an_answer_past_max_answer_bytes_is_refused_having_read_at_most_the_limi
         "successful answer: raise it if this answer is expected")
     assert len(server.requests) == 1  # not retried: the service would answer the same
     assert cost.peak_memory < 8 * MiB, f"{driver.name} read {cost.peak_memory:,} bytes"  # unbounded: 48 MiB
+
+
+@pytest.mark.parametrize("length", ["announced", "chunked"])
+def test_a_compressed_answer_is_bounded_by_its_decoded_size(driver, server, connect, length) -> None:
+    """A gzip bomb as an answer: 256 MiB of zeros in 265 KiB on the wire. Each transport decodes it
+    in bounded pieces (aiohttp's own decoding is off; urllib3's is not used) and stops once the
+    decoded bytes pass the limit; the error says the size it quotes is the decoded one."""
+    connect(max_answer_bytes=MiB)
+    body = gzip_of_zeros(256 * MiB)
+    server.answer = always(Answer(200, headers={"Content-Encoding": "gzip"}, stream=lambda: pieces(body),
+                                  chunked=length == "chunked",
+                                  content_length=len(body) if length == "announced" else None))
+    with measured() as cost:
+        error = driver.one(Call("get_current_user"))
+    assert isinstance(error, AnswerTooLargeError), error
+    wire = f" of {len(body):,} bytes on the wire" if length == "announced" else ""
+    assert ("the answer is larger than the connection allows (more than 1,048,576 bytes (1.0 MiB) decoded, "
+            f"from a gzip-compressed body{wire}); max_answer_bytes=1048576") in str(error), error
+    assert server.requests[0].headers["Accept-Encoding"] == "gzip, deflate"
+    assert len(server.requests) == 1
+    assert cost.peak_memory < 8 * MiB, f"{driver.name} held {cost.peak_memory:,} bytes"
+
+
+def test_a_compressed_answer_announced_past_the_limit_says_it_is_the_wire_size(driver, server, connect) -> None:
+    connect(max_answer_bytes=64 * 1024)
+    body = gzip_of_zeros(256 * MiB)
+    server.answer = always(Answer(200, headers={"Content-Encoding": "gzip"}, stream=lambda: pieces(body),
+                                  content_length=len(body)))
+    error = driver.one(Call("get_current_user"))
+    assert isinstance(error, AnswerTooLargeError), error
+    assert (f"(announced {len(body):,} bytes on the wire, gzip-compressed; its decoded size was not read); "
+            "max_answer_bytes=65536") in str(error), error
+
+
+def test_a_compressed_answer_within_the_limit_is_decoded_whole(driver, server, connect) -> None:
+    connect(max_answer_bytes=2 * MiB)
+    plain = b"".join(json_of_size(MiB)())
+    server.answer = always(Answer(200, gzip_always=True, body=plain))
+    user = driver.one(Call("get_current_user"))
+    assert isinstance(user, dict) and len(user["padding"]) == MiB - 52, user
 
 
 def test_an_answer_within_max_answer_bytes_is_read_whole(driver, server, connect) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from analytics_provider import review_text
+from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.operators import AnalyticsSyncGroupMembersOperator
 from analytics_provider.plans.by_reference import REFERENCE_FORMAT
 from analytics_provider.plans.saved import SavedPlanError
@@ -20,7 +21,7 @@ from analytics_provider.testing.task_instance import FakeTaskInstance
 USERS = 600
 
 
-def planned(rows: list[Any], storage: Path, limit: int | None) -> dict[str, Any]:
+def planned(rows: list[Any], storage: Path | str, limit: int | None) -> dict[str, Any]:
     task = AnalyticsSyncGroupMembersOperator(task_id="plan", rows=rows, dry_run=True, max_xcom_bytes=limit,
                                              plan_storage=str(storage))
     return task.execute({"ti": FakeTaskInstance()})
@@ -36,7 +37,7 @@ def rows(analytics_emulator, analytics_connection) -> list[Any]:
 
 
 def test_a_large_saved_plan_goes_by_reference_and_is_applied_exactly(rows, tmp_path, analytics_emulator) -> None:
-    inline = planned(rows, tmp_path / "inline", 10**9)
+    inline = planned(rows, tmp_path / "inline", 16 * 1024 * 1024)  # the largest taken
     small = planned(rows, tmp_path / "plans", 16 * 1024)
     assert list((tmp_path / "inline").glob("*")) == []  # within its limit: no file
     saved = small["saved"]
@@ -70,6 +71,34 @@ def test_a_referenced_plan_edited_since_writes_nothing(rows, tmp_path, analytics
     assert [r.operation for r in analytics_emulator.requests if r.method != "GET"] == []
 
 
+@pytest.mark.parametrize(("storage", "why"), [
+    ("/dev/null", "it is there and is no folder"),
+    ("/etc/passwd", "it is there and is no folder"),
+    (42, "it is of type int, no folder"),
+    ("plans/here", "a relative path depends on the folder each worker runs in"),
+    ("", "it names no folder"),
+    ("s3:// my bucket", "it is no URL"),
+])
+def test_a_plan_storage_that_cannot_be_a_folder_is_refused_when_the_dag_is_parsed(storage, why) -> None:
+    with pytest.raises(AnalyticsParameterError, match=r"^plan: plan_storage must be a folder for the saved plans: an "
+                                                      r"absolute path .*, or an ObjectStoragePath \(" + why):
+        AnalyticsSyncGroupMembersOperator(task_id="plan", rows=[], dry_run=True, plan_storage=storage)
+
+
+@pytest.mark.parametrize("storage", ["nosuch://bucket/plans", "under-a-file"])
+def test_a_plan_storage_that_fails_when_written_says_so_by_name(rows, tmp_path, storage) -> None:
+    """Known only when the plan is written: a scheme no file system serves, a folder that cannot
+    be made (a file is where a parent folder should be). Was a bare ValueError or FileExistsError."""
+    if storage == "under-a-file":
+        (tmp_path / "a-file").write_text("x")
+        storage = str(tmp_path / "a-file" / "plans")
+    with pytest.raises(SavedPlanError, match=r"^plan: the saved plan \([0-9,]+ bytes, past max_xcom_bytes=16384\) "
+                                             rf"cannot be written to plan_storage='{storage}' \((ValueError|"
+                                             r"NotADirectoryError|FileExistsError): .*\); plan_storage must be a "
+                                             r"folder for the saved plans"):
+        planned(rows, storage, 16 * 1024)
+
+
 def test_the_review_says_how_many_more_and_where(rows, tmp_path) -> None:
     plan = planned(rows, tmp_path, 16 * 1024)
     body = review_text.body(plan, 20)
@@ -91,7 +120,7 @@ def test_a_review_body_is_bounded_whatever_max_rows_says() -> None:
 
 
 def test_a_bad_max_xcom_bytes_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match=r"^plan: max_xcom_bytes must be a number of bytes \(1 or more\) or None"):
+    with pytest.raises(ValueError, match=r"^plan: max_xcom_bytes must be a whole number of bytes from 1 to 16,777,216"):
         AnalyticsSyncGroupMembersOperator(task_id="plan", rows=[], dry_run=True, max_xcom_bytes=0)
 
 

@@ -14,6 +14,7 @@ came over the wire (a compressed body that decodes to far more than any real fil
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,25 +48,69 @@ def size_text(size: int | float) -> str:
     return f"{size:,} bytes ({size / scale:.1f} {unit})"
 
 
-def positive_int(value: Any, name: str) -> int:
-    """A byte count setting: a positive integer (``"64"`` taken), else ``ValueError`` naming it."""
-    number = value
-    if isinstance(value, str) and value.strip().isdigit():
-        number = int(value.strip())
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        raise ValueError(f"{name} must be a positive integer (bytes), got {value!r}")
+TiB = 1024 * GiB
+
+
+@dataclass(frozen=True)
+class SizeSetting:
+    """A size or ratio setting's rules: its unit, and the values it takes (``low`` to ``high``)."""
+
+    unit: str
+    low: float
+    high: float
+    why_high: str
+    whole: bool = True  # a whole number (bytes); else a decimal number is taken too
+
+    def allowed(self) -> str:
+        kind = "a whole number" if self.whole else "a number"
+        return (f"{kind} of {self.unit} from {self.low:,g} to {self.high:,.0f} ({self.why_high}), as a number or a "
+                "string of ASCII digits")
+
+
+SIZE_SETTINGS = {
+    "max_answer_bytes": SizeSetting("bytes", 1, GiB, "1 GiB: an answer is parsed whole, in memory"),
+    "max_download_bytes": SizeSetting("bytes", 1, TiB, "1 TiB: past any export a widget holds"),
+    "max_decode_ratio": SizeSetting("decoded bytes per byte received", 1, 1100,
+                                    "deflate cannot pass about 1,030, so 1,100 already lets any gzip through",
+                                    whole=False),
+    "max_xcom_bytes": SizeSetting("bytes", 1, 16 * MiB,
+                                  "16 MiB: an XCom lives in Airflow's database, a larger plan goes by reference"),
+}
+"""Every size and ratio setting, whether a connection's extra or an operator's argument sets it:
+:func:`size_setting` reads them all by these rules."""
+
+_WHOLE = re.compile(r"[0-9]+", re.ASCII)
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?", re.ASCII)
+
+
+def size_setting(value: Any, name: str) -> Any:
+    """``value`` of the size or ratio setting ``name`` (:data:`SIZE_SETTINGS`): an ``int`` (a
+    ``float`` too for a ratio) or a string of ASCII digits, within the setting's bounds; else
+    ``ValueError`` naming the setting and what it takes. Other digits (``"²"``, ``"٣"``), signs,
+    exponents, underscores and booleans are refused."""
+    rules = SIZE_SETTINGS[name]
+    number: Any = None
+    if isinstance(value, str):
+        text = value.strip()
+        if (_WHOLE if rules.whole else _DECIMAL).fullmatch(text):
+            number = int(text) if rules.whole else float(text)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value if rules.whole else float(value)
+    elif isinstance(value, float) and not rules.whole and math.isfinite(value):
+        number = value
+    if number is None or not rules.low <= number <= rules.high:
+        raise ValueError(f"{name} must be {rules.allowed()}, got {value!r}")
     return number
+
+
+def positive_int(value: Any, name: str) -> int:
+    """A byte count setting (:func:`size_setting`)."""
+    return int(size_setting(value, name))
 
 
 def ratio(value: Any, name: str) -> float:
-    """A ratio setting: a finite number of at least 1, else ``ValueError`` naming it."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if isinstance(value, bool) or not math.isfinite(number) or number < 1:
-        raise ValueError(f"{name} must be a number of at least 1 (decoded bytes per byte received), got {value!r}")
-    return number
+    """A ratio setting (:func:`size_setting`)."""
+    return float(size_setting(value, name))
 
 
 @dataclass(frozen=True)
@@ -87,14 +132,23 @@ class BodyLimit:
         return self.answer + 1
 
     def check(self, status: int, headers: Mapping[str, str], body: bytes, *, method: str, path: str) -> None:
-        """Refuse a successful answer past the limit (:class:`AnswerTooLargeError`)."""
+        """Refuse a successful answer past the limit (:class:`AnswerTooLargeError`). ``body`` is
+        decoded; ``Content-Length`` counts the bytes on the wire (compressed, when the answer is):
+        the error says which size it quotes."""
         if status >= 400:
             return
         declared = str(headers.get("Content-Length") or "").strip()
-        size = int(declared) if declared.isdigit() else len(body)
-        if size <= self.answer and len(body) <= self.answer:
+        wire = int(declared) if declared.isdigit() else None
+        if (wire is None or wire <= self.answer) and len(body) <= self.answer:
             return
-        how = f"announced {size_text(size)}" if declared.isdigit() else f"more than {size_text(self.answer)}"
+        coding = str(headers.get("Content-Encoding") or "").strip().lower()
+        if coding in ("", "identity"):
+            how = f"announced {size_text(wire)}" if wire is not None else f"more than {size_text(self.answer)}"
+        elif wire is not None and wire > self.answer:
+            how = f"announced {size_text(wire)} on the wire, {coding}-compressed; its decoded size was not read"
+        else:
+            how = (f"more than {size_text(self.answer)} decoded, from a {coding}-compressed body"
+                   + ("" if wire is None else f" of {size_text(wire)} on the wire"))
         raise AnswerTooLargeError(
             f"the answer is larger than the connection allows ({how}); max_answer_bytes={self.answer} "
             "(a setting of the connection's extra, 64 MiB by default) is the limit of a successful answer: "
@@ -146,11 +200,17 @@ class DownloadLimits:
                               self.max_ratio if max_ratio is None else max_ratio, source)
 
 
+def task_setting(value: Any, name: str, who: str) -> Any:
+    """An operator's (or a hook method's) size setting as given, None when not given; else
+    :class:`AnalyticsParameterError` naming ``who`` (the task) and the setting."""
+    try:
+        return None if value is None else size_setting(value, name)
+    except ValueError as exc:
+        raise AnalyticsParameterError(f"{who}: {exc}") from None
+
+
 def download_overrides(max_bytes: Any, max_ratio: Any, who: str) -> tuple[int | None, float | None]:
     """``max_download_bytes`` and ``max_decode_ratio`` as given (None: the connection's), or
     :class:`AnalyticsParameterError` naming ``who`` and the parameter."""
-    try:
-        return (None if max_bytes is None else positive_int(max_bytes, "max_download_bytes"),
-                None if max_ratio is None else ratio(max_ratio, "max_decode_ratio"))
-    except ValueError as exc:
-        raise AnalyticsParameterError(f"{who}: {exc}") from None
+    size, times = task_setting(max_bytes, "max_download_bytes", who), task_setting(max_ratio, "max_decode_ratio", who)
+    return size, None if times is None else float(times)
