@@ -254,14 +254,8 @@ def test_two_plans_updating_one_schedule_at_once_the_later_write_is_refused_as_s
     has written: it finds A's schedule, writes nothing and says so."""
     import analytics_provider.deliveries.saved as saved_module
 
-    files, a, b = tmp_path / "deliveries", tmp_path / "a.json", tmp_path / "b.json"
-    write(files, "sales.yml", ONE)
-    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
-    (schedule,) = managed(hook)
-    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
-    digests = {a: plan_to(files, a, capsys)}
-    write(files, "sales.yml", ONE.replace("[ann@example.com]", "[ann@example.com, cfo@example.com]"))
-    digests[b] = plan_to(files, b, capsys)
+    schedule, digests = two_updates_of_weekly_sales(tmp_path, hook, capsys)
+    a, b = digests
     both_checked = threading.Barrier(2, timeout=30)
     a_done = threading.Event()
     check, get = saved_module.refuse_if_stale, AnalyticsHook.get_data_schedule
@@ -308,14 +302,8 @@ def test_an_update_overwritten_at_once_by_another_apply_is_reported_as_lost(
     before their writes see the schedule as planned (A's write is held until B has read); B writes just
     after A, and A's read after its write (held until B has written) finds B's schedule: A says its
     update was lost."""
-    files, a, b = tmp_path / "deliveries", tmp_path / "a.json", tmp_path / "b.json"
-    write(files, "sales.yml", ONE)
-    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
-    (schedule,) = managed(hook)
-    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
-    digests = {a: plan_to(files, a, capsys)}
-    write(files, "sales.yml", ONE.replace("[ann@example.com]", "[ann@example.com, cfo@example.com]"))
-    digests[b] = plan_to(files, b, capsys)
+    schedule, digests = two_updates_of_weekly_sales(tmp_path, hook, capsys)
+    a, b = digests
     b_read, a_written, b_written = threading.Event(), threading.Event(), threading.Event()
     get, update = AnalyticsHook.get_data_schedule, AnalyticsHook.update_data_schedule
     reads: dict[str, int] = {"a": 0, "b": 0}
