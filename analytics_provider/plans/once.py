@@ -161,8 +161,13 @@ class AppliedPlans:
                 return lock, token
             except FileExistsError:
                 text = ""
-                with contextlib.suppress(OSError):
+                try:
                     text = lock.read_text(encoding="utf-8")
+                except FileNotFoundError:
+                    if not attempt:
+                        continue  # released meanwhile: taken again
+                except OSError:
+                    pass
                 why = _left_behind(text, lock)
                 if why is None or attempt or not _broken(lock, text):
                     raise SavedPlanError(
