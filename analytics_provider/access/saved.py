@@ -15,7 +15,7 @@ from analytics_provider.access.groups import GroupMemberSync, Membership, same_n
 from analytics_provider.access.plan import AccessPlan
 from analytics_provider.access.users import Invitation, shown
 from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
-from analytics_provider.plans.once import applied_once
+from analytics_provider.plans.once import applied_once, held
 from analytics_provider.plans.plan import Action
 from analytics_provider.plans.saved import (
     Consent,
@@ -79,27 +79,29 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Conse
         and not (isinstance(c.sent, Invitation) and set(c.sent.group_ids) <= allowed)
         and not (isinstance(c.sent, Write) and c.action is Action.CREATE
                  and same_name((c.sent.fields or {}).get("name")) in allowed_made)])
-    users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
-             if not u.get("is_deleted")}
-    emails = {str(u.get("email") or "").lower(): u for u in users.values()}
-    groups = ({same_name(g["name"]): g for g in hook.list_groups(limit=MAX_PAGE_SIZE)}
-              if any(t.kind == "groups" for t in touched) else {})
+    with held(consent.once, task_id, "group members",
+              [*(f"group {g}" for g in managed), *(f"group named {name}" for name in made)]):
+        users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
+                 if not u.get("is_deleted")}
+        emails = {str(u.get("email") or "").lower(): u for u in users.values()}
+        groups = ({same_name(g["name"]): g for g in hook.list_groups(limit=MAX_PAGE_SIZE)}
+                  if any(t.kind == "groups" for t in touched) else {})
 
-    def held(user: Json) -> Json:
-        return {"managed_group_ids": sorted(g for g in user.get("group_ids") or [] if g in managed)}
+        def managed_of(user: Json) -> Json:
+            return {"managed_group_ids": sorted(g for g in user.get("group_ids") or [] if g in managed)}
 
-    def current(then: Touched) -> Json | str | None:
-        if then.kind == "groups":
-            made = groups.get(same_name(then.key))
-            return f"made since the plan: group {made['id']} has its name" if made else None
-        if then.id is None:
-            return _made(emails, then)
-        user = users.get(then.id)
-        return None if user is None else held(user)
+        def current(then: Touched) -> Json | str | None:
+            if then.kind == "groups":
+                made = groups.get(same_name(then.key))
+                return f"made since the plan: group {made['id']} has its name" if made else None
+            if then.id is None:
+                return _made(emails, then)
+            user = users.get(then.id)
+            return None if user is None else managed_of(user)
 
-    refuse_if_stale(task_id, stale(touched, current))
-    plan = AccessPlan("group members", "user", "group", changes=list(changes))
-    return applied_once(task_id, data, consent.once, ready, lambda: GroupMemberSync(hook, task_id).apply(plan))
+        refuse_if_stale(task_id, stale(touched, current))
+        plan = AccessPlan("group members", "user", "group", changes=list(changes))
+        return applied_once(task_id, data, consent.once, ready, lambda: GroupMemberSync(hook, task_id).apply(plan))
 
 
 ATTRIBUTE_ORDER = (Action.INVITE, Action.ADD, Action.CHANGE, Action.REMOVE)
@@ -134,19 +136,20 @@ def apply_saved_user_attributes(hook: Any, data: Any, task_id: str, consent: Con
         if not (isinstance(c.sent, dict) and c.sent.get("user_attribute_id") in allowed
                 and c.action in ATTRIBUTE_ORDER[1:])
         and not (isinstance(c.sent, Invitation) and c.action is Action.INVITE)])
-    emails = _emails(hook) if any(t.id is None for t in touched) else {}
-    values: dict[int, Json] = {}
+    with held(consent.once, task_id, "user attributes", [f"attribute {a}" for a in managed]):
+        emails = _emails(hook) if any(t.id is None for t in touched) else {}
+        values: dict[int, Json] = {}
 
-    def current(then: Touched) -> Json | str | None:
-        if then.id is None:
-            return _made(emails, then)
-        if then.id not in values:
-            values[then.id] = hook.compute_user_attribute_values("User", then.id) or {}
-        return {"values": sorted(values[then.id].get(then.key) or [])}
+        def current(then: Touched) -> Json | str | None:
+            if then.id is None:
+                return _made(emails, then)
+            if then.id not in values:
+                values[then.id] = hook.compute_user_attribute_values("User", then.id) or {}
+            return {"values": sorted(values[then.id].get(then.key) or [])}
 
-    refuse_if_stale(task_id, stale(touched, current))
-    plan = AccessPlan("user attributes", "user", "attribute", changes=list(changes))
-    return applied_once(task_id, data, consent.once, ready, lambda: UserAttributeSync(hook, task_id).apply(plan))
+        refuse_if_stale(task_id, stale(touched, current))
+        plan = AccessPlan("user attributes", "user", "attribute", changes=list(changes))
+        return applied_once(task_id, data, consent.once, ready, lambda: UserAttributeSync(hook, task_id).apply(plan))
 
 
 def _refuse_outside(task_id: str, managed: str, outside: list[Any]) -> None:

@@ -16,7 +16,7 @@ from analytics_provider.deliveries.plan import ORDER, SECTIONS, SHOWN, Json, cre
 from analytics_provider.deliveries.shown import masked_fields
 from analytics_provider.exceptions import NotFoundError
 from analytics_provider.plans.apply import NotApplied, Step, apply_steps
-from analytics_provider.plans.once import applied_once
+from analytics_provider.plans.once import applied_once, held
 from analytics_provider.plans.plan import Action, Change, Plan
 from analytics_provider.plans.saved import (
     Consent,
@@ -66,9 +66,18 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
     if foreign:
         raise SavedPlanError(f"{task_id}: a deliveries plan writes data schedules and alerts only; this one writes "
                              f"{', '.join(foreign)}: nothing was written")
-    held = {name: list(KINDS[name].list(hook))
+    with held(consent.once, task_id, "deliveries", [f"scope {scope}" if scope else "no scope"]):
+        return _apply(hook, data, task_id, changes, touched, params, created, consent, ready)
+
+
+def _apply(hook: Any, data: Any, task_id: str, changes: list[Change[Write]], touched: list[Touched], params: Json,
+           created: list[tuple[str, int]] | None, consent: Consent, ready: Callable[[], None] | None) -> int:
+    """The apply once its scope's lock is held: the stale check (which sees what an apply before
+    this one wrote), then the changes."""
+    scope = params.get("scope")
+    listed = {name: list(KINDS[name].list(hook))
             for name in sorted({t.kind for t in touched} | {c.sent.kind.name for c in changes})}
-    by_id = {(name, int(r["id"])): r for name, resources in held.items() for r in resources}
+    by_id = {(name, int(r["id"])): r for name, resources in listed.items() for r in resources}
     outside = [line for c in changes if (line := _outside(c, scope, bool(params.get("prune")), by_id))]
     if outside:
         raise SavedPlanError(f"{task_id}: {len(outside)} change(s) of the plan write outside scope {scope!r}; "
@@ -76,7 +85,7 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
 
     def current(then: Touched) -> Json | str | None:
         if then.id is None:
-            made = [r for r in held[then.kind] if _carries(r, scope, then.key)]
+            made = [r for r in listed[then.kind] if _carries(r, scope, then.key)]
             return f"made since the plan: {SHOWN[then.kind]} {made[0]['id']} carries its key" if made else None
         now = by_id.get((then.kind, then.id))
         return None if now is None else {name: now.get(name) for name in then.fields or {}}

@@ -16,16 +16,32 @@ use; a local folder serves one machine. Where an object store cannot create a fi
 (its filesystem refuses mode ``x``), the record is looked up and then written: two applies in the
 same instant may then both pass it, and each write's own re-read (the stale check before each
 update and delete, the creates' re-read) is what holds them apart.
+
+Two different plans of one scope are two records: what holds them apart is the scope's apply lock
+(:meth:`AppliedPlans.holding`), a file ``lock-<kind>-<scope>.json`` of the same folder, created
+exclusively before the apply reads the service for its stale check and removed when it ends. A
+second apply of the scope meanwhile is refused at once, naming the holder, and writes nothing; the
+later apply takes the lock only once the earlier one has written, so its stale check sees those
+writes. The service offers no conditional write: the lock holds only applies that share the
+folder. A lock an apply left behind (it crashed, its machine went away) is broken, with a note,
+when its holder ran on this host and its process is gone, or when it was taken more than
+:data:`LOCK_BOUND` ago; any other is refused, naming the file to delete once its holder is known
+to have stopped.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import logging
 import os
-from collections.abc import Callable, Mapping
+import re
+import socket
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +49,11 @@ from analytics_provider.exceptions import bounded
 from analytics_provider.plans.saved import SavedPlanError, digest, write_file
 
 RECORD_FORMAT = "analytics_provider applied plan 1"
+LOCK_FORMAT = "analytics_provider apply lock 1"
+LOCK_BOUND = timedelta(hours=1)
+"""How long an apply may hold its scope's lock before another apply breaks it as left behind (an
+apply of a saved plan takes seconds to minutes; one crashed on another machine leaves its lock)."""
+log = logging.getLogger(__name__)
 
 
 def default_plan_storage() -> str:
@@ -57,7 +78,9 @@ class AppliedPlans:
 
     def record(self, data: Mapping[str, Any]) -> Any:
         """Where the plan's record is (a ``Path``, or an ``ObjectStoragePath`` for a URL)."""
-        name = f"applied-{digest(data)}.json"
+        return self._at(f"applied-{digest(data)}.json")
+
+    def _at(self, name: str) -> Any:
         if hasattr(self.storage, "protocol") or "://" in str(self.storage):
             if not hasattr(self.storage, "protocol"):
                 from airflow.providers.common.compat.sdk import ObjectStoragePath
@@ -86,15 +109,7 @@ class AppliedPlans:
                             "what": data.get("what"), "params": data.get("params"), "origin": data.get("origin"),
                             "by": self.by, "started_at": _now(), "outcome": "applying"}, indent=1) + "\n").encode()
         try:
-            record.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                with record.open("xb") as out:
-                    out.write(body)
-            except (ValueError, NotImplementedError):  # an object store without exclusive creates
-                if record.exists():
-                    raise FileExistsError(str(record)) from None
-                with record.open("wb") as out:
-                    out.write(body)
+            _create(record, body)
         except FileExistsError:
             text = ""
             with contextlib.suppress(OSError):
@@ -118,6 +133,158 @@ class AppliedPlans:
                     out.write((json.dumps(found, indent=1) + "\n").encode())
         except (OSError, ValueError):  # the record stands (the plan is used); only its outcome is missing
             pass
+
+
+    @contextlib.contextmanager
+    def holding(self, where: str, what: str, scopes: Iterable[str]) -> Iterator[None]:
+        """Hold the apply locks of ``what`` (a plan's kind) for each of ``scopes`` while the block runs:
+        each taken in turn (sorted), and all released at its end; one held by another apply refuses
+        this one (:class:`SavedPlanError`, naming the holder) before anything is read or written."""
+        taken: list[tuple[Any, str]] = []
+        try:
+            for scope in sorted(set(scopes)):
+                taken.append(self._lock(where, what, scope))
+            yield
+        finally:
+            for lock, token in reversed(taken):
+                _release(lock, token)
+
+    def _lock(self, where: str, what: str, scope: str) -> tuple[Any, str]:
+        lock = self._at(f"lock-{_slug(what)}-{_slug(scope)}.json")
+        token = uuid.uuid4().hex
+        body = (json.dumps({"format": LOCK_FORMAT, "what": what, "scope": scope, "by": self.by,
+                            "host": socket.gethostname(), "pid": os.getpid(), "started_at": _now(),
+                            "token": token}, indent=1) + "\n").encode()
+        for attempt in range(2):
+            try:
+                _create(lock, body)
+                return lock, token
+            except FileExistsError:
+                text = ""
+                try:
+                    text = lock.read_text(encoding="utf-8")
+                except FileNotFoundError:
+                    if not attempt:
+                        continue  # released meanwhile: taken again
+                except OSError:
+                    pass
+                why = _left_behind(text, lock)
+                if why is None or attempt or not _broken(lock, text):
+                    raise SavedPlanError(
+                        f"{where}: another apply of {what} ({scope}) is running {_holder(text, lock)}; nothing was "
+                        f"written: retry when it ends (an apply that stopped without ending leaves its lock: "
+                        f"once it is known to have stopped, delete {lock})") from None
+                log.warning("%s: the apply lock %s was broken: %s (%s)", where, lock, why, _holder(text, lock))
+            except OSError as exc:
+                raise SavedPlanError(f"{where}: the apply lock {lock} cannot be written ({exc}): a saved plan is "
+                                     "applied only under its scope's lock; nothing was written") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def held(once: AppliedPlans | None, where: str, what: str, scopes: Iterable[str]) -> Any:
+    """``once``'s apply locks of ``scopes`` (:meth:`AppliedPlans.holding`); nothing to hold without records."""
+    return contextlib.nullcontext() if once is None else once.holding(where, what, scopes)
+
+
+def _create(path: Any, body: bytes) -> None:
+    """Create ``path`` holding ``body``, exclusively: :class:`FileExistsError` when it is there."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with path.open("xb") as out:
+            out.write(body)
+    except (ValueError, NotImplementedError):  # an object store without exclusive creates
+        if path.exists():
+            raise FileExistsError(str(path)) from None
+        with path.open("wb") as out:
+            out.write(body)
+
+
+def _slug(name: str) -> str:
+    """``name`` as a part of a file name: as it is when it is plain, else its hash."""
+    plain = re.sub(r"\s+", "-", name.strip())
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", plain):
+        return plain
+    return "h" + hashlib.sha256(name.encode()).hexdigest()[:24]
+
+
+def _lock_of(text: str) -> dict[str, Any] | None:
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) and found.get("format") == LOCK_FORMAT else None
+
+
+def _holder(text: str, lock: Any) -> str:
+    found = _lock_of(text)
+    if found is None:
+        return f"(its lock {lock} is being written, or unreadable)"
+    return (f"since {found.get('started_at')} by {found.get('by')} (host {found.get('host')}, pid {found.get('pid')}; "
+            f"its lock {lock})")
+
+
+def _left_behind(text: str, lock: Any, now: datetime | None = None) -> str | None:
+    """Why the lock in ``text`` was left by an apply that is gone, or None (its holder may be running)."""
+    now = now or datetime.now(timezone.utc)
+    found = _lock_of(text)
+    if found is None:  # being written, or garbled: judged by the file's age where it has one
+        try:
+            since = datetime.fromtimestamp(lock.stat().st_mtime, timezone.utc) if isinstance(lock, Path) else None
+        except OSError:
+            since = None
+    else:
+        pid, host = found.get("pid"), found.get("host")
+        if host == socket.gethostname() and isinstance(pid, int) and not _running(pid):
+            return f"its holder, process {pid} on this host ({host}), is no longer running"
+        try:
+            since = datetime.fromisoformat(str(found.get("started_at")))
+        except ValueError:
+            since = None
+    if since is not None and now - since > LOCK_BOUND:
+        return f"taken at {since.isoformat(timespec='seconds')}, more than {LOCK_BOUND} ago"
+    return None
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True  # another user's process, or not ours to ask: taken as running
+    return True
+
+
+def _broken(lock: Any, text: str) -> bool:
+    """Remove the lock judged left behind (``text``), unless another apply broke and took it since:
+    a local one is renamed aside first, and put back when what was moved is not what was judged."""
+    if not isinstance(lock, Path):
+        with contextlib.suppress(OSError):
+            lock.unlink()
+        return True
+    aside = lock.with_name(f".{lock.name}.{uuid.uuid4().hex}.broken")
+    try:
+        os.rename(lock, aside)
+    except FileNotFoundError:
+        return True  # broken by another apply meanwhile: this one may take it
+    try:
+        if aside.read_text(encoding="utf-8") == text:
+            return True
+        with contextlib.suppress(OSError):
+            os.link(aside, lock)  # another apply's fresh lock: back in its place
+        return False
+    finally:
+        aside.unlink(missing_ok=True)
+
+
+def _release(lock: Any, token: str) -> None:
+    """Remove this apply's lock (one broken and taken by another apply since is left to it)."""
+    with contextlib.suppress(OSError):
+        found = _lock_of(lock.read_text(encoding="utf-8"))
+        if found is not None and found.get("token") == token:
+            lock.unlink()
 
 
 def applied_once(where: str, data: Mapping[str, Any], once: AppliedPlans | None, ready: Callable[[], None] | None,

@@ -147,9 +147,10 @@ def test_max_deletes_and_allow_delete_all_hold_for_a_saved_plan(tmp_path, hook, 
 
 def test_two_applies_racing_leave_one_resource_per_key_and_the_loser_says_so(
         tmp_path, hook, analytics_emulator, capsys) -> None:
-    """Two plans of one scope (each approved) creating the same keys: both applies pass the stale
-    check and send their create (a barrier holds each create until both have read the service); then
-    they converge: the later copy is deleted by its own apply."""
+    """Two plans of one scope (each approved) creating the same keys, applied with plan storages they
+    do not share (no lock holds them apart): both applies pass the stale check and send their create
+    (a barrier holds each create until both have read the service); then they converge: the later
+    copy is deleted by its own apply."""
     files, saved, other = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "other.json"
     write(files, "sales.yml", SALES)
     approved = {saved: plan_to(files, saved, capsys), other: plan_to(files, other, capsys, "--prune")}
@@ -164,7 +165,8 @@ def test_two_applies_racing_leave_one_resource_per_key_and_the_loser_says_so(
 
     exits: list[int] = []
     racers = [threading.Thread(target=lambda plan=plan: exits.append(manage.main(
-        ["apply", "--plan", str(plan), "--digest", approved[plan]]))) for plan in (saved, other)]
+        ["apply", "--plan", str(plan), "--digest", approved[plan], "--plan-storage", str(tmp_path / plan.stem)])))
+        for plan in (saved, other)]
     AnalyticsHook.create_data_schedule, AnalyticsHook.create_data_alert = (  # type: ignore[method-assign]
         held(create_schedule), held(create_alert))
     try:
@@ -214,7 +216,8 @@ def test_a_plan_is_applied_once_even_after_what_it_did_was_undone(tmp_path, hook
 
 def test_one_plan_applied_twice_at_once_is_applied_by_one_apply_and_the_other_says_so(
         tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
-    """Both applies find no record (a barrier holds each after its look-up); only one creates it."""
+    """Both applies find no record (a barrier holds each after its look-up); one takes the scope's
+    lock and applies; the other is refused by the lock or, when the first has ended already, as stale."""
     from analytics_provider.plans.once import AppliedPlans
 
     files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
@@ -237,8 +240,8 @@ def test_one_plan_applied_twice_at_once_is_applied_by_one_apply_and_the_other_sa
         racer.join(60)
     out = capsys.readouterr()
     assert sorted(exits) == [0, 1], (exits, out.err)
-    assert re.search(rf"manage apply --plan {saved}: another apply recorded this plan first: this plan is being "
-                     r"applied (since \S+ by manage apply|now \(its record)", out.err), out.err
+    assert re.search(rf"manage apply --plan {saved}: (another apply of deliveries \(scope sales\) is running since "
+                     r"\S+ by manage apply|stale plan: plan again)", out.err), out.err
     assert len(managed(hook)) == 1 and out.out.count("applied 2 change(s) of the saved plan") == 1
     assert [r.operation for r in writes(analytics_emulator)] == ["create_data_schedule", "create_data_alert"]
 
@@ -246,18 +249,13 @@ def test_one_plan_applied_twice_at_once_is_applied_by_one_apply_and_the_other_sa
 def test_two_plans_updating_one_schedule_at_once_the_later_write_is_refused_as_stale(
         tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
     """Two approved plans of one scope, each an update of the weekly-sales schedule made from the same
-    state: both pass the stale check (a barrier holds each after it); plan B's read right before its
-    write is held until plan A has written: it finds A's schedule, writes nothing and says so."""
+    state, applied with plan storages they do not share (no lock holds them apart): both pass the stale
+    check (a barrier holds each after it); plan B's read right before its write is held until plan A
+    has written: it finds A's schedule, writes nothing and says so."""
     import analytics_provider.deliveries.saved as saved_module
 
-    files, a, b = tmp_path / "deliveries", tmp_path / "a.json", tmp_path / "b.json"
-    write(files, "sales.yml", ONE)
-    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
-    (schedule,) = managed(hook)
-    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
-    digests = {a: plan_to(files, a, capsys)}
-    write(files, "sales.yml", ONE.replace("[ann@example.com]", "[ann@example.com, cfo@example.com]"))
-    digests[b] = plan_to(files, b, capsys)
+    schedule, digests = two_updates_of_weekly_sales(tmp_path, hook, capsys)
+    a, b = digests
     both_checked = threading.Barrier(2, timeout=30)
     a_done = threading.Event()
     check, get = saved_module.refuse_if_stale, AnalyticsHook.get_data_schedule
@@ -277,7 +275,8 @@ def test_two_plans_updating_one_schedule_at_once_the_later_write_is_refused_as_s
 
     def run(name: str, plan: Path) -> None:
         try:
-            exits[name] = manage.main(["apply", "--plan", str(plan), "--digest", digests[plan]])
+            exits[name] = manage.main(["apply", "--plan", str(plan), "--digest", digests[plan], "--plan-storage",
+                                       str(tmp_path / name)])
         finally:
             if name == "a":
                 a_done.set()
@@ -299,17 +298,12 @@ def test_two_plans_updating_one_schedule_at_once_the_later_write_is_refused_as_s
 
 def test_an_update_overwritten_at_once_by_another_apply_is_reported_as_lost(
         tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
-    """Both plans' reads right before their writes see the schedule as planned (A's write is held
-    until B has read); B writes just after A, and A's read after its write (held until B has written)
-    finds B's schedule: A says its update was lost."""
-    files, a, b = tmp_path / "deliveries", tmp_path / "a.json", tmp_path / "b.json"
-    write(files, "sales.yml", ONE)
-    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
-    (schedule,) = managed(hook)
-    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
-    digests = {a: plan_to(files, a, capsys)}
-    write(files, "sales.yml", ONE.replace("[ann@example.com]", "[ann@example.com, cfo@example.com]"))
-    digests[b] = plan_to(files, b, capsys)
+    """Applied with plan storages they do not share (no lock holds them apart), both plans' reads right
+    before their writes see the schedule as planned (A's write is held until B has read); B writes just
+    after A, and A's read after its write (held until B has written) finds B's schedule: A says its
+    update was lost."""
+    schedule, digests = two_updates_of_weekly_sales(tmp_path, hook, capsys)
+    a, b = digests
     b_read, a_written, b_written = threading.Event(), threading.Event(), threading.Event()
     get, update = AnalyticsHook.get_data_schedule, AnalyticsHook.update_data_schedule
     reads: dict[str, int] = {"a": 0, "b": 0}
@@ -339,7 +333,8 @@ def test_an_update_overwritten_at_once_by_another_apply_is_reported_as_lost(
     monkeypatch.setattr(AnalyticsHook, "update_data_schedule", held_update)
     exits: dict[str, int] = {}
     racers = [threading.Thread(target=lambda plan=plan, name=name: exits.__setitem__(name, manage.main(
-        ["apply", "--plan", str(plan), "--digest", digests[plan]])), name=name) for name, plan in (("a", a), ("b", b))]
+        ["apply", "--plan", str(plan), "--digest", digests[plan], "--plan-storage", str(tmp_path / name)])),
+        name=name) for name, plan in (("a", a), ("b", b))]
     for racer in racers:
         racer.start()
     for racer in racers:
@@ -353,6 +348,137 @@ def test_an_update_overwritten_at_once_by_another_apply_is_reported_as_lost(
     now = hook.get_data_schedule(schedule)
     assert now["schedule"]["repeat"] == "0 8 * * 1" and now["dest"]["recipients"] == ["ann@example.com",
                                                                                       "cfo@example.com"]
+
+
+def two_updates_of_weekly_sales(tmp_path: Path, hook: Any, capsys: Any) -> tuple[int, dict[Path, str]]:
+    """The weekly-sales schedule applied, then two plans of scope sales updating it from that state:
+    A its repeat, B its recipients; the schedule's id and each plan's digest."""
+    files, a, b = tmp_path / "deliveries", tmp_path / "a.json", tmp_path / "b.json"
+    write(files, "sales.yml", ONE)
+    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
+    (schedule,) = managed(hook)
+    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
+    digests = {a: plan_to(files, a, capsys)}
+    write(files, "sales.yml", ONE.replace("[ann@example.com]", "[ann@example.com, cfo@example.com]"))
+    digests[b] = plan_to(files, b, capsys)
+    return schedule, digests
+
+
+def test_two_plans_of_one_scope_at_once_the_later_is_refused_by_the_scopes_lock_and_then_as_stale(
+        tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
+    """Issue 44, item 5, with the plan storage shared: apply A is held inside its write (its update
+    waits) while apply B runs: B is refused at once by the scope's lock, naming A, having written
+    nothing (without the lock B would pass its stale check and write, and A's update, sent next,
+    would overwrite B's without a word). Once A has ended, B again is refused as stale: its stale
+    check, run under the lock, sees A's write. One schedule, A's state, no update lost."""
+    schedule, digests = two_updates_of_weekly_sales(tmp_path, hook, capsys)
+    a, b = digests
+    storage = tmp_path / "plans"
+    lock = storage / "lock-deliveries-scope-sales.json"
+    a_writing, b_done = threading.Event(), threading.Event()
+    update = AnalyticsHook.update_data_schedule
+
+    def held_update(self: Any, ident: Any, fields: Any) -> Any:
+        if threading.current_thread().name == "a":
+            a_writing.set()
+            assert b_done.wait(30)
+        return update(self, ident, fields)
+
+    def apply(plan: Path) -> int:
+        return manage.main(["apply", "--plan", str(plan), "--digest", digests[plan], "--plan-storage", str(storage)])
+
+    monkeypatch.setattr(AnalyticsHook, "update_data_schedule", held_update)
+    exits: dict[str, int] = {}
+    analytics_emulator.clear_requests()
+    racer = threading.Thread(target=lambda: exits.__setitem__("a", apply(a)), name="a")
+    racer.start()
+    try:
+        assert a_writing.wait(30)
+        exits["b"] = apply(b)
+        b_err = capsys.readouterr().err
+        assert writes(analytics_emulator) == []  # A's update is held; B sent nothing
+    finally:
+        b_done.set()
+        racer.join(60)
+    assert exits == {"a": 0, "b": 1}, b_err
+    assert re.fullmatch(rf"manage apply --plan {b}: another apply of deliveries \(scope sales\) is running since \S+ "
+                        rf"by manage apply --plan {a} \(\S+@\S+\) \(host \S+, pid \d+; its lock {lock}\); nothing "
+                        r"was written: retry when it ends \(an apply that stopped without ending leaves its lock: "
+                        rf"once it is known to have stopped, delete {lock}\)\n", b_err), b_err
+    assert not lock.exists()  # A's, removed at its end
+    analytics_emulator.clear_requests()
+    assert apply(b) == 1  # B retried once A has ended: its stale check sees A's write
+    assert (f"stale plan: plan again. 1 resource(s) the plan touches changed since it was made; nothing was "
+            f"written:\n- data schedule {schedule} (weekly-sales): schedule.repeat '0 8 * * 1' then, '0 6 * * 1' "
+            "now") in capsys.readouterr().err
+    assert writes(analytics_emulator) == [] and not lock.exists()
+    assert managed(hook) == [schedule]
+    now = hook.get_data_schedule(schedule)
+    assert now["schedule"]["repeat"] == "0 6 * * 1" and now["dest"]["recipients"] == ["ann@example.com"]
+
+
+def test_a_lock_left_behind_is_broken_by_its_rule_and_any_other_refuses_naming_the_file(
+        tmp_path, hook, analytics_emulator, capsys, caplog) -> None:
+    """A scope's lock found at apply: one whose holder may still run (another host, taken within the
+    hour; or being written) refuses the apply, naming the file to delete, and is kept; one whose
+    holder ran on this host and is gone, or taken more than an hour ago, is broken with a note. The
+    lock is removed at the apply's end, a refused (stale) apply's too."""
+    import socket
+    import subprocess
+    import sys
+    from datetime import datetime, timedelta, timezone
+
+    from analytics_provider.plans.once import LOCK_FORMAT
+
+    files, saved, storage = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "plans"
+    lock = storage / "lock-deliveries-scope-sales.json"
+    storage.mkdir()
+    write(files, "sales.yml", ONE)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+
+    def left(host: str, pid: int, ago: timedelta) -> None:
+        lock.write_text(json.dumps({"format": LOCK_FORMAT, "what": "deliveries", "scope": "scope sales",
+                                    "by": "task apply of a run that crashed", "host": host, "pid": pid, "token": "t",
+                                    "started_at": (datetime.now(timezone.utc) - ago).isoformat(timespec="seconds")}))
+
+    def apply() -> int:
+        approved = plan_to(files, saved, capsys)
+        analytics_emulator.clear_requests()
+        return manage.main(["apply", "--plan", str(saved), "--digest", approved, "--plan-storage", str(storage)])
+
+    left("worker-7", 4242, timedelta(minutes=59))
+    assert apply() == 1
+    err = capsys.readouterr().err
+    assert (f"another apply of deliveries (scope sales) is running since {json.loads(lock.read_text())['started_at']} "
+            f"by task apply of a run that crashed (host worker-7, pid 4242; its lock {lock}); nothing was written: "
+            f"retry when it ends (an apply that stopped without ending leaves its lock: once it is known to have "
+            f"stopped, delete {lock})") in err, err
+    assert writes(analytics_emulator) == [] and lock.exists()
+    lock.write_text('{"format": "analytics_provider apply l')  # being written by another apply
+    assert apply() == 1
+    assert f"is running (its lock {lock} is being written, or unreadable); nothing was written" in \
+        capsys.readouterr().err
+    assert writes(analytics_emulator) == [] and lock.exists()
+
+    caplog.set_level("WARNING", logger="analytics_provider.plans.once")
+    left("worker-7", 4242, timedelta(minutes=61))
+    assert apply() == 0
+    assert [r.operation for r in writes(analytics_emulator)] == ["create_data_schedule"] and not lock.exists()
+    assert re.search(rf"the apply lock {lock} was broken: taken at \S+, more than 1:00:00 ago \(since \S+ by task "
+                     r"apply of a run that crashed \(host worker-7, pid 4242;", caplog.text), caplog.text
+    caplog.clear()
+    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
+    left(socket.gethostname(), gone.pid, timedelta(0))
+    assert apply() == 0
+    assert [r.operation for r in writes(analytics_emulator)] == ["update_data_schedule"] and not lock.exists()
+    assert f"the apply lock {lock} was broken: its holder, process {gone.pid} on this host " in caplog.text
+
+    write(files, "sales.yml", ONE)
+    approved = plan_to(files, saved, capsys)
+    hook.delete_data_schedule(managed(hook)[0])  # by hand, since the plan
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--plan-storage", str(storage)]) == 1
+    assert "stale plan: plan again" in capsys.readouterr().err and not lock.exists()
 
 
 def test_out_may_not_name_an_input_a_folder_or_a_missing_folder(tmp_path, analytics_emulator, analytics_connection,

@@ -238,3 +238,42 @@ def test_a_review_answered_reject_approves_nothing_whatever_digest_it_carries(ho
     approved = {**answer, "chosen_options": ["Approve"]}
     assert AnalyticsSyncGroupMembersOperator(task_id="apply", plan=plan, approved=approved).execute(
         {"ti": FakeTaskInstance()})["applied"] == 3
+
+
+def test_an_access_apply_is_refused_while_another_apply_holds_what_it_manages(
+        hook, analytics_emulator, tmp_path) -> None:
+    """Issue 44, item 5: an apply of a group member (or attribute) plan takes the apply lock of each
+    group (attribute) its plan manages, in the plan storage, before its stale check; one held by
+    another apply running refuses it, naming that apply, before any write; once released, it applies."""
+    from analytics_provider.plans.once import AppliedPlans
+    from analytics_provider.plans.saved import SavedPlanError, digest
+
+    storage = tmp_path / "plans"
+    other = AppliedPlans(str(storage), "task apply_other, try 1")
+    keep = sales_members(hook)
+    grant = AnalyticsSyncGroupMembersOperator(
+        task_id="plan", groups=["Sales"], plan_storage=str(storage), dry_run=True,
+        rows=[*keep, {"user": "priya.raman@example.com", "group": "Sales"}]).execute({"ti": FakeTaskInstance()})
+    attributes = planned_attributes()
+    (region,) = attributes["saved"]["params"]["managed_attribute_ids"]
+    tasks = [AnalyticsSyncGroupMembersOperator(task_id="apply", groups=["Sales"], plan_storage=str(storage),
+                                               plan=grant, approved=digest(grant["saved"])),
+             AnalyticsSyncUserAttributesOperator(task_id="apply_attributes", plan_storage=str(storage),
+                                                 plan=attributes, approved=digest(attributes["saved"]))]
+    for task, what, scope in ((tasks[0], "group members", "group 1"), (tasks[1], "user attributes",
+                                                                        f"attribute {region}")):
+        analytics_emulator.clear_requests()
+        with other.holding("apply_other", what, [scope]):
+            with pytest.raises(SavedPlanError) as refused:
+                task.execute({"ti": FakeTaskInstance()})
+            assert re.fullmatch(
+                rf"{task.task_id}: another apply of {what} \({scope}\) is running since \S+ by task apply_other, "
+                rf"try 1 \(host \S+, pid \d+; its lock {storage}/lock-{what.replace(' ', '-')}-"
+                rf"{scope.replace(' ', '-')}.json\); nothing was written: retry when it ends .*",
+                str(refused.value)), str(refused.value)
+            assert [r for r in analytics_emulator.requests if r.method != "GET"] == []
+        assert task.execute({"ti": FakeTaskInstance()})["applied"] == 1
+    assert 1 in groups_of(hook, 3) and sorted(hook.compute_user_attribute_values("User", 1)["region"]) == ["APAC",
+                                                                                                        "EMEA"]
+    assert sorted(p.name for p in storage.iterdir()) == sorted(
+        f"applied-{digest(p['saved'])}.json" for p in (grant, attributes))  # the locks removed at the ends
