@@ -460,6 +460,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         if store is not None:
             store.set(BOOK_KEY, {k: {"job_id": v["job_id"], "status": v["status"]} for k, v in self.book.items()})
 
+    def _forget_book(self, context: Context) -> None:
+        """Every job succeeded: the book is emptied, so that the task cleared and run again (a new load)
+        busts and preloads anew; Airflow keeps a task's state store across a clear. Only a retry of a
+        try that failed resumes its jobs."""
+        store = context.get("task_state_store") if self.durable else None
+        if store is not None:
+            store.set(BOOK_KEY, {})
+
     def _keep(self, context: Context) -> None:
         """The book where a retry finds it, and the plan where the resumed task does (XCom)."""
         self._store_book(context)
@@ -523,6 +531,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                                     + "\n".join(stories),
                                     job_id=int(first["job_id"]), status=str(first["status"]))
         emit_dashboard_events(self, context, events)
+        self._forget_book(context)
         self.log.info("Refreshed %d data source(s) and %d dashboard(s)%s", sum(j["kind"] == "bust" for j in jobs),
                       len(fresh), f" (nothing to refresh: {self.plan['nothing_refreshed']})"
                       if self.plan.get("nothing_refreshed") else "")

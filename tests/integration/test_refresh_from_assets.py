@@ -92,3 +92,27 @@ def test_a_plan_without_a_job_succeeds_saying_why(analytics_emulator, analytics_
     assert (result["jobs"], result["nothing_refreshed"]) == ([], why)
     assert analytics_emulator.jobs == []
     assert f"Nothing to refresh: {why}" in capsys.readouterr().out
+
+
+class StateStore(dict):  # type: ignore[type-arg]
+    """Airflow 3.3's task state store (get/set), kept across a clear as Airflow keeps it."""
+
+    def set(self, key: str, value: Any) -> None:
+        self[key] = value
+
+
+def test_a_refresh_cleared_after_it_succeeded_busts_and_preloads_anew(analytics_emulator, analytics_connection) -> None:
+    """A cleared task (a new load) is not a retry: the jobs of its green try are not followed again."""
+    store = StateStore()
+
+    def run() -> Any:
+        operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"], deferrable=False,
+                                                    outlets=[], poll_interval=0.05)
+        return operator.execute({"ti": FakeTaskInstance(), "outlet_events": {}, "task_state_store": store})
+
+    first = run()
+    second = run()
+    operations = [j.operation for j in analytics_emulator.jobs]
+    assert first["job_counts"]["succeeded"] == second["job_counts"]["succeeded"] > 1
+    assert operations.count("bust_data_source_cache") == 2
+    assert {j["job_id"] for j in first["jobs"]}.isdisjoint(j["job_id"] for j in second["jobs"])
