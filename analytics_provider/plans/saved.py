@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from airflow.providers.common.compat.sdk import AirflowFailException
 
@@ -96,10 +97,20 @@ def fingerprint(fields: Json | None) -> str:
 
 
 def origin(hook: Any) -> Json:
-    """Where a plan is made or applied: the connection's base address and the key's user (``GET
-    /users/me``), as a saved plan records them."""
+    """Where a plan is made or applied: the connection's base address (a gateway's password in it
+    masked: the plan file, its first line and the applied record are read by people) and the key's
+    user (``GET /users/me``), as a saved plan records them."""
     user = hook.get_current_user() or {}
-    return {"service": hook.settings.base_url.rstrip("/"), "user_id": user.get("id"), "user": user.get("email")}
+    return {"service": _without_password(hook.settings.base_url.rstrip("/")), "user_id": user.get("id"),
+            "user": user.get("email")}
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
 
 
 def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Touched],

@@ -193,3 +193,19 @@ def test_a_plan_file_past_the_bound_or_not_a_regular_file_is_refused_unread(tmp_
                  "file_sha256": "0" * 64, "sha256": "0" * 64}
     with pytest.raises(SavedPlanError, match=f"more than a saved plan may have \\({MAX_PLAN_BYTES:,} bytes\\)"):
         resolved(reference, "apply")
+
+
+def test_a_gateway_password_in_the_base_address_is_masked_where_a_plan_records_its_service() -> None:
+    """A plan records the service it was made against (its file, the apply's first line, the applied
+    record): a password in the connection's base address (a gateway's) is masked there, and the
+    service is still told apart from another (found by an attack on #44)."""
+    from types import SimpleNamespace
+
+    def made_through(base_url: str) -> Any:
+        return saved_module.origin(SimpleNamespace(settings=SimpleNamespace(base_url=base_url),
+                                                   get_current_user=lambda: {"id": 1, "email": "ann@example.com"}))
+
+    made = made_through("http://gateway:GwPassw0rdS3cret@127.0.0.1:8080/api/v2/")
+    assert made == {"service": "http://gateway:***@127.0.0.1:8080/api/v2", "user_id": 1, "user": "ann@example.com"}
+    assert made_through("https://eu.example.com/api/v2")["service"] == "https://eu.example.com/api/v2"
+    assert made_through("http://gateway:x@10.0.0.9/api/v2")["service"] != made["service"]
