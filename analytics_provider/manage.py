@@ -261,6 +261,12 @@ def _saved_usage_problem(args: argparse.Namespace) -> str | None:
         return f"--digest must be the 64 hex digits `manage plan --out` printed; got {args.digest!r}"
     if args.max_deletes is not None and args.max_deletes < 0:
         return f"--max-deletes must be 0 or more; got {args.max_deletes}"
+    if args.plan_storage is not None:
+        from analytics_provider.plans.by_reference import storage_problem
+
+        problem = storage_problem(args.plan_storage)
+        if problem:  # the record that a plan was applied must be found by the next apply, wherever it runs
+            return f"--plan-storage {args.plan_storage}: {problem}"
     return None
 
 

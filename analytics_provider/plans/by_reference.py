@@ -60,8 +60,16 @@ def storage_problem(storage: Any) -> str | None:
     if not isinstance(text, str) or not text.strip():
         return "it names no folder"
     if "://" in text:
-        return None if _SCHEME.fullmatch(text) else "it is no URL (scheme://location, without spaces)"
-    path = Path(text).expanduser()
+        if not _SCHEME.fullmatch(text):
+            return "it is no URL (scheme://location, without spaces)"
+        if text.lower().startswith("file://") and not text[len("file://"):].startswith("/"):
+            return ("a file:// URL names a folder as file:///absolute/path; this one depends on the folder each "
+                    "worker runs in")
+        return None
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # ~user of no such user
+        return f"{text.split('/', 1)[0]} names no user's home folder"
     if not path.is_absolute():
         return "a relative path depends on the folder each worker runs in"
     if path.exists() and not path.is_dir():

@@ -78,6 +78,10 @@ def test_a_referenced_plan_edited_since_writes_nothing(rows, tmp_path, analytics
     ("plans/here", "a relative path depends on the folder each worker runs in"),
     ("", "it names no folder"),
     ("s3:// my bucket", "it is no URL"),
+    # one plan was applied twice from two folders (a second attack on #46)
+    ("file://rel/plans", "a file:// URL names a folder as file:///absolute/path; this one depends on the folder"),
+    ("file://", "a file:// URL names a folder as file:///absolute/path; this one depends on the folder"),
+    ("~no-such-user-here/plans", "~no-such-user-here names no user's home folder"),
 ])
 def test_a_plan_storage_that_cannot_be_a_folder_is_refused_when_the_dag_is_parsed(storage, why) -> None:
     with pytest.raises(AnalyticsParameterError, match=r"^plan: plan_storage must be a folder for the saved plans: an "

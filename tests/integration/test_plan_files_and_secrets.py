@@ -209,3 +209,15 @@ def test_a_gateway_password_in_the_base_address_is_masked_where_a_plan_records_i
     assert made == {"service": "http://gateway:***@127.0.0.1:8080/api/v2", "user_id": 1, "user": "ann@example.com"}
     assert made_through("https://eu.example.com/api/v2")["service"] == "https://eu.example.com/api/v2"
     assert made_through("http://gateway:x@10.0.0.9/api/v2")["service"] != made["service"]
+
+
+@pytest.mark.parametrize("storage", ["records", "file://records", "/dev/null"])
+def test_apply_refuses_a_plan_storage_that_is_not_one_folder_for_every_run(tmp_path, capsys, storage) -> None:
+    """The record that a plan was applied is found only where the next apply looks: a relative folder
+    (one per workspace) let a re-run job from another folder apply an approved plan again (a second
+    attack on #44). A usage error, before any request."""
+    plan = tmp_path / "plan.json"
+    plan.write_text("{}", encoding="utf-8")
+    code = manage.main(["apply", "--plan", str(plan), "--digest", "a" * 64, "--plan-storage", storage])
+    assert code == 2
+    assert f"manage apply --plan: --plan-storage {storage}: " in capsys.readouterr().err
