@@ -137,7 +137,8 @@ def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", 
         if node is not None and not isinstance(node, Mapping):
             raise AnalyticsParameterError(f"{where}: {manifest_name}: nodes[{unique_id!r}] is a "
                                           f"{type(node).__name__}, not an object")
-        if node is not None and (node.get("config") or {}).get("materialized") == "ephemeral":
+        config = node.get("config") if node is not None else None
+        if isinstance(config, Mapping) and config.get("materialized") == "ephemeral":
             continue
         if result.get("status") not in BUILT_STATUSES:
             not_built.append(unique_id)
@@ -180,8 +181,10 @@ def _relation(result: Mapping[str, Any], node: Mapping[str, Any] | None, quote: 
     if node is None:
         return None
     parts = [node.get("database"), node.get("schema"), node.get("alias") or node.get("name")]
-    texts = [str(p) for p in parts if isinstance(p, str) and p]
-    if not texts or texts[-1] != str(parts[-1]):
+    if any(p is not None and not isinstance(p, str) for p in parts):
+        return None  # a part of another shape (a list): unresolved, not a relation without that part
+    texts = [p for p in parts if p]
+    if not texts or texts[-1] != parts[-1]:
         return None
     closing = {"`": "`", '"': '"', "": ""}[quote]
     return ".".join(f"{quote}{t.replace(closing, closing * 2) if closing else t}{closing}" for t in texts)

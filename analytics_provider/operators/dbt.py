@@ -103,25 +103,39 @@ class AnalyticsUploadDbtManifestOperator(AnalyticsJobOperator):
         }
 
 
+MAX_DBT_FILE_BYTES = 2**31
+"""The most a dbt artifact is read (2 GiB: the largest manifests of real projects are a few hundred MB)."""
+
+
 def read_dbt_file(value: Any, where: str, name: str, object_pairs_hook: Any = None) -> Any:
     """A dbt artifact, parsed: ``value`` a path, a URL or an ``ObjectStoragePath``. An unreadable
-    file, text that is not JSON and nesting deeper than the JSON reader's bound are refused with
+    file, anything but a regular file (a device, a pipe), a file past :data:`MAX_DBT_FILE_BYTES`,
+    text that is not JSON and nesting deeper than the JSON reader's bound are refused with
     :class:`AnalyticsParameterError` naming the task (``where``), the parameter and the file.
     The file's text is held whole while it is parsed (``object_pairs_hook`` may drop what is not
     needed as it goes)."""
     import json
+    import stat
 
     try:
         if hasattr(value, "open"):
             opened = value.open("rb")
         elif StorageLocation.parse(value).scheme == "file":
             opened = open(StorageLocation.parse(value).path, "rb")  # noqa: SIM115 (closed below)
+            if not stat.S_ISREG(os.fstat(opened.fileno()).st_mode):
+                opened.close()
+                raise AnalyticsParameterError(f"{where}: {name} ({value}) is not a regular file (a device or a "
+                                              "pipe?): not read")
         else:
             from airflow.providers.common.compat.sdk import ObjectStoragePath
 
             opened = ObjectStoragePath(os.fspath(value)).open("rb")
         with opened as handle:
-            return json.load(handle, object_pairs_hook=object_pairs_hook)
+            data = handle.read(MAX_DBT_FILE_BYTES + 1)
+        if len(data) > MAX_DBT_FILE_BYTES:
+            raise AnalyticsParameterError(f"{where}: {name} ({value}) has more than {MAX_DBT_FILE_BYTES:,} bytes, "
+                                          "more than a dbt artifact has: not read further")
+        return json.loads(data, object_pairs_hook=object_pairs_hook)
     except RecursionError:
         raise AnalyticsParameterError(f"{where}: {name} ({value}) is nested deeper than a dbt artifact is "
                                       f"(more levels than the JSON reader allows)") from None

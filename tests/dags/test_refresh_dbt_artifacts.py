@@ -96,7 +96,9 @@ def write(path: Path, text: str) -> str:
      "refresh: dbt_manifest could not be read as JSON from {mf}: JSONDecodeError"),
     (lambda d: {"manifest": artifacts(d, "duckdb-build")[1]},
      "refresh: dbt_run_results must be given with dbt_manifest (a manifest alone does not say what a run built)"),
-], ids=["compile", "deep", "string-result", "bad-manifest", "manifest-alone"])
+    (lambda d: {"run_results": "/dev/zero"},  # was read whole, until memory ran out (an attack on #43)
+     "refresh: dbt_run_results ({rr}) is not a regular file (a device or a pipe?): not read"),
+], ids=["compile", "deep", "string-result", "bad-manifest", "manifest-alone", "device"])
 def test_bad_dbt_files_fail_before_any_request_naming_the_file(impact_bag, analytics_emulator, analytics_connection,
                                                                tmp_path, capfd, make, message) -> None:
     conf = make(tmp_path)

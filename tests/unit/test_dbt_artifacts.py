@@ -159,6 +159,22 @@ def test_a_manifest_node_of_the_wrong_shape_is_refused() -> None:
         built_relations(run_results("duckdb-build"), found)
 
 
+def test_a_manifest_nodes_config_or_name_part_of_another_shape_leaves_it_unresolved() -> None:
+    """A ``config`` that is a string ended in AttributeError; a ``schema`` that is a list named the
+    relation without its schema (found by an attack on #43)."""
+    found, results = manifest("duckdb-build"), run_results("duckdb-build")
+    found["nodes"]["model.analytics_fixture.orders"]["config"] = "table"
+    node = found["nodes"]["model.analytics_fixture.customers"]
+    node["schema"], node["relation_name"] = ["analytics"], None
+    for result in results["results"]:
+        if result["unique_id"] == "model.analytics_fixture.customers":
+            result.pop("relation_name", None)
+    run = built_relations(results, found)
+    assert "model.analytics_fixture.customers" in run.unresolved
+    assert not [r for r in run.relations if "customers" in r]
+    assert [r for r in run.relations if r.endswith('"orders"')]  # the other node's relation as before
+
+
 # Each relation-writing model and seed of the project, as a data source of each warehouse would name its
 # table in a data model: the names that must match, and those that name another table there.
 SPELLINGS: dict[str, tuple[str, list[str], list[str]]] = {
