@@ -89,7 +89,9 @@ class HostileServer:
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 seen = Seen(self.command, self.path, dict(self.headers.items()), self.rfile.read(length))
-                outer.requests.append(seen)
+                with outer._connections_changed:
+                    outer.requests.append(seen)
+                    outer._connections_changed.notify_all()
                 answer = outer.answer(seen)
                 body = answer.payload()
                 headers = {"Content-Type": "application/json", **answer.headers}
@@ -172,6 +174,12 @@ class HostileServer:
         handlers to read the end (an event: a connection left open never ends)."""
         with self._connections_changed:
             return self._connections_changed.wait_for(lambda: self.open_connections == 0, within)
+
+    def seen(self, count: int, within: float = 10.0) -> bool:
+        """Whether ``count`` requests have been read; waits up to ``within`` seconds for them (a client
+        that gave up may have closed before this server's thread read its request)."""
+        with self._connections_changed:
+            return self._connections_changed.wait_for(lambda: len(self.requests) >= count, within)
 
     def routes(self) -> list[str]:
         return [f"{r.method} {r.route}" for r in self.requests]
