@@ -240,6 +240,8 @@ def _left_behind(text: str, lock: Any, now: datetime | None = None) -> str | Non
             since = datetime.fromisoformat(str(found.get("started_at")))
         except ValueError:
             since = None
+        if since is not None and since.tzinfo is None:  # written by hand without its zone: taken as UTC
+            since = since.replace(tzinfo=timezone.utc)
     if since is not None and now - since > LOCK_BOUND:
         return f"taken at {since.isoformat(timespec='seconds')}, more than {LOCK_BOUND} ago"
     return None

@@ -525,3 +525,16 @@ def test_apply_says_which_plan_it_applies_before_writing_and_scope_must_be_the_p
     assert said == [f"saved plan {saved}: deliveries of scope 'sales', made against {analytics_emulator.base_url} "
                     f"as {hook.get_current_user()['email']}: 1 to create"]  # no "applying": refused as stale
     assert "stale plan: plan again" in out.err
+
+
+def test_a_left_lock_whose_time_carries_no_zone_is_judged_as_utc_not_a_traceback(tmp_path) -> None:
+    """A lock edited by hand with a time without its zone ended in TypeError (aware minus naive)."""
+    from datetime import datetime, timedelta, timezone
+
+    from analytics_provider.plans.once import LOCK_FORMAT, _left_behind
+
+    lock = tmp_path / "lock-deliveries-scope-sales.json"
+    old = (datetime.now(timezone.utc) - timedelta(hours=2)).replace(tzinfo=None).isoformat(timespec="seconds")
+    text = json.dumps({"format": LOCK_FORMAT, "host": "elsewhere", "pid": 1, "started_at": old})
+    lock.write_text(text)
+    assert "more than 1:00:00 ago" in (_left_behind(text, lock) or "")
