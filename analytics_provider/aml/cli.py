@@ -118,8 +118,7 @@ def _lint(args: argparse.Namespace) -> int:
             print(f"note: the Vega-Lite schema check was skipped: install the '{schema.SCHEMA_PACKAGE}' package "
                   f"(or set {schema.SCHEMA_ENV}) to run it", file=sys.stderr)
         if files and not args.no_compile and not compiler.available():
-            print(f"note: templates were not compiled: install the '{compiler.EXTRA}' extra "
-                  f"(pip install 'airflow-provider-analytics[{compiler.EXTRA}]') to run the compilers", file=sys.stderr)
+            print(f"note: templates were not compiled: {compiler.INSTALL_HINT}, to run the compilers", file=sys.stderr)
     return EXIT_INTERNAL if internal else EXIT_ERRORS if errors else EXIT_OK
 
 

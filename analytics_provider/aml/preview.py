@@ -50,8 +50,7 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
     (CC422)."""
     compile_timeout = check_timeout(compile_timeout)
     if not compiler.available():
-        raise PreviewError(f"preview needs {compiler.PACKAGE}: "
-                           f"pip install 'airflow-provider-analytics[{compiler.EXTRA}]'")
+        raise PreviewError(f"preview needs {compiler.PACKAGE}: {compiler.INSTALL_HINT}")
     source_path = Path(path)
     try:
         source = Source(source_path.read_text(encoding="utf-8"), str(source_path))

@@ -36,7 +36,7 @@ class AmlPreview(Directive):
         if not compiler.available():
             note = nodes.note()
             note += nodes.paragraph(text=f"Preview of {source.name} not drawn: this build has no "
-                                         f"{compiler.PACKAGE} (pip install 'airflow-provider-analytics[charts]').")
+                                         f"{compiler.PACKAGE} ({compiler.INSTALL_HINT}).")
             return [note]
         target = Path(env.srcdir) / FOLDER / (source.name.removesuffix(".chart.aml") + ".png")
         if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:

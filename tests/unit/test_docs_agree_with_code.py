@@ -115,6 +115,18 @@ def test_every_page_installs_the_package_as_the_readme_does_while_it_is_unpublis
     assert PUBLISHED_NOTE in DOCS["quickstart.rst"]
 
 
+def test_the_package_s_own_messages_do_not_install_it_by_its_unpublished_name() -> None:
+    """A hint printed by the package or the docs' build (the chart compilers' extra) installs as the README does."""
+    sources = [*(REPO / "analytics_provider").rglob("*.py"), *(REPO / "docs" / "_ext").glob("*.py")]
+    named = [f"{path.relative_to(REPO)}:{number}" for path in sources
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"pip install\W+airflow-provider-analytics|airflow-provider-analytics\[", line)]
+    assert named == []
+    from analytics_provider.aml import compiler
+
+    assert "pip install '.[charts]' -c constraints/airflow-" in compiler.INSTALL_HINT
+
+
 def test_the_docs_count_the_example_dags_there_are() -> None:
     example_dags = sorted(path.name for path in (REPO / "example_dags").glob("*.py") if path.name != "__init__.py")
     counts = re.findall(r"\b(\w+) complete example DAGs", "\n".join([README, *DOCS.values()]), re.I)
