@@ -38,7 +38,7 @@ test-matrix-env:  ## only create or update the venvs of make test-matrix (.matri
 	$(PYTHON) scripts/test_matrix.py --install-only
 
 lint: $(VENV)/.installed  ## ruff on the code, tests, examples and scripts; mypy on the package and the scripts
-	$(VENV)/bin/ruff check analytics_provider tests example_dags benchmarks scripts
+	$(VENV)/bin/ruff check analytics_provider tests example_dags benchmarks scripts docs/_ext
 	$(VENV)/bin/mypy analytics_provider
 	$(VENV)/bin/mypy scripts/*.py
 

@@ -10,6 +10,7 @@ a note instead, so the build passes; a chart that cannot be drawn is a Sphinx wa
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import Directive, directives
@@ -24,7 +25,8 @@ class AmlPreview(Directive):
     """Draw one chart definition and show it."""
 
     required_arguments = 1
-    option_spec = {"alt": directives.unchanged, "width": directives.length_or_percentage_or_unitless}
+    option_spec: ClassVar[dict[str, Any]] = {"alt": directives.unchanged,
+                                             "width": directives.length_or_percentage_or_unitless}
 
     def run(self) -> list[nodes.Node]:
         from analytics_provider.aml import compiler
