@@ -30,21 +30,26 @@ _CONNECTION_READ_IMPORTS = (
     "airflow.sdk.execution_time.cache",
     "airflow.sdk.execution_time.secrets",  # Airflow 3.1 and 3.2
     "airflow.sdk.execution_time.secrets.execution_api",
-    "airflow.sdk.execution_time.secrets_masker",
+    # the log masker: its home from Airflow 3.1 on, else its old one (from 3.1 a deprecated alias, whose
+    # import warns in every deferred task's log)
+    ("airflow.sdk._shared.secrets_masker", "airflow.sdk.execution_time.secrets_masker"),
 )
 
 
 def _import_machinery() -> SimpleNamespace:
-    import contextlib
     import importlib
 
     import aiohttp  # noqa: F401  (the client's first request must import nothing on the loop)
     import airflow.providers.common.compat.connection
     from airflow.providers.common.compat.sdk import BaseHook
 
-    for name in _CONNECTION_READ_IMPORTS:
-        with contextlib.suppress(ImportError):  # not in this Airflow
-            importlib.import_module(name)
+    for entry in _CONNECTION_READ_IMPORTS:
+        for name in (entry,) if isinstance(entry, str) else entry:  # the first this Airflow has
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                continue
+            break
 
     if BaseHook.__module__ == "airflow.hooks.base":
         # Airflow 3.0: a connection is an ORM object, and the first one made in a process configures
