@@ -370,7 +370,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             return self._run(context)
 
     def _run(self, context: Context) -> Any:
-        from analytics_provider.impact.refresh import action_key, blocked, is_final, next_actions
+        from analytics_provider.impact.refresh import action_key, blocked, is_final, next_actions, submitted
 
         while True:
             self._read_pending()
@@ -379,7 +379,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             pending = [e["job_id"] for e in self.book.values() if not is_final(str(e.get("status")))]
             if not pending:
                 held = blocked(self.plan["actions"], self.book)
-                if all(action_key(a) in self.book or action_key(a) in held for a in self.plan["actions"]):
+                if all(submitted(self.book, action_key(a)) or action_key(a) in held for a in self.plan["actions"]):
                     return self._finish(context)
                 continue
             left = self.plan["deadline"] - self._clock()
@@ -400,24 +400,40 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         return AnalyticsJobTrigger.clock()
 
     def _submit(self, context: Context, action: Mapping[str, Any]) -> None:
-        from analytics_provider.impact.refresh import action_key
+        from analytics_provider.impact.refresh import action_key, follow_earlier
 
+        key = action_key(action)
+        earlier = self.book.get(key) or {}
+        what = f"{action['kind']} of {'data source' if action['kind'] == 'bust' else 'dashboard'} {action['id']}"
         if action["kind"] == "bust":
             job = self.hook.bust_data_source_cache(action["id"])
         else:
             job = self.hook.preload_dashboard(action["id"])
-        job_id, status = int(job["id"]), str(job.get("status") or "created")
-        if status == "already_existed" and job.get("existing_job_id") is not None:
-            job_id, status = int(job["existing_job_id"]), "created"  # an identical job pending: follow it
-        self.book[action_key(action)] = {"job_id": job_id, "status": status}
-        self.log.info("Submitted %s of %s %s: job %s", action["kind"],
-                      "data source" if action["kind"] == "bust" else "dashboard", action["id"], job_id)
+        entry: dict[str, Any] = {"job_id": int(job["id"]), "status": str(job.get("status") or "created")}
+        if earlier.get("earlier"):
+            entry["earlier"] = earlier["earlier"]
+        if entry["status"] == "already_existed" and job.get("existing_job_id") is not None:
+            entry = follow_earlier(earlier, int(job["existing_job_id"]))
+            self._said_earlier(what, entry)
+        else:
+            self.log.info("Submitted %s: job %s", what, entry["job_id"])
+        self.book[key] = entry
         self._store_book(context)
+
+    def _said_earlier(self, what: str, entry: Mapping[str, Any]) -> None:
+        """Log an earlier job the service pointed an action at (``already_existed``)."""
+        if entry.get("following"):
+            self.log.warning("Submitted %s: the service answered already_existed, job %s, started before this "
+                             "request (its rows may predate the cache bust): waiting for it to end, then submitting "
+                             "anew", what, entry["job_id"])
+        else:
+            self.log.warning("Submitted %s: the service answered already_existed %d times in a row (jobs %s): "
+                             "given up (stale)", what, len(entry["earlier"]), ", ".join(map(str, entry["earlier"])))
 
     def _read_pending(self) -> None:
         """Every pending job's status, a request per 100 (List Jobs); a job the answer leaves out is read alone."""
         from analytics_provider.api.jobs.status import JobOutcome, job_state
-        from analytics_provider.impact.refresh import is_final
+        from analytics_provider.impact.refresh import follow_earlier, is_final, waited_out
 
         pending = {int(e["job_id"]): e for e in self.book.values() if not is_final(str(e.get("status")))}
         if not pending:
@@ -434,11 +450,15 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             job = found.get(job_id) or self.hook.get_job(job_id)
             state = job_state(job, job_id)
             if state.outcome is JobOutcome.FOLLOW and state.existing_job_id is not None:
-                entry["job_id"], entry["status"] = state.existing_job_id, "created"
+                followed = follow_earlier(entry, state.existing_job_id)
+                entry.clear()
+                entry.update(followed)
+                self._said_earlier(f"job {job_id}", entry)
                 continue
             entry["status"] = state.status
             if state.last_error_log:
                 entry["last_error_log"] = state.last_error_log
+            waited_out(entry)
 
     def _defer(self, context: Context, job_id: int) -> None:
         from analytics_provider.triggers.analytics import AnalyticsJobTrigger
@@ -458,7 +478,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         submit, before anything else can fail."""
         store = context.get("task_state_store") if self.durable else None
         if store is not None:
-            store.set(BOOK_KEY, {k: {"job_id": v["job_id"], "status": v["status"]} for k, v in self.book.items()})
+            kept = ("job_id", "status", "following", "earlier", "resubmit")
+            store.set(BOOK_KEY, {k: {f: v[f] for f in kept if f in v} for k, v in self.book.items()})
 
     def _forget_book(self, context: Context) -> None:
         """Every job succeeded: the book is emptied, so that the task cleared and run again (a new load)
@@ -498,7 +519,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     def _finish(self, context: Context) -> Any:
         from analytics_provider.assets import dashboard_asset_uri, emit_dashboard_events
-        from analytics_provider.impact.refresh import action_key, blocked
+        from analytics_provider.impact.refresh import STALE, action_key, blocked
         from analytics_provider.job_tasks import describe_job_failure
 
         held = blocked(self.plan["actions"], self.book)
@@ -523,6 +544,10 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                        + (f"not submitted: the cache bust of {_bust_names(held[action_key(j)])} failed, so "
                           "preloading would cache stale rows (no asset event; a retry busts again, then preloads)"
                           if j["status"] == "blocked" else
+                          f"the service answered already_existed {len(j.get('earlier') or ())} times in a row (jobs "
+                          f"{', '.join(map(str, j.get('earlier') or ()))}), each started before this request, whose "
+                          "rows may predate the cache bust: not counted (no asset event; a retry submits it anew)"
+                          if j["status"] == STALE else
                           describe_job_failure(self.hook, j["job_id"], j["status"], j.get("last_error_log")))
                        for j in failed]
             first = next(j for j in failed if j["job_id"] is not None)
