@@ -62,6 +62,16 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         (:mod:`analytics_provider.impact.asset_tables`). An asset that names no table is logged and
         ignored; a run whose events name none fails (nothing would be refreshed). Like a dbt run's
         relations, a table of an event that no model reads is only logged.
+    :param data_sources: the data sources whose models may be matched (default None: every one):
+        a list of data source ids and warehouse types (``[1, "snowflake"]``: a data source's
+        ``dbtype``), or a mapping of data source ids to where each reads
+        (``{1: "postgres://warehouse:5432/analytics", 4: "bigquery://acme-prod"}``, or None). Hand-typed
+        ``tables`` and a dbt run without its manifest say no warehouse and match every data source
+        without it. With a location, a table an asset names on another server, or a table of another
+        database (a dbt dev target's), is not that data source's: it is an unmatched table
+        (``unmatched_tables``). The API never says which server a data source reads: without a
+        location, a match whose server or database could not be checked is made, logged as a
+        warning and listed in the result's ``unchecked_tables`` (:mod:`analytics_provider.impact.scope`).
     :param project_ids: the AML projects whose models are matched (default: those of the dashboards).
     :param default_schema: the schema of a table named without one, overriding the warehouse's
         (``public`` for PostgreSQL and Redshift, ``PUBLIC`` for Snowflake, ``dbo``, ``main``...).
@@ -117,6 +127,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         dbt_run_results: Any = None,
         dbt_manifest: Any = None,
         tables_from_assets: bool = False,
+        data_sources: Any = None,
         project_ids: Sequence[int] | None = None,
         default_schema: str | None = None,
         fold: str | None = None,
@@ -146,6 +157,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self.dbt_run_results = dbt_run_results
         self.dbt_manifest = dbt_manifest
         self.tables_from_assets = tables_from_assets
+        self.data_sources = data_sources
         self.project_ids = project_ids
         self.default_schema = default_schema
         self.fold = fold
@@ -187,7 +199,13 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 check_dashboards_filter(dashboards_filter)
         self.plan: dict[str, Any] = {}
         self.dbt_unresolved: list[str] = []
-        self.table_warehouses: dict[str, str | None] = {}
+        self.table_origins: dict[str, list[Any]] = {}
+        """Each table a load said it wrote, and where (:class:`~analytics_provider.impact.graph.TableOrigin`)."""
+        self.source_scope: Any = None
+        if data_sources is not None:
+            from analytics_provider.impact.scope import source_scope
+
+            self.source_scope = source_scope(data_sources, self.task_id)
         self.book: dict[str, dict[str, Any]] = {}
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -255,10 +273,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 f"{self.task_id}: tables_from_assets: the run's triggering asset events name no warehouse table ("
                 + (f"{len(uris)} asset(s): {', '.join(uris[:5])}" if uris else "the run has no asset events: "
                    "triggered by hand or on a schedule?") + "); nothing would be refreshed")
+        from analytics_provider.impact.graph import TableOrigin
+
         self.log.info("The run's asset events name %d table(s): %s", len(found),
                       ", ".join(f"{t.table} ({t.uri})" for t in found))
-        self.table_warehouses.update({t.table: t.warehouse for t in found if t.table and t.warehouse})
-        return [t.table for t in found if t.table]
+        for t in found:
+            if t.table:
+                self.table_origins.setdefault(t.table, []).append(TableOrigin(t.warehouse, t.server))
+        return list(dict.fromkeys(t.table for t in found if t.table))
 
     def refreshed_tables(self, context: Mapping[str, Any] | None = None) -> list[str]:
         """``tables``, the tables of the run's asset events (``tables_from_assets``) and the relations
@@ -282,8 +304,13 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 self.log.warning("Not refreshed: %d node(s) the dbt run built: %s; %s", len(run.unresolved),
                                  ", ".join(run.unresolved), why)
             self.dbt_unresolved = run.unresolved
-            self.table_warehouses.update({r: run.adapter for r in run.relations if r not in tables})
+            from analytics_provider.impact.graph import TableOrigin
+
+            for relation in run.relations:
+                self.table_origins.setdefault(relation, []).append(TableOrigin(run.adapter))
             tables += [r for r in run.relations if r not in tables]
+        for named in self._check_tables():
+            self.table_origins.pop(named, None)  # given by name: any warehouse
         return tables
 
     # -- the flow -------------------------------------------------------------------------------
@@ -297,15 +324,22 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             with naming_the_task(self.task_id):
                 impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
                                                  default_schema=self.default_schema, fold=self.fold,
-                                                 warehouses=self.table_warehouses) if tables else {
+                                                 warehouses=self.table_origins,
+                                                 data_sources=self.source_scope) if tables else {
                     "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [],
-                    "notes": []}
+                    "notes": [], "unchecked": []}
             unmatched = [{"table": t["table"], "closest": t.get("closest") or []} for t in impact["tables"]
                          if not t["data_model_ids"]]
             for table in unmatched:
                 self.log.warning("Table %s: no data model reads it; %s", table["table"],
                                  f"closest model tables: {', '.join(table['closest'])}" if table["closest"]
                                  else "no model table is close")
+            unchecked = list(impact.get("unchecked") or ())
+            for entry in unchecked:
+                self.log.warning("Table %s matched in data source %s by its name alone: its %s could not be "
+                                 "checked (data_sources={%s: 'scheme://host:port/database'} says where it reads)",
+                                 entry["table"], entry["data_source_id"], " and ".join(entry["not_checked"]),
+                                 entry["data_source_id"])
             rules = self.dashboards_filter or {}
             kept = [d for d in impact["dashboards"] if keeps(d, rules)]
             left_out = [d for d in impact["dashboards"] if not keeps(d, rules)]
@@ -313,6 +347,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             self.plan = {
                 "tables": tables,
                 "unmatched_tables": unmatched,
+                "unchecked_tables": unchecked,
                 "data_sources": [_row(s, "name") for s in impact["data_sources"]],
                 "data_models": [_row(m, "name") for m in impact["data_models"]],
                 "data_sets": [_row(d, "name") for d in impact["data_sets"]],
@@ -563,7 +598,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         return result
 
     def _result(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
-        keys = ("tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards", "notes")
+        keys = ("tables", "unmatched_tables", "unchecked_tables", "data_sources", "data_models", "data_sets",
+                "dashboards", "notes")
         counted = {"succeeded": sum(j["status"] == "success" for j in jobs),
                    "blocked": sum(j["status"] == "blocked" for j in jobs)}
         return {**{k: self.plan.get(k, []) for k in keys}, "dry_run": self.is_dry_run,
