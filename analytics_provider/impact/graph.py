@@ -257,6 +257,13 @@ class TableMatcher:
                 found[table].append(model if why is None else why(model, parsed))
         return found
 
+    def may_read(self, table: str, source: str) -> bool:
+        """Whether a model of data source ``source`` may read ``table`` at all (its scope, its
+        warehouse and server), whatever its names."""
+        dbtype = self.dbtypes.get(source)
+        location = self.scope.locations.get(source) or SourceLocation()
+        return self.scope.allows(source, dbtype) and self._same_place(table, dbtype, location) is not False
+
     def _wanted_by(self, dbtype: Any) -> list[tuple[str, TableName]]:
         if dbtype not in self._wanted:
             self._wanted[dbtype] = [(t, parse_table(t, default_schema=self.default_schema, fold=self.fold,
@@ -339,7 +346,7 @@ def match_sql_models(
     """Each table of ``matcher`` and the query models whose SQL reads it, each with how: the SQL
     reads it, or could not be parsed and names it (every part the table is given with, by the
     rules of the model's data source: :func:`~.sql.names_in_text`), noted."""
-    from analytics_provider.impact.sql import SqlNotRead, names_in_text, names_table, tables_read
+    from analytics_provider.impact.sql import SqlNotRead, names_in_text, names_table, read_sql
 
     found: dict[str, list[tuple[Json, str]]] = {t: [] for t in matcher.tables}
     for model in models:
@@ -350,8 +357,9 @@ def match_sql_models(
             continue  # a table its text does not name, its parse cannot find (and sqlglot's import costs 0.8 s)
         dbtype = dbtype_of(model.get("data_source_id"))
         problem = None
+        unresolved: list[Any] = []
         try:
-            read = tables_read(sql, dbtype)
+            read, unresolved = read_sql(sql, dbtype)
         except SqlNotRead as exc:
             problem = str(exc)
             read = names_in_text(sql, hyphens=name_rules(dbtype).dotted_quotes)
@@ -366,6 +374,18 @@ def match_sql_models(
             matcher.note(f"{model_label(model)}: its SQL could not be parsed ({problem}); "
                          + (f"it names {', '.join(named)}: taken as impacted" if named else
                             "it names none of the tables given (every part of each, by its data source's rules)"))
+        for name in unresolved:
+            source, rules = key(model.get("data_source_id")), name_rules(dbtype)
+            could = [t for t, want in matcher._wanted_by(dbtype)
+                     if t not in named and matcher.may_read(t, source) and name.could_name(want, rules)]
+            for table in could:
+                found[table].append((model, f"its SQL names {name.written}, which only the run completes: "
+                                            "taken as impacted"))
+                named.append(table)
+            matcher.note(f"{model_label(model)}: its SQL names {name.written}, which only the run completes (a "
+                         "template or a variable): unresolved; " + (
+                             f"it could name {', '.join(could)}: taken as impacted" if could
+                             else "it cannot name any of the tables given"))
     return found
 
 
