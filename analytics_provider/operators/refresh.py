@@ -103,7 +103,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     Logs the plan first: every table, data source and dashboard with why. All jobs are waited for
     together; a failed job does not stop the others, and the task fails at the end naming each
     failed job (and each preload its failed bust held back, ``status`` ``blocked``). Returns
-    ``{"tables", "unmatched_tables": [{"table", "closest"}], "data_sources", "data_models",
+    ``{"tables", "unmatched_tables": [{"table", "closest"}], "unchecked_tables": [{"table",
+    "data_source_id", "not_checked"}], "data_sources", "data_models",
     "data_sets", "dashboards": [{"id", "title", "why"}], "notes", "jobs": [{"kind", "id", "job_id",
     "status"}]}`` (``notes``: where the match is wider than it might be, or could not check a name),
     and ``"dbt_unresolved"`` (unique ids) when nodes the dbt run built could not be resolved to a
