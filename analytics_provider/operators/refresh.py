@@ -450,7 +450,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             entry["earlier"] = earlier["earlier"]
         if entry["status"] == "already_existed" and job.get("existing_job_id") is not None:
             entry = follow_earlier(earlier, int(job["existing_job_id"]))
-            self._said_earlier(what, entry)
+            self._said_earlier(f"Submitted {what}", entry)
         else:
             self.log.info("Submitted %s: job %s", what, entry["job_id"])
         self.book[key] = entry
@@ -459,11 +459,11 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     def _said_earlier(self, what: str, entry: Mapping[str, Any]) -> None:
         """Log an earlier job the service pointed an action at (``already_existed``)."""
         if entry.get("following"):
-            self.log.warning("Submitted %s: the service answered already_existed, job %s, started before this "
+            self.log.warning("%s: the service answered already_existed, job %s, started before this "
                              "request (its rows may predate the cache bust): waiting for it to end, then submitting "
                              "anew", what, entry["job_id"])
         else:
-            self.log.warning("Submitted %s: the service answered already_existed %d times in a row (jobs %s): "
+            self.log.warning("%s: the service answered already_existed %d times in a row (jobs %s): "
                              "given up (stale)", what, len(entry["earlier"]), ", ".join(map(str, entry["earlier"])))
 
     def _read_pending(self) -> None:
@@ -489,7 +489,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 followed = follow_earlier(entry, state.existing_job_id)
                 entry.clear()
                 entry.update(followed)
-                self._said_earlier(f"job {job_id}", entry)
+                self._said_earlier(f"Job {job_id}", entry)
                 continue
             entry["status"] = state.status
             if state.last_error_log:
