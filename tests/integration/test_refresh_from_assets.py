@@ -160,3 +160,14 @@ def test_data_sources_are_checked_when_the_dag_is_parsed() -> None:
     with pytest.raises(AnalyticsParameterError, match=r"^refresh: data_sources must be a list of data source ids and "
                                                       r"warehouse types \(bigquery, .*; got 'materialize', neither"):
         AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"], data_sources=["materialize"])
+
+
+def test_where_the_service_says_which_server_a_data_source_reads_it_is_compared(
+        analytics_emulator, analytics_connection) -> None:
+    """The document says a data source's answer leaves dbconfig out; one that carries it is used."""
+    analytics_emulator.world.state.data_sources[1]["dbconfig"] = {"host": "warehouse", "port": "5432",
+                                                                  "database": "analytics"}
+    with pytest.raises(AnalyticsParameterError, match="refresh: nothing to refresh: no data model reads any"):
+        refresh({"triggering_asset_events": events(STAGING)})
+    same = refresh({"triggering_asset_events": events("postgres://warehouse:5432/analytics/public/orders")})
+    assert same["unchecked_tables"] == [] and [m["name"] for m in same["data_models"]][:1] == ["orders"]
