@@ -80,7 +80,8 @@ class AnalyticsHook(
         project_ids: Sequence[int] | None = None,
         default_schema: str | None = None,
         fold: str | None = None,
-        warehouses: Mapping[str, str | None] | None = None,
+        warehouses: Mapping[str, Any] | None = None,
+        data_sources: Any = None,
     ) -> Json:
         """The data sources, data models, data sets, reports, widgets and dashboards that read the
         given warehouse tables (``schema.table`` or ``db.schema.table``, compared as the warehouse
@@ -94,8 +95,13 @@ class AnalyticsHook(
         :class:`~analytics_provider.exceptions.AnalyticsLookupError` says so.
 
         ``warehouses``: the warehouse some of the tables are known to be in (table -> a dbt
-        ``adapter_type`` or a ``dbtype``; None: a dbt run that does not say): such a table matches
-        only models of data sources of that warehouse (:class:`~analytics_provider.impact.graph.TableMatcher`).
+        ``adapter_type`` or a ``dbtype``; None: a dbt run that does not say; or a list of them, or
+        of :class:`~analytics_provider.impact.graph.TableOrigin` with an asset's server): such a
+        table matches only models of data sources of that warehouse (and server, where known)
+        (:class:`~analytics_provider.impact.graph.TableMatcher`); ``unchecked`` lists the matches
+        whose server or database could not be checked. ``data_sources``: the data sources whose
+        models may be matched, and where some are (a :class:`~analytics_provider.impact.graph.SourceScope`,
+        made by :func:`~analytics_provider.impact.scope.source_scope`).
         ``project_ids``: the AML projects whose models are matched (default: those of the
         dashboards, one ``GET /dashboards/list_metadata``). What is read, once per call and never
         across calls: :class:`~analytics_provider.hooks.impact_reads.ImpactReads`. Bad input is
@@ -104,5 +110,6 @@ class AnalyticsHook(
         from analytics_provider.hooks.impact_reads import find_impacted
 
         return find_impacted(self, tables, data_models, data_sets, project_ids=project_ids,
-                             default_schema=default_schema, fold=fold, warehouses=warehouses)
+                             default_schema=default_schema, fold=fold, warehouses=warehouses,
+                             data_sources=data_sources)
     # -- end of impact ---------------------------------------------------------------------------

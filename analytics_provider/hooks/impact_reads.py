@@ -63,10 +63,13 @@ def find_impacted(
     default_schema: str | None,
     fold: str | None,
     warehouses: Mapping[str, Any] | None = None,
+    data_sources: Any = None,
 ) -> Json:
     from analytics_provider.impact.graph import (
         ImpactWalk,
+        SourceScope,
         TableMatcher,
+        TableOrigin,
         closest_tables,
         key,
         match_sql_models,
@@ -84,10 +87,17 @@ def find_impacted(
     if project_ids is not None and not list(project_ids):
         raise AnalyticsParameterError("find_impacted: project_ids must name at least one AML project (None: those "
                                       "the dashboards belong to); got []")
+    def origin(value: Any) -> bool:
+        return value is None or isinstance(value, (str, TableOrigin))
+
     if warehouses is not None and (not isinstance(warehouses, Mapping) or not all(
-            isinstance(t, str) and (w is None or isinstance(w, str)) for t, w in warehouses.items())):
+            isinstance(t, str) and (origin(w) or (isinstance(w, list) and all(map(origin, w))))
+            for t, w in warehouses.items())):
         raise AnalyticsParameterError("find_impacted: warehouses must map a table to its warehouse (a dbt "
-                                      f"adapter_type or a dbtype, or None); got {warehouses!r}")
+                                      f"adapter_type or a dbtype, or None), or a list of them; got {warehouses!r}")
+    if data_sources is not None and not isinstance(data_sources, SourceScope):
+        raise AnalyticsParameterError("find_impacted: data_sources must be a SourceScope (analytics_provider.impact."
+                                      f"scope.source_scope makes one) or None; got {data_sources!r}")
     if not any(given.values()):
         raise AnalyticsParameterError("find_impacted: give tables, data_models or data_sets (none was given)")
     reads = ImpactReads(hook, project_ids)
@@ -101,13 +111,17 @@ def find_impacted(
     dbtypes = reads.dbtypes(catalog.values()) if given["tables"] else {}
     for note in reads.dbtype_notes(dbtypes):
         walk.impact.note(note)
+    scope = data_sources or SourceScope()
     matcher = TableMatcher(given["tables"], default_schema, fold, dbtypes,
                            source_databases(catalog.values(), dbtypes, default_schema=default_schema, fold=fold),
-                           {t: w for t, w in (warehouses or {}).items() if t in given["tables"]})
+                           {t: w for t, w in (warehouses or {}).items() if t in given["tables"]},
+                           reads.scope(scope, dbtypes))
     by_name = matcher.match(catalog.values()) if given["tables"] else {}
     by_sql = match_sql_models(matcher, catalog.values(), reads.dbtype) if given["tables"] else {}
     for note in matcher.finish():
         walk.impact.note(note)
+    walk.impact.unchecked = [{"table": t, "data_source_id": s, "not_checked": sorted(what)}
+                             for (t, s), what in matcher.unchecked.items()]
     named: list[str] | None = None
     for table in given["tables"]:
         readers = [(m, "") for m in by_name.get(table, [])] + [(m, how) for m, how in by_sql.get(table, [])]
@@ -281,6 +295,26 @@ class ImpactReads:
                     raise
                 self._sources[cached], self._source_refused[cached] = {}, exc.status
         return self._sources[cached]
+
+    def scope(self, scope: Any, dbtypes: Mapping[str, Any]) -> Any:
+        """``scope`` with the location of each data source the task did not give one for and
+        whose answer says where it is (a ``dbconfig`` with its host and database; the document
+        says the answer leaves it out, so mostly none)."""
+        from dataclasses import replace
+
+        from analytics_provider.impact.graph import SourceLocation
+
+        locations = dict(scope.locations)
+        for source_id in dbtypes:
+            config = self.source(source_id).get("dbconfig")
+            if source_id in locations or not isinstance(config, Mapping):
+                continue
+            host, port, database = config.get("host"), config.get("port"), config.get("database")
+            server = f"{host}:{port}" if host and port else host or None
+            if server or database:
+                locations[source_id] = SourceLocation(str(server) if server else None,
+                                                      str(database) if database else None)
+        return replace(scope, locations=locations)
 
     def source_name(self, source_id: Any) -> str | None:
         return self.source(source_id).get("name")

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from analytics_provider.impact.tables import TableName, known_dialect, parse_table, table_or_none
+from analytics_provider.impact.tables import TableName, known_dialect, name_rules, parse_table, table_or_none
 
 Json = Mapping[str, Any]
 ARROW = " -> "
@@ -86,6 +86,8 @@ class Impact:
     notes: list[str] = field(default_factory=list)
     unmatched: dict[str, list[str]] = field(default_factory=dict)
     """Each table asked that no model reads, and the model tables closest to it by spelling."""
+    unchecked: list[dict[str, Any]] = field(default_factory=list)
+    """Each match whose server or database could not be checked: ``{"table", "data_source_id", "not_checked"}``."""
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -106,7 +108,57 @@ class Impact:
             "widgets": rows(self.widgets, "title"),
             "dashboards": rows(self.dashboards, "title"),
             "notes": list(self.notes),
+            "unchecked": list(self.unchecked),
         }
+
+
+class TableOrigin(NamedTuple):
+    """Where a table was said to be written: its warehouse (a dbt ``adapter_type`` or a ``dbtype``;
+    None: a dbt run that does not say) and, from an asset URI, its server (``host:port``)."""
+
+    warehouse: str | None
+    server: str | None = None
+
+
+class SourceLocation(NamedTuple):
+    """The server (``host:port``, or ``host``) and database a data source reads, where known."""
+
+    server: str | None = None
+    database: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceScope:
+    """The data sources whose models may be matched (``ids``, or of the ``dialects``, keys of
+    :data:`~.tables.RULES`; both empty: every one), and where some of them are (``locations``,
+    by data source id)."""
+
+    ids: frozenset[str] = frozenset()
+    dialects: frozenset[str] = frozenset()
+    locations: Mapping[str, SourceLocation] = field(default_factory=dict)
+
+    def allows(self, source_id: str, dbtype: Any) -> bool:
+        if not self.ids and not self.dialects:
+            return True
+        return source_id in self.ids or known_dialect(dbtype) in self.dialects
+
+    def __str__(self) -> str:
+        return ", ".join([*sorted(self.ids, key=_id_order), *sorted(self.dialects)])
+
+
+def origins_of(value: Any) -> list[TableOrigin]:
+    """A table's origins from what ``find_impacted``'s ``warehouses`` gives for it: a warehouse,
+    None, a :class:`TableOrigin` or a list of them."""
+    items = list(value) if isinstance(value, list) else [value]
+    return [item if isinstance(item, TableOrigin) else TableOrigin(item) for item in items]
+
+
+def same_server(one: str, other: str) -> bool:
+    """Two ``host[:port]`` compared: the host without case; the port where both give one."""
+    host, _, port = one.lower().rpartition(":") if ":" in one.split("]")[-1] else (one.lower(), "", "")
+    other_host, _, other_port = (other.lower().rpartition(":") if ":" in other.split("]")[-1]
+                                 else (other.lower(), "", ""))
+    return host == other_host and (not port or not other_port or port == other_port)
 
 
 @dataclass
@@ -121,10 +173,16 @@ class TableMatcher:
       data source's database), it cannot be checked either way: matched on schema and table, and
       noted (refusing it would leave every dbt-postgres relation, and every OpenLineage-style
       ``db.schema.table``, unmatched).
-    * A table from a known warehouse (``warehouses``: table -> a dbt ``adapter_type`` or a
-      ``dbtype``) matches only models of data sources of that warehouse (a Snowflake run never
-      refreshes PostgreSQL dashboards); an adapter not known, a table whose warehouse was not
-      said (None), or a data source whose ``dbtype`` is not known: by name alone, noted.
+    * A table from a known warehouse (``warehouses``: table -> its :class:`TableOrigin` list, or
+      a dbt ``adapter_type`` or ``dbtype``) matches only models of data sources of that warehouse
+      (a Snowflake run never refreshes PostgreSQL dashboards); an adapter not known, a table
+      whose warehouse was not said (None), or a data source whose ``dbtype`` is not known: by
+      name alone, noted. The same name written in two warehouses matches the models of both.
+    * A table from a server (an asset URI's ``host:port``) matches only models of data sources
+      that read that server, where the data source's server is known (``scope.locations``: given
+      by the task, or in the service's answer); where it is not, matched, and :attr:`unchecked`
+      says so. So is a database the data source's location names.
+    * Only models of the data sources ``scope`` allows are matched.
     """
 
     tables: Sequence[str]
@@ -133,18 +191,23 @@ class TableMatcher:
     dbtypes: Mapping[str, Any] = field(default_factory=dict)
     databases: Mapping[str, set[str]] | None = None
     warehouses: Mapping[str, Any] = field(default_factory=dict)
+    scope: SourceScope = field(default_factory=SourceScope)
     notes: list[str] = field(default_factory=list)
-    _unchecked: dict[str, list[str]] = field(default_factory=dict)
+    unchecked: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    """(table, data source id) -> what could not be checked (``server``, ``database``) of a match made."""
+    _origins: dict[str, list[TableOrigin]] = field(default_factory=dict)
     _wanted: dict[Any, list[tuple[str, TableName]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for table in self.tables:
             parse_table(table, default_schema=self.default_schema, fold=self.fold)
-        unknown = sorted({str(w) for w in self.warehouses.values() if w is not None and known_dialect(w) is None})
+        self._origins = {t: origins_of(w) for t, w in self.warehouses.items()}
+        said = [o.warehouse for origins in self._origins.values() for o in origins]
+        unknown = sorted({str(w) for w in said if w is not None and known_dialect(w) is None})
         if unknown:
             self.note(f"the warehouse of {', '.join(unknown)} is not one whose names are known: its tables are "
                       "matched by name in every data source")
-        if any(w is None for w in self.warehouses.values()):
+        if any(w is None for w in said):
             self.note("the dbt run does not say its adapter (its manifest.json carries it): its relations are "
                       "matched by name in every data source")
 
@@ -167,21 +230,39 @@ class TableMatcher:
         for model in models:
             source = key(model.get("data_source_id"))
             dbtype = self.dbtypes.get(source)
+            if not self.scope.allows(source, dbtype):
+                continue
             parsed = table_or_none(model.get("table_name"), default_schema=self.default_schema, fold=self.fold,
                                    dbtype=dbtype)
             if parsed is None:
                 continue
+            location = self.scope.locations.get(source) or SourceLocation()
             for table, want in self._wanted_by(dbtype):
-                if not want.matches(parsed) or not self._same_warehouse(table, dbtype):
+                if not want.matches(parsed):
                     continue
+                server_known = self._same_place(table, dbtype, location)
+                if server_known is False:
+                    continue  # another warehouse, or another server than the data source's
+                unchecked = set() if server_known else {"server"}
                 if want.database is not None and parsed.database is None:
-                    known = databases.get(source) or set()
+                    known = set(databases.get(source) or ())
+                    if location.database is not None:
+                        known.add(name_rules(dbtype).compared(location.database, False, database=True))
                     if known and want.database not in known:
-                        continue  # another database than any its data source's models name
+                        continue  # another database than the data source's
                     if not known:
-                        self._unchecked.setdefault(source, []).append(table)
+                        unchecked.add("database")
+                if unchecked:
+                    self.unchecked.setdefault((table, source), set()).update(unchecked)
                 found[table].append(model if why is None else why(model, parsed))
         return found
+
+    def may_read(self, table: str, source: str) -> bool:
+        """Whether a model of data source ``source`` may read ``table`` at all (its scope, its
+        warehouse and server), whatever its names."""
+        dbtype = self.dbtypes.get(source)
+        location = self.scope.locations.get(source) or SourceLocation()
+        return self.scope.allows(source, dbtype) and self._same_place(table, dbtype, location) is not False
 
     def _wanted_by(self, dbtype: Any) -> list[tuple[str, TableName]]:
         if dbtype not in self._wanted:
@@ -189,17 +270,40 @@ class TableMatcher:
                                                     dbtype=dbtype)) for t in self.tables]
         return self._wanted[dbtype]
 
-    def _same_warehouse(self, table: str, dbtype: Any) -> bool:
-        warehouse = known_dialect(self.warehouses.get(table))
+    def _same_place(self, table: str, dbtype: Any, location: SourceLocation) -> bool | None:
+        """Whether ``table`` may be in the data source: False when no origin of it is (another
+        warehouse, another server); True when one is and its server is checked or not said;
+        None when one may be but its server could not be checked (the data source's is not known)."""
+        origins = self._origins.get(table)
+        if not origins:
+            return True  # given by name: any warehouse
         source = known_dialect(dbtype)
-        return warehouse is None or source is None or warehouse == source
+        found: bool | None = False
+        for origin in origins:
+            warehouse = known_dialect(origin.warehouse)
+            if warehouse is not None and source is not None and warehouse != source:
+                continue
+            if origin.server is None:
+                return True
+            if location.server is None:
+                found = None
+            elif same_server(origin.server, location.server):
+                return True
+        return found
 
     def finish(self) -> list[str]:
-        """The notes: what could not be checked."""
-        for source, tables in self._unchecked.items():
-            self.note(f"data source {source}: none of its models names a database, so the database of "
-                      f"{_some(tables)} could not be checked: matched on schema and table")
-        self._unchecked.clear()
+        """The notes: what could not be checked (also in :attr:`unchecked`)."""
+        for what in ("database", "server"):
+            by_source: dict[str, list[str]] = {}
+            for (table, source), unchecked in self.unchecked.items():
+                if what in unchecked:
+                    by_source.setdefault(source, []).append(table)
+            for source, tables in by_source.items():
+                self.note(f"data source {source}: none of its models names a database, so the database of "
+                          f"{_some(tables)} could not be checked: matched on schema and table" if what == "database"
+                          else f"data source {source}: the API does not say which server it reads, so the server of "
+                          f"{_some(tables)} (an asset's host) could not be checked: matched on its name "
+                          f"(data_sources={{{source}: 'scheme://host:port/database'}} says it)")
         return self.notes
 
 
@@ -242,8 +346,7 @@ def match_sql_models(
     """Each table of ``matcher`` and the query models whose SQL reads it, each with how: the SQL
     reads it, or could not be parsed and names it (every part the table is given with, by the
     rules of the model's data source: :func:`~.sql.names_in_text`), noted."""
-    from analytics_provider.impact.sql import SqlNotRead, names_in_text, names_table, tables_read
-    from analytics_provider.impact.tables import name_rules
+    from analytics_provider.impact.sql import SqlNotRead, names_in_text, names_table, read_sql
 
     found: dict[str, list[tuple[Json, str]]] = {t: [] for t in matcher.tables}
     for model in models:
@@ -254,8 +357,9 @@ def match_sql_models(
             continue  # a table its text does not name, its parse cannot find (and sqlglot's import costs 0.8 s)
         dbtype = dbtype_of(model.get("data_source_id"))
         problem = None
+        unresolved: list[Any] = []
         try:
-            read = tables_read(sql, dbtype)
+            read, unresolved = read_sql(sql, dbtype)
         except SqlNotRead as exc:
             problem = str(exc)
             read = names_in_text(sql, hyphens=name_rules(dbtype).dotted_quotes)
@@ -270,6 +374,18 @@ def match_sql_models(
             matcher.note(f"{model_label(model)}: its SQL could not be parsed ({problem}); "
                          + (f"it names {', '.join(named)}: taken as impacted" if named else
                             "it names none of the tables given (every part of each, by its data source's rules)"))
+        for name in unresolved:
+            source, rules = key(model.get("data_source_id")), name_rules(dbtype)
+            could = [t for t, want in matcher._wanted_by(dbtype)
+                     if t not in named and matcher.may_read(t, source) and name.could_name(want, rules)]
+            for table in could:
+                found[table].append((model, f"its SQL names {name.written}, which only the run completes: "
+                                            "taken as impacted"))
+                named.append(table)
+            matcher.note(f"{model_label(model)}: its SQL names {name.written}, which only the run completes (a "
+                         "template or a variable): unresolved; " + (
+                             f"it could name {', '.join(could)}: taken as impacted" if could
+                             else "it cannot name any of the tables given"))
     return found
 
 

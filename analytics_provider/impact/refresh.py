@@ -74,6 +74,12 @@ def plan_actions(data_sources: Sequence[Mapping[str, Any]], dashboards: Sequence
     return actions
 
 
+MAX_EARLIER = 3
+"""How many earlier jobs (``already_existed``) one action waits out before it gives up, ``stale``."""
+STALE = "stale"
+"""The status of an action whose job kept being one started before this refresh's request."""
+
+
 def action_key(action: Mapping[str, Any]) -> str:
     return f"{action['kind']}:{action['id']}"
 
@@ -81,7 +87,28 @@ def action_key(action: Mapping[str, Any]) -> str:
 def is_final(status: str) -> bool:
     from analytics_provider.api.jobs.status import FINAL_JOB_STATUSES
 
-    return status in FINAL_JOB_STATUSES
+    return status in FINAL_JOB_STATUSES or status == STALE
+
+
+def submitted(book: Mapping[str, Mapping[str, Any]], key: str) -> bool:
+    """Whether an action has its own job (one that waited out an earlier job is to be submitted anew)."""
+    entry = book.get(key)
+    return entry is not None and not entry.get("resubmit")
+
+
+def follow_earlier(entry: Mapping[str, Any], existing_job_id: int) -> dict[str, Any]:
+    """The book entry of an action the service pointed at an earlier job (``already_existed``):
+    that job is waited for, not counted; ``stale`` after :data:`MAX_EARLIER` of them."""
+    earlier = [*entry.get("earlier", []), int(existing_job_id)]
+    if len(earlier) > MAX_EARLIER:
+        return {"job_id": int(existing_job_id), "status": STALE, "earlier": earlier}
+    return {"job_id": int(existing_job_id), "status": "created", "following": True, "earlier": earlier}
+
+
+def waited_out(entry: dict[str, Any]) -> None:
+    """An earlier job this entry followed has ended: the action is to be submitted anew."""
+    if entry.get("following") and is_final(str(entry.get("status"))):
+        entry["resubmit"] = True
 
 
 def _waits_for(action: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -95,7 +122,7 @@ def blocked(actions: Sequence[Mapping[str, Any]], book: Mapping[str, Mapping[str
     """Each preload not submitted whose data source's bust failed, and those busts' keys."""
     found: dict[str, list[str]] = {}
     for action in actions:
-        if action["kind"] != "preload" or action_key(action) in book:
+        if action["kind"] != "preload" or submitted(book, action_key(action)):
             continue
         failed = [b for b in _waits_for(action, actions)
                   if b in book and is_final(str(book[b].get("status"))) and book[b].get("status") != "success"]
@@ -113,7 +140,7 @@ def next_actions(actions: Sequence[Mapping[str, Any]], book: Mapping[str, Mappin
     for action in actions:
         if len(chosen) >= room:
             break
-        if action_key(action) in book:
+        if submitted(book, action_key(action)):
             continue
         if action["kind"] == "preload" and not all(
                 book.get(b, {}).get("status") == "success" for b in _waits_for(action, actions)):
@@ -126,7 +153,8 @@ def resumable(book: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]
     """What a new try keeps of an earlier try's book: every job but those that failed (submitted anew)."""
     from analytics_provider.api.jobs.status import FINAL_JOB_STATUSES
 
-    return {k: dict(v) for k, v in book.items() if str(v.get("status")) not in FINAL_JOB_STATUSES - {"success"}}
+    ended = (FINAL_JOB_STATUSES - {"success"}) | {STALE}
+    return {k: dict(v) for k, v in book.items() if str(v.get("status")) not in ended or v.get("following")}
 
 
 def describe_plan(result: Mapping[str, Any], *, dry_run: bool, actions: Sequence[Mapping[str, Any]],

@@ -62,6 +62,16 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         (:mod:`analytics_provider.impact.asset_tables`). An asset that names no table is logged and
         ignored; a run whose events name none fails (nothing would be refreshed). Like a dbt run's
         relations, a table of an event that no model reads is only logged.
+    :param data_sources: the data sources whose models may be matched (default None: every one):
+        a list of data source ids and warehouse types (``[1, "snowflake"]``: a data source's
+        ``dbtype``), or a mapping of data source ids to where each reads
+        (``{1: "postgres://warehouse:5432/analytics", 4: "bigquery://acme-prod"}``, or None). Hand-typed
+        ``tables`` and a dbt run without its manifest say no warehouse and match every data source
+        without it. With a location, a table an asset names on another server, or a table of another
+        database (a dbt dev target's), is not that data source's: it is an unmatched table
+        (``unmatched_tables``). The API never says which server a data source reads: without a
+        location, a match whose server or database could not be checked is made, logged as a
+        warning and listed in the result's ``unchecked_tables`` (:mod:`analytics_provider.impact.scope`).
     :param project_ids: the AML projects whose models are matched (default: those of the dashboards).
     :param default_schema: the schema of a table named without one, overriding the warehouse's
         (``public`` for PostgreSQL and Redshift, ``PUBLIC`` for Snowflake, ``dbo``, ``main``...).
@@ -93,7 +103,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     Logs the plan first: every table, data source and dashboard with why. All jobs are waited for
     together; a failed job does not stop the others, and the task fails at the end naming each
     failed job (and each preload its failed bust held back, ``status`` ``blocked``). Returns
-    ``{"tables", "unmatched_tables": [{"table", "closest"}], "data_sources", "data_models",
+    ``{"tables", "unmatched_tables": [{"table", "closest"}], "unchecked_tables": [{"table",
+    "data_source_id", "not_checked"}], "data_sources", "data_models",
     "data_sets", "dashboards": [{"id", "title", "why"}], "notes", "jobs": [{"kind", "id", "job_id",
     "status"}]}`` (``notes``: where the match is wider than it might be, or could not check a name),
     and ``"dbt_unresolved"`` (unique ids) when nodes the dbt run built could not be resolved to a
@@ -117,6 +128,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         dbt_run_results: Any = None,
         dbt_manifest: Any = None,
         tables_from_assets: bool = False,
+        data_sources: Any = None,
         project_ids: Sequence[int] | None = None,
         default_schema: str | None = None,
         fold: str | None = None,
@@ -146,6 +158,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self.dbt_run_results = dbt_run_results
         self.dbt_manifest = dbt_manifest
         self.tables_from_assets = tables_from_assets
+        self.data_sources = data_sources
         self.project_ids = project_ids
         self.default_schema = default_schema
         self.fold = fold
@@ -187,7 +200,13 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 check_dashboards_filter(dashboards_filter)
         self.plan: dict[str, Any] = {}
         self.dbt_unresolved: list[str] = []
-        self.table_warehouses: dict[str, str | None] = {}
+        self.table_origins: dict[str, list[Any]] = {}
+        """Each table a load said it wrote, and where (:class:`~analytics_provider.impact.graph.TableOrigin`)."""
+        self.source_scope: Any = None
+        if data_sources is not None:
+            from analytics_provider.impact.scope import source_scope
+
+            self.source_scope = source_scope(data_sources, self.task_id)
         self.book: dict[str, dict[str, Any]] = {}
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -255,10 +274,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 f"{self.task_id}: tables_from_assets: the run's triggering asset events name no warehouse table ("
                 + (f"{len(uris)} asset(s): {', '.join(uris[:5])}" if uris else "the run has no asset events: "
                    "triggered by hand or on a schedule?") + "); nothing would be refreshed")
+        from analytics_provider.impact.graph import TableOrigin
+
         self.log.info("The run's asset events name %d table(s): %s", len(found),
                       ", ".join(f"{t.table} ({t.uri})" for t in found))
-        self.table_warehouses.update({t.table: t.warehouse for t in found if t.table and t.warehouse})
-        return [t.table for t in found if t.table]
+        for t in found:
+            if t.table:
+                self.table_origins.setdefault(t.table, []).append(TableOrigin(t.warehouse, t.server))
+        return list(dict.fromkeys(t.table for t in found if t.table))
 
     def refreshed_tables(self, context: Mapping[str, Any] | None = None) -> list[str]:
         """``tables``, the tables of the run's asset events (``tables_from_assets``) and the relations
@@ -282,8 +305,13 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 self.log.warning("Not refreshed: %d node(s) the dbt run built: %s; %s", len(run.unresolved),
                                  ", ".join(run.unresolved), why)
             self.dbt_unresolved = run.unresolved
-            self.table_warehouses.update({r: run.adapter for r in run.relations if r not in tables})
+            from analytics_provider.impact.graph import TableOrigin
+
+            for relation in run.relations:
+                self.table_origins.setdefault(relation, []).append(TableOrigin(run.adapter))
             tables += [r for r in run.relations if r not in tables]
+        for named in self._check_tables():
+            self.table_origins.pop(named, None)  # given by name: any warehouse
         return tables
 
     # -- the flow -------------------------------------------------------------------------------
@@ -297,15 +325,22 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             with naming_the_task(self.task_id):
                 impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
                                                  default_schema=self.default_schema, fold=self.fold,
-                                                 warehouses=self.table_warehouses) if tables else {
+                                                 warehouses=self.table_origins,
+                                                 data_sources=self.source_scope) if tables else {
                     "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [],
-                    "notes": []}
+                    "notes": [], "unchecked": []}
             unmatched = [{"table": t["table"], "closest": t.get("closest") or []} for t in impact["tables"]
                          if not t["data_model_ids"]]
             for table in unmatched:
                 self.log.warning("Table %s: no data model reads it; %s", table["table"],
                                  f"closest model tables: {', '.join(table['closest'])}" if table["closest"]
                                  else "no model table is close")
+            unchecked = list(impact.get("unchecked") or ())
+            for entry in unchecked:
+                self.log.warning("Table %s matched in data source %s by its name alone: its %s could not be "
+                                 "checked (data_sources={%s: 'scheme://host:port/database'} says where it reads)",
+                                 entry["table"], entry["data_source_id"], " and ".join(entry["not_checked"]),
+                                 entry["data_source_id"])
             rules = self.dashboards_filter or {}
             kept = [d for d in impact["dashboards"] if keeps(d, rules)]
             left_out = [d for d in impact["dashboards"] if not keeps(d, rules)]
@@ -313,6 +348,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             self.plan = {
                 "tables": tables,
                 "unmatched_tables": unmatched,
+                "unchecked_tables": unchecked,
                 "data_sources": [_row(s, "name") for s in impact["data_sources"]],
                 "data_models": [_row(m, "name") for m in impact["data_models"]],
                 "data_sets": [_row(d, "name") for d in impact["data_sets"]],
@@ -370,7 +406,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             return self._run(context)
 
     def _run(self, context: Context) -> Any:
-        from analytics_provider.impact.refresh import action_key, blocked, is_final, next_actions
+        from analytics_provider.impact.refresh import action_key, blocked, is_final, next_actions, submitted
 
         while True:
             self._read_pending()
@@ -379,7 +415,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             pending = [e["job_id"] for e in self.book.values() if not is_final(str(e.get("status")))]
             if not pending:
                 held = blocked(self.plan["actions"], self.book)
-                if all(action_key(a) in self.book or action_key(a) in held for a in self.plan["actions"]):
+                if all(submitted(self.book, action_key(a)) or action_key(a) in held for a in self.plan["actions"]):
                     return self._finish(context)
                 continue
             left = self.plan["deadline"] - self._clock()
@@ -400,24 +436,40 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         return AnalyticsJobTrigger.clock()
 
     def _submit(self, context: Context, action: Mapping[str, Any]) -> None:
-        from analytics_provider.impact.refresh import action_key
+        from analytics_provider.impact.refresh import action_key, follow_earlier
 
+        key = action_key(action)
+        earlier = self.book.get(key) or {}
+        what = f"{action['kind']} of {'data source' if action['kind'] == 'bust' else 'dashboard'} {action['id']}"
         if action["kind"] == "bust":
             job = self.hook.bust_data_source_cache(action["id"])
         else:
             job = self.hook.preload_dashboard(action["id"])
-        job_id, status = int(job["id"]), str(job.get("status") or "created")
-        if status == "already_existed" and job.get("existing_job_id") is not None:
-            job_id, status = int(job["existing_job_id"]), "created"  # an identical job pending: follow it
-        self.book[action_key(action)] = {"job_id": job_id, "status": status}
-        self.log.info("Submitted %s of %s %s: job %s", action["kind"],
-                      "data source" if action["kind"] == "bust" else "dashboard", action["id"], job_id)
+        entry: dict[str, Any] = {"job_id": int(job["id"]), "status": str(job.get("status") or "created")}
+        if earlier.get("earlier"):
+            entry["earlier"] = earlier["earlier"]
+        if entry["status"] == "already_existed" and job.get("existing_job_id") is not None:
+            entry = follow_earlier(earlier, int(job["existing_job_id"]))
+            self._said_earlier(f"Submitted {what}", entry)
+        else:
+            self.log.info("Submitted %s: job %s", what, entry["job_id"])
+        self.book[key] = entry
         self._store_book(context)
+
+    def _said_earlier(self, what: str, entry: Mapping[str, Any]) -> None:
+        """Log an earlier job the service pointed an action at (``already_existed``)."""
+        if entry.get("following"):
+            self.log.warning("%s: the service answered already_existed, job %s, started before this "
+                             "request (its rows may predate the cache bust): waiting for it to end, then submitting "
+                             "anew", what, entry["job_id"])
+        else:
+            self.log.warning("%s: the service answered already_existed %d times in a row (jobs %s): "
+                             "given up (stale)", what, len(entry["earlier"]), ", ".join(map(str, entry["earlier"])))
 
     def _read_pending(self) -> None:
         """Every pending job's status, a request per 100 (List Jobs); a job the answer leaves out is read alone."""
         from analytics_provider.api.jobs.status import JobOutcome, job_state
-        from analytics_provider.impact.refresh import is_final
+        from analytics_provider.impact.refresh import follow_earlier, is_final, waited_out
 
         pending = {int(e["job_id"]): e for e in self.book.values() if not is_final(str(e.get("status")))}
         if not pending:
@@ -434,11 +486,15 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             job = found.get(job_id) or self.hook.get_job(job_id)
             state = job_state(job, job_id)
             if state.outcome is JobOutcome.FOLLOW and state.existing_job_id is not None:
-                entry["job_id"], entry["status"] = state.existing_job_id, "created"
+                followed = follow_earlier(entry, state.existing_job_id)
+                entry.clear()
+                entry.update(followed)
+                self._said_earlier(f"Job {job_id}", entry)
                 continue
             entry["status"] = state.status
             if state.last_error_log:
                 entry["last_error_log"] = state.last_error_log
+            waited_out(entry)
 
     def _defer(self, context: Context, job_id: int) -> None:
         from analytics_provider.triggers.analytics import AnalyticsJobTrigger
@@ -458,7 +514,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         submit, before anything else can fail."""
         store = context.get("task_state_store") if self.durable else None
         if store is not None:
-            store.set(BOOK_KEY, {k: {"job_id": v["job_id"], "status": v["status"]} for k, v in self.book.items()})
+            kept = ("job_id", "status", "following", "earlier", "resubmit")
+            store.set(BOOK_KEY, {k: {f: v[f] for f in kept if f in v} for k, v in self.book.items()})
 
     def _forget_book(self, context: Context) -> None:
         """Every job succeeded: the book is emptied, so that the task cleared and run again (a new load)
@@ -498,7 +555,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     def _finish(self, context: Context) -> Any:
         from analytics_provider.assets import dashboard_asset_uri, emit_dashboard_events
-        from analytics_provider.impact.refresh import action_key, blocked
+        from analytics_provider.impact.refresh import STALE, action_key, blocked
         from analytics_provider.job_tasks import describe_job_failure
 
         held = blocked(self.plan["actions"], self.book)
@@ -523,6 +580,10 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                        + (f"not submitted: the cache bust of {_bust_names(held[action_key(j)])} failed, so "
                           "preloading would cache stale rows (no asset event; a retry busts again, then preloads)"
                           if j["status"] == "blocked" else
+                          f"the service answered already_existed {len(j.get('earlier') or ())} times in a row (jobs "
+                          f"{', '.join(map(str, j.get('earlier') or ()))}), each started before this request, whose "
+                          "rows may predate the cache bust: not counted (no asset event; a retry submits it anew)"
+                          if j["status"] == STALE else
                           describe_job_failure(self.hook, j["job_id"], j["status"], j.get("last_error_log")))
                        for j in failed]
             first = next(j for j in failed if j["job_id"] is not None)
@@ -538,7 +599,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         return result
 
     def _result(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
-        keys = ("tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards", "notes")
+        keys = ("tables", "unmatched_tables", "unchecked_tables", "data_sources", "data_models", "data_sets",
+                "dashboards", "notes")
         counted = {"succeeded": sum(j["status"] == "success" for j in jobs),
                    "blocked": sum(j["status"] == "blocked" for j in jobs)}
         return {**{k: self.plan.get(k, []) for k in keys}, "dry_run": self.is_dry_run,

@@ -65,9 +65,9 @@ def test_campaigns_preload_the_dashboards_that_read_it_only(impact_bag, analytic
     assert [d["title"] for d in result["dashboards"]] == ["Marketing performance", "Campaign ROI"]
     assert [(j["kind"], j["id"], j["status"]) for j in result["jobs"]] == [
         ("bust", 1, "success"), ("preload", 2, "success"), ("preload", 5, "success")]
-    assert set(result) == {"tables", "unmatched_tables", "data_sources", "data_models", "data_sets", "dashboards",
-                           "notes", "dry_run", "jobs", "job_counts"}
-    assert result["notes"] == []
+    assert set(result) == {"tables", "unmatched_tables", "unchecked_tables", "data_sources", "data_models",
+                           "data_sets", "dashboards", "notes", "dry_run", "jobs", "job_counts"}
+    assert result["notes"] == [] and result["unchecked_tables"] == []
     assert result["dry_run"] is False
     assert ("refresh" in deferred_tasks(dag_run)) == deferrable
 

@@ -116,3 +116,58 @@ def test_a_refresh_cleared_after_it_succeeded_busts_and_preloads_anew(analytics_
     assert first["job_counts"]["succeeded"] == second["job_counts"]["succeeded"] > 1
     assert operations.count("bust_data_source_cache") == 2
     assert {j["job_id"] for j in first["jobs"]}.isdisjoint(j["job_id"] for j in second["jobs"])
+
+
+STAGING = "postgres://staging-db.internal:5432/analytics_staging/public/orders"
+
+
+def test_an_asset_of_another_server_is_not_the_production_data_sources_where_its_location_is_given(
+        analytics_emulator, analytics_connection) -> None:
+    with pytest.raises(AnalyticsParameterError, match="refresh: nothing to refresh: no data model reads any of the 1 "
+                                                      "table"):
+        refresh({"triggering_asset_events": events(STAGING)},
+                data_sources={1: "postgres://warehouse:5432/analytics", 3: None, 4: None})
+    assert not [j for j in analytics_emulator.jobs]
+    same = refresh({"triggering_asset_events": events("postgres://warehouse:5432/analytics/public/orders")},
+                   data_sources={1: "postgres://WAREHOUSE:5432/analytics"})
+    assert {d["title"] for d in same["dashboards"]} == {"Sales overview", "Regional sales"}
+    assert same["unchecked_tables"] == []
+
+
+def test_where_the_server_cannot_be_known_the_match_is_made_and_the_result_says_so(
+        analytics_emulator, analytics_connection, capsys) -> None:
+    result = refresh({"triggering_asset_events": events(STAGING)})
+    assert result["unchecked_tables"] == [{"table": "analytics_staging.public.orders", "data_source_id": "1",
+                                           "not_checked": ["database", "server"]}]
+    assert ("Table analytics_staging.public.orders matched in data source 1 by its name alone: its database and "
+            "server could not be checked (data_sources={1: 'scheme://host:port/database'} says where it reads)"
+            ) in capsys.readouterr().out
+
+
+def test_data_sources_limit_what_a_hand_typed_table_matches(analytics_emulator, analytics_connection) -> None:
+    def run(data_sources: Any) -> Any:
+        operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["web.sessions"], dry_run=True,
+                                                    data_sources=data_sources)
+        return operator.execute({"ti": FakeTaskInstance()})
+
+    assert [m["name"] for m in run([3])["data_models"]] == ["sessions"]
+    assert [m["name"] for m in run(["snowflake"])["data_models"]] == ["sessions"]
+    with pytest.raises(AnalyticsParameterError, match=r"refresh: no data model reads web.sessions \(closest: "):
+        run(["postgresql"])
+
+
+def test_data_sources_are_checked_when_the_dag_is_parsed() -> None:
+    with pytest.raises(AnalyticsParameterError, match=r"^refresh: data_sources must be a list of data source ids and "
+                                                      r"warehouse types \(bigquery, .*; got 'materialize', neither"):
+        AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"], data_sources=["materialize"])
+
+
+def test_where_the_service_says_which_server_a_data_source_reads_it_is_compared(
+        analytics_emulator, analytics_connection) -> None:
+    """The document says a data source's answer leaves dbconfig out; one that carries it is used."""
+    analytics_emulator.world.state.data_sources[1]["dbconfig"] = {"host": "warehouse", "port": "5432",
+                                                                  "database": "analytics"}
+    with pytest.raises(AnalyticsParameterError, match="refresh: nothing to refresh: no data model reads any"):
+        refresh({"triggering_asset_events": events(STAGING)})
+    same = refresh({"triggering_asset_events": events("postgres://warehouse:5432/analytics/public/orders")})
+    assert same["unchecked_tables"] == [] and [m["name"] for m in same["data_models"]][:1] == ["orders"]

@@ -141,3 +141,49 @@ def test_a_report_is_impacted_when_any_of_what_it_reads_is() -> None:
         "table t -> model orders (1) -> data set sales (2) -> report 'Signups' (22)")}
     assert walk_report([customers], [{"name": "n", "sql": "count({{ #customers.id }})"}]) == {}
 
+
+
+@pytest.mark.parametrize(("dbtype", "sql", "table", "how"), [
+    # Snowflake names a table by a text
+    ("snowflake", "select * from identifier('ANALYTICS.WEB.SESSIONS')", "analytics.web.sessions",
+     "its SQL reads ANALYTICS.WEB.SESSIONS"),
+    ("snowflake", "select * from table('ANALYTICS.WEB.SESSIONS')", "ANALYTICS.WEB.SESSIONS",
+     "its SQL reads ANALYTICS.WEB.SESSIONS"),
+    # a quoted CTE name does not hide the table an unquoted name folds to (PostgreSQL)
+    ("postgresql", 'with "Orders" as (select 1 as x) select * from orders, "Orders"', "public.orders",
+     "its SQL reads orders"),
+    # a BigQuery partition decorator names its table
+    ("bigquery", "select * from `acme-prod.web_events.page_views$20240101`", "acme-prod.web_events.page_views",
+     'its SQL reads "acme-prod"."web_events"."page_views"'),
+    # db..table: the default schema (SQL Server's dbo)
+    ("sqlserver", "select * from analytics..orders", "analytics.dbo.orders", "its SQL reads analytics.dbo.orders"),
+    # a name a template completes: taken as impacted where a completion could name the table
+    ("postgresql", "select * from {{ schema }}.orders", "public.orders",
+     "its SQL names {{ schema }}.orders, which only the run completes: taken as impacted"),
+    ("snowflake", "select * from identifier($sessions)", "ANALYTICS.WEB.SESSIONS",
+     "its SQL names identifier($sessions), which only the run completes: taken as impacted"),
+])
+def test_query_model_sql_that_names_its_tables_unusually_is_read_right(dbtype, sql, table, how) -> None:
+    model = {"id": 9, "name": "q", "data_source_id": 1, "table_name": None, "sql": sql}
+    matcher = TableMatcher([table], dbtypes={"1": dbtype}, databases={})
+    found = match_sql_models(matcher, [model], lambda _: dbtype)
+    assert [h for _, h in found[table]] == [how]
+
+
+@pytest.mark.parametrize(("dbtype", "sql", "table", "note"), [
+    ("postgresql", "select * from marketing.campaigns_{{ suffix }}", "marketing.campaigns",
+     "query model q (9): its SQL names marketing.campaigns_{{ suffix }}, which only the run completes (a template "
+     "or a variable): unresolved; it cannot name any of the tables given"),
+    ("postgresql", "select * from {{ schema }}.orders", "public.customers",
+     "query model q (9): its SQL names {{ schema }}.orders, which only the run completes (a template or a "
+     "variable): unresolved; it cannot name any of the tables given"),
+    ("mysql", "select * from shop..orders", "shop.orders",
+     "query model q (9): its SQL names shop..orders, which only the run completes (a template or a variable): "
+     "unresolved; it could name shop.orders: taken as impacted"),
+])
+def test_a_name_only_the_run_completes_is_unresolved_and_said_never_a_null_table(dbtype, sql, table, note) -> None:
+    model = {"id": 9, "name": "q", "data_source_id": 1, "table_name": None, "sql": sql}
+    matcher = TableMatcher([table], dbtypes={"1": dbtype}, databases={})
+    match_sql_models(matcher, [model], lambda _: dbtype)
+    assert matcher.notes == [note]
+    assert "NULL" not in " ".join(tables_read(sql, dbtype))

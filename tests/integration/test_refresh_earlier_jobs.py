@@ -1,0 +1,69 @@
+"""A job the service de-duplicates (``already_existed``) was started before the refresh asked: its
+rows may predate the cache bust, so the refresh waits it out and submits its own, and only that one
+is counted and named by the freshness asset event; against the emulator, the operator called directly."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from analytics_provider.exceptions import AnalyticsJobError
+from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.operators import AnalyticsRefreshImpactedOperator
+from analytics_provider.testing.task_instance import FakeTaskInstance
+
+
+class Events:
+    """One outlet's ``outlet_events`` entry: the events added through an alias."""
+
+    def __init__(self) -> None:
+        self.extra: dict[str, Any] = {}
+        self.added: list[tuple[str, dict[str, Any]]] = []
+
+    def add(self, asset: Any, extra: dict[str, Any] | None = None) -> None:
+        self.added.append((asset.uri, dict(extra or {})))
+
+
+def run(outlet_events: defaultdict[Any, Events] | None = None, **kwargs: Any
+        ) -> tuple[Any, list[tuple[str, dict[str, Any]]]]:
+    outlet_events = defaultdict(Events) if outlet_events is None else outlet_events
+    operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["marketing.campaigns"], deferrable=False,
+                                                poll_interval=0.05, **kwargs)
+    result = operator.execute({"ti": FakeTaskInstance(), "outlet_events": outlet_events})
+    return result, [e for events in outlet_events.values() for e in events.added]
+
+
+def preloads_of(emulator: Any, dashboard_id: int) -> list[Any]:
+    return [j for j in emulator.jobs if j.operation == "preload_dashboard" and j.params.get("id") == dashboard_id]
+
+
+def test_a_preload_started_before_the_bust_is_waited_out_and_submitted_anew(analytics_emulator,
+                                                                            analytics_connection) -> None:
+    # a scheduled preload of dashboard 2, running when the load ended (two reads of it, then done)
+    analytics_emulator.script_next_job("preload_dashboard", [("running", 2), ("success", 0)], by_reads=True)
+    earlier = AnalyticsHook(analytics_connection).preload_dashboard(2)
+    result, events = run()
+    bust = next(j for j in analytics_emulator.jobs if j.operation == "bust_data_source_cache")
+    own = [j for j in preloads_of(analytics_emulator, 2) if j.existing_job_id is None and j.id != earlier["id"]]
+    assert len(own) == 1 and own[0].created >= bust.created  # its own preload, after the bust
+    counted = next(j for j in result["jobs"] if j["kind"] == "preload" and j["id"] == 2)
+    assert counted == {"kind": "preload", "id": 2, "job_id": own[0].id, "status": "success"}
+    fresh = {e["dashboard_id"]: e["job_id"] for _, e in events}
+    assert fresh[2] == own[0].id != earlier["id"]  # the freshness event names the post-bust preload only
+
+
+def test_a_preload_that_keeps_pointing_at_earlier_jobs_fails_and_emits_no_event(analytics_emulator,
+                                                                                analytics_connection,
+                                                                                monkeypatch) -> None:
+    from analytics_provider.impact import refresh
+
+    monkeypatch.setattr(refresh, "MAX_EARLIER", 0)  # the first earlier job is already one too many
+    analytics_emulator.script_next_job("preload_dashboard", [("running", 2), ("success", 0)], by_reads=True)
+    earlier = AnalyticsHook(analytics_connection).preload_dashboard(2)
+    outlet_events: defaultdict[Any, Events] = defaultdict(Events)
+    with pytest.raises(AnalyticsJobError, match=rf"preload of dashboard 2: the service answered already_existed 1 "
+                                                rf"times in a row \(jobs {earlier['id']}\)"):
+        run(outlet_events)
+    assert [e for events in outlet_events.values() for e in events.added] == []  # not even dashboard 5's
