@@ -76,8 +76,8 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
             changed = differences(body, resource)
             if changed:
                 plan.changes.append(Change(Action.CHANGE, f"{KINDS[section]} {resource['id']}", item.key,
-                                           "; ".join(f"{k} {compared(v, w)[0]}" for k, v, w in changed),
-                                           "; ".join(f"{k} {compared(v, w)[1]}" for k, v, w in changed),
+                                           "; ".join(f"{k} {compared(v, w, k)[0]}" for k, v, w in changed),
+                                           "; ".join(f"{k} {compared(v, w, k)[1]}" for k, v, w in changed),
                                            write=Write(kind, int(resource["id"]), body)))
         for key, resources in sorted(owned.items()):
             for resource in resources:

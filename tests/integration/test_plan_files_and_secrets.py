@@ -221,3 +221,26 @@ def test_apply_refuses_a_plan_storage_that_is_not_one_folder_for_every_run(tmp_p
     code = manage.main(["apply", "--plan", str(plan), "--digest", "a" * 64, "--plan-storage", storage])
     assert code == 2
     assert f"manage apply --plan: --plan-storage {storage}: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("endpoint", [f"hooks.example.com/services/T000/B000/{TOKEN}", f"'  {ENDPOINT}'"],
+                         ids=["no-scheme", "leading-blanks"])
+def test_a_webhook_token_is_masked_without_a_scheme_or_behind_blanks(tmp_path, hook, capsys, endpoint) -> None:
+    """Second attack on issue 44: an endpoint written without ``https://``, or after blanks, was shown
+    whole in the rows, the saved plan's ``touched`` and an update's row: only values that began with
+    a scheme were masked. An address field is masked whatever its form."""
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "hooks.yml", WEBHOOK.replace(ENDPOINT, endpoint))
+    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
+    assert TOKEN not in capsys.readouterr().out  # the create's row
+    write(files, "hooks.yml", WEBHOOK.replace(ENDPOINT, endpoint).replace('"0 9 * * *"', '"0 10 * * *"'))
+    printed, _ = plan_to(files, saved, capsys)
+    plan = json.loads(saved.read_text())
+    assert TOKEN not in printed and TOKEN not in json.dumps(plan["touched"]) and TOKEN not in json.dumps(
+        [{k: v for k, v in c.items() if k != "write"} for c in plan["changes"]])
+    assert TOKEN in json.dumps(plan["changes"][0]["write"])  # what the apply sends
+    write(files, "hooks.yml", WEBHOOK.replace(ENDPOINT, endpoint.replace(TOKEN, "r0tatedT0ken77")))
+    assert manage.main(["plan", str(files), "--scope", "sales"]) == 0
+    printed = capsys.readouterr().out
+    assert "(differs in a masked part)" in printed
+    assert TOKEN not in printed and "r0tatedT0ken77" not in printed
