@@ -226,13 +226,17 @@ def _apply_saved(args: argparse.Namespace) -> int:
     from analytics_provider.deliveries.saved import apply_saved_deliveries
     from analytics_provider.hooks.analytics import AnalyticsHook
     from analytics_provider.plans.apply import SyncApplyError
-    from analytics_provider.plans.saved import Consent, SavedPlanError, read_file
+    from analytics_provider.plans.saved import Consent, SavedPlanError, not_a_plan, read_file
 
     try:
         data = read_file(args.plan)
     except SavedPlanError as exc:
         print(exc, file=sys.stderr)
         return 1
+    problem = not_a_plan(data)
+    if problem:  # before anything is said of it
+        print(f"manage apply --plan {args.plan}: {problem}", file=sys.stderr)
+        return 2
     params = _part(data, "params")
     if args.scope is not None and args.scope != params.get("scope"):
         print(f"manage apply --plan: --scope {args.scope!r} is not the plan's scope ({params.get('scope')!r}): "
@@ -277,9 +281,9 @@ def _applied_plans(args: argparse.Namespace, by: str) -> Any:
 def _storage_problem(args: argparse.Namespace) -> str | None:
     if getattr(args, "plan_storage", None) is None:
         return None
-    from analytics_provider.plans.by_reference import storage_problem
+    from analytics_provider.plans.by_reference import served_problem, storage_problem
 
-    problem = storage_problem(args.plan_storage)
+    problem = storage_problem(args.plan_storage) or served_problem(args.plan_storage)
     # the locks and the record that a plan was applied must be found by the next apply, wherever it runs
     return f"--plan-storage {args.plan_storage}: {problem}" if problem else None
 
