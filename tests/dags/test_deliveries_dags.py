@@ -40,15 +40,20 @@ def test_the_example_applies_its_files_once_and_sends_the_placeholders_as_writte
     assert all(sum(r["counts"].values()) == 0 for r in results(second).values())
 
 
-def test_a_dag_whose_delivery_files_are_wrong_does_not_import(tmp_path: Path, airflow_db: None) -> None:
-    (tmp_path / "deliveries").mkdir()
-    (tmp_path / "deliveries" / "sales.yml").write_text(textwrap.dedent("""\
+def one_schedule(folder: Path, repeat: str) -> None:
+    """``folder/deliveries/sales.yml``: the weekly-sales schedule, sent on ``repeat``."""
+    (folder / "deliveries").mkdir()
+    (folder / "deliveries" / "sales.yml").write_text(textwrap.dedent(f"""\
         schedules:
           - key: weekly-sales
             dashboard: 1
-            repeat: "0 8 * * 8"
-            dest: {type: EmailDest, recipients: [ann@example.com]}
+            repeat: "{repeat}"
+            dest: {{type: EmailDest, recipients: [ann@example.com]}}
         """))
+
+
+def test_a_dag_whose_delivery_files_are_wrong_does_not_import(tmp_path: Path, airflow_db: None) -> None:
+    one_schedule(tmp_path, "0 8 * * 8")
     (tmp_path / "deliveries_dag.py").write_text(textwrap.dedent("""\
         from airflow.providers.common.compat.sdk import DAG
         from analytics_provider.operators import AnalyticsApplyDeliveriesOperator
@@ -80,14 +85,7 @@ def test_the_operator_with_path_takes_the_scopes_apply_lock(tmp_path: Path, airf
                                 "scope": "scope sales", "by": "task apply of a reviewed run", "host": "worker-7",
                                 "pid": 4242, "started_at": datetime.now(timezone.utc).isoformat(), "token": "t"}))
     assert socket.gethostname() != "worker-7"
-    (tmp_path / "deliveries").mkdir()
-    (tmp_path / "deliveries" / "sales.yml").write_text(textwrap.dedent("""\
-        schedules:
-          - key: weekly-sales
-            dashboard: 1
-            repeat: "0 8 * * 1"
-            dest: {type: EmailDest, recipients: [ann@example.com]}
-        """))
+    one_schedule(tmp_path, "0 8 * * 1")
     (tmp_path / "locked_dag.py").write_text(textwrap.dedent(f"""\
         from airflow.providers.common.compat.sdk import DAG
         from analytics_provider.operators import AnalyticsApplyDeliveriesOperator
