@@ -87,6 +87,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    try:
+        return _run(args)
+    except Exception as exc:  # the service unreachable, or refusing a read: said, not a traceback
+        from analytics_provider.exceptions import AnalyticsApiError
+
+        if not isinstance(exc, AnalyticsApiError):
+            raise
+        print(f"manage {args.command}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     if getattr(args, "plan", None) is not None:
         return _apply_saved(args)
     if args.path is None:

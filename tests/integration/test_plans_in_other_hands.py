@@ -632,3 +632,17 @@ def test_a_direct_apply_takes_the_same_lock_as_a_saved_plans_apply(tmp_path, hoo
     assert (now["schedule"]["repeat"], now["dest"]["recipients"]) == ("0 6 * * 1", ["ann@example.com"])
     assert not (storage / "lock-deliveries-scope-sales.json").exists()
     assert sorted(p.name for p in storage.iterdir()) == [f"applied-{digests[reviewed]}.json"]  # no record of it
+
+
+def test_a_service_that_cannot_be_reached_is_said_not_a_traceback(tmp_path, hook, capsys, monkeypatch) -> None:
+    """Found checking the second attack's cases: ``apply --plan`` through a connection whose service
+    does not answer ended in AnalyticsTransportError's traceback. Said on one line, exit 1."""
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "sales.yml", ONE)
+    approved = plan_to(files, saved, capsys)
+    monkeypatch.setenv("AIRFLOW_CONN_NOWHERE", json.dumps({"conn_type": "analytics", "password": "k", "extra": {
+        "base_url": "http://127.0.0.1:9/api/v2", "max_retries": 0}}))
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--conn-id", "nowhere",
+                        "--plan-storage", str(tmp_path / "plans")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("manage apply: TransportError on GET /users/me: ") and "Traceback" not in err, err
