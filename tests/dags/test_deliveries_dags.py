@@ -40,16 +40,22 @@ def test_the_example_applies_its_files_once_and_sends_the_placeholders_as_writte
     assert all(sum(r["counts"].values()) == 0 for r in results(second).values())
 
 
+def delivery_file(folder: Path, name: str, text: str) -> Path:
+    """``folder/deliveries/name`` holding ``text`` (dedented); the folder ``deliveries``."""
+    (folder / "deliveries").mkdir(exist_ok=True)
+    (folder / "deliveries" / name).write_text(textwrap.dedent(text))
+    return folder / "deliveries"
+
+
 def one_schedule(folder: Path, repeat: str) -> None:
     """``folder/deliveries/sales.yml``: the weekly-sales schedule, sent on ``repeat``."""
-    (folder / "deliveries").mkdir()
-    (folder / "deliveries" / "sales.yml").write_text(textwrap.dedent(f"""\
+    delivery_file(folder, "sales.yml", f"""\
         schedules:
           - key: weekly-sales
             dashboard: 1
             repeat: "{repeat}"
             dest: {{type: EmailDest, recipients: [ann@example.com]}}
-        """))
+        """)
 
 
 def test_a_dag_whose_delivery_files_are_wrong_does_not_import(tmp_path: Path, airflow_db: None) -> None:

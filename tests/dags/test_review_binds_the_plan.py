@@ -12,6 +12,7 @@ from analytics_provider.plans.saved import _digest, digest
 from analytics_provider.testing.review import answering_review
 
 from .conftest import AIRFLOW_VERSION, dag_bag_of, dag_test
+from .test_deliveries_dags import delivery_file
 from .test_review import DAG_ID, REVIEW, REVIEW_DAGS, states, writes
 
 pytestmark = pytest.mark.skipif(AIRFLOW_VERSION < (3, 3), reason="dag.test() answers human-in-the-loop from 3.3")
@@ -87,14 +88,13 @@ def test_the_review_tasks_rendered_plan_shows_a_webhook_with_its_token_masked(
 
     token = "s3cr3tT0kenXYZ42"
     endpoint = f"hooks.example.com/services/T000/B000/{token}"  # without a scheme, as the attack wrote it
-    (tmp_path / "deliveries").mkdir()
-    (tmp_path / "deliveries" / "hooks.yml").write_text(textwrap.dedent(f"""\
+    delivery_file(tmp_path, "hooks.yml", f"""\
         alerts:
           - key: revenue-hook
             widget: 101
             repeat: "0 9 * * *"
             dest: {{type: WebhookDest, endpoint: "{endpoint}"}}
-        """))
+        """)
     (tmp_path / "webhook_dag.py").write_text(textwrap.dedent(f"""\
         from datetime import timedelta
         from airflow.providers.common.compat.sdk import DAG
