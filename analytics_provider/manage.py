@@ -13,8 +13,9 @@ through a symbolic link); ``apply --plan
 PLAN.json --digest DIGEST`` applies exactly that plan (no files read) when its content has that
 digest and it was made through a connection to the same service and account, after reading
 again each resource it touches: if one changed since, it writes nothing ("stale plan: plan
-again"). Exit status: 0 done (or nothing found), 1 findings, a refused or stale plan or a failed
-write, 2 a usage error.
+again"). Both applies take the same apply locks, in ``--plan-storage`` (docs/reviewed_changes.rst
+says which), and read each resource again before writing it. Exit status: 0 done (or nothing
+found), 1 findings, a refused or stale plan or a failed write, 2 a usage error.
 """
 
 from __future__ import annotations
@@ -73,10 +74,11 @@ def _parser() -> argparse.ArgumentParser:
                                  help="with --plan: the digest plan --out printed (what the review approved); a "
                                       "plan whose content differs is refused")
             command.add_argument("--plan-storage", metavar="FOLDER",
-                                 help="with --plan: the folder (a path, or an object-storage URL) recording the "
-                                      "plans applied, shared by whatever else may apply them (a plan recorded there "
-                                      "is refused); default: the Airflow plan storage ([common.io] "
-                                      "xcom_objectstorage_path, else $AIRFLOW_HOME/analytics_provider/plans)")
+                                 help="the folder (a path, or an object-storage URL) of the apply locks and, with "
+                                      "--plan, of the records of the plans applied, shared by whatever else may "
+                                      "apply them (a plan recorded there is refused); default: the Airflow plan "
+                                      "storage ([common.io] xcom_objectstorage_path, else "
+                                      "$AIRFLOW_HOME/analytics_provider/plans)")
     return parser
 
 
@@ -85,6 +87,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    try:
+        return _run(args)
+    except Exception as exc:  # the service unreachable, or refusing a read: said, not a traceback
+        from analytics_provider.exceptions import AnalyticsApiError
+
+        if not isinstance(exc, AnalyticsApiError):
+            raise
+        print(f"manage {args.command}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     if getattr(args, "plan", None) is not None:
         return _apply_saved(args)
     if args.path is None:
@@ -135,7 +149,7 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     if args.prune and args.scope is None:
         return ("--prune needs --scope: the name these files' resources carry ([managed: <scope>/<key>]), so that "
                 "it deletes only what these files made (resources made without a scope are adopted, never pruned)")
-    return None
+    return _storage_problem(args)
 
 
 def _out_problem(args: argparse.Namespace) -> str | None:
@@ -173,8 +187,10 @@ def _out_problem(args: argparse.Namespace) -> str | None:
 
 def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared],
                     titles: dict[tuple[str, int], str]) -> int:
-    from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
+    from analytics_provider.deliveries.plan import plan_deliveries
+    from analytics_provider.deliveries.saved import apply_deliveries
     from analytics_provider.plans.apply import SyncApplyError
+    from analytics_provider.plans.saved import SavedPlanError
 
     seen: dict[tuple[str, int], Any] = {}
     plan = plan_deliveries(hook, declared, scope=args.scope, prune=args.prune, seen=seen, titles=titles)
@@ -185,7 +201,7 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
         return 1
     if getattr(args, "out", None):
         from analytics_provider.deliveries.saved import save_deliveries
-        from analytics_provider.plans.saved import SavedPlanError, digest, write_file
+        from analytics_provider.plans.saved import digest, write_file
 
         saved = save_deliveries(hook, plan, seen, scope=args.scope, prune=args.prune)
         try:  # over the file --out named only if it was there when checked (a saved plan, or --force)
@@ -198,8 +214,9 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
     if args.command == "plan" or plan.is_empty:
         return 0
     try:
-        applied = apply_deliveries(hook, plan, "manage apply")
-    except SyncApplyError as exc:
+        applied = apply_deliveries(hook, plan, seen, "manage apply", scope=args.scope, prune=args.prune,
+                                   once=_applied_plans(args, f"manage apply {args.path}"))
+    except (SavedPlanError, SyncApplyError) as exc:
         print(exc, file=sys.stderr)
         return 1
     print(f"applied {applied} change(s)")
@@ -221,14 +238,17 @@ def _apply_saved(args: argparse.Namespace) -> int:
     from analytics_provider.deliveries.saved import apply_saved_deliveries
     from analytics_provider.hooks.analytics import AnalyticsHook
     from analytics_provider.plans.apply import SyncApplyError
-    from analytics_provider.plans.once import AppliedPlans, default_plan_storage
-    from analytics_provider.plans.saved import Consent, SavedPlanError, read_file
+    from analytics_provider.plans.saved import Consent, SavedPlanError, not_a_plan, read_file
 
     try:
         data = read_file(args.plan)
     except SavedPlanError as exc:
         print(exc, file=sys.stderr)
         return 1
+    problem = not_a_plan(data)
+    if problem:  # before anything is said of it
+        print(f"manage apply --plan {args.plan}: {problem}", file=sys.stderr)
+        return 2
     params = _part(data, "params")
     if args.scope is not None and args.scope != params.get("scope"):
         print(f"manage apply --plan: --scope {args.scope!r} is not the plan's scope ({params.get('scope')!r}): "
@@ -237,8 +257,7 @@ def _apply_saved(args: argparse.Namespace) -> int:
     print(_described(args.plan, data))
     consent = Consent(args.digest.lower(), args.max_deletes, args.allow_delete_all,
                       ("--allow-delete-all", "--max-deletes"),
-                      once=AppliedPlans(args.plan_storage or default_plan_storage(),
-                                        f"manage apply --plan {args.plan} ({_who()})"))
+                      once=_applied_plans(args, f"manage apply --plan {args.plan}"))
     try:
         applied = apply_saved_deliveries(AnalyticsHook(args.conn_id), data, f"manage apply --plan {args.plan}",
                                          consent=consent, ready=lambda: print("no change since the plan: applying it"))
@@ -261,13 +280,24 @@ def _saved_usage_problem(args: argparse.Namespace) -> str | None:
         return f"--digest must be the 64 hex digits `manage plan --out` printed; got {args.digest!r}"
     if args.max_deletes is not None and args.max_deletes < 0:
         return f"--max-deletes must be 0 or more; got {args.max_deletes}"
-    if args.plan_storage is not None:
-        from analytics_provider.plans.by_reference import storage_problem
+    return _storage_problem(args)
 
-        problem = storage_problem(args.plan_storage)
-        if problem:  # the record that a plan was applied must be found by the next apply, wherever it runs
-            return f"--plan-storage {args.plan_storage}: {problem}"
-    return None
+
+def _applied_plans(args: argparse.Namespace, by: str) -> Any:
+    """The plan storage of ``--plan-storage`` (or Airflow's): its locks and records of applied plans."""
+    from analytics_provider.plans.once import AppliedPlans, default_plan_storage
+
+    return AppliedPlans(args.plan_storage or default_plan_storage(), f"{by} ({_who()})")
+
+
+def _storage_problem(args: argparse.Namespace) -> str | None:
+    if getattr(args, "plan_storage", None) is None:
+        return None
+    from analytics_provider.plans.by_reference import served_problem, storage_problem
+
+    problem = storage_problem(args.plan_storage) or served_problem(args.plan_storage)
+    # the locks and the record that a plan was applied must be found by the next apply, wherever it runs
+    return f"--plan-storage {args.plan_storage}: {problem}" if problem else None
 
 
 def _who() -> str:

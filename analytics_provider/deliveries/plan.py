@@ -18,9 +18,9 @@ from typing import Any
 from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
 from analytics_provider.deliveries.shown import compared, sends
 from analytics_provider.exceptions import AnalyticsParameterError
-from analytics_provider.plans.apply import NotApplied, Step, apply_steps
+from analytics_provider.plans.apply import NotApplied
 from analytics_provider.plans.plan import Action, Change, Plan
-from analytics_provider.plans.writes import DATA_ALERTS, DATA_SCHEDULES, Kind, Write, send_write
+from analytics_provider.plans.writes import DATA_ALERTS, DATA_SCHEDULES, Kind, Write
 
 Json = dict[str, Any]
 SECTIONS: dict[str, Kind] = {"schedules": DATA_SCHEDULES, "alerts": DATA_ALERTS}
@@ -76,8 +76,8 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
             changed = differences(body, resource)
             if changed:
                 plan.changes.append(Change(Action.CHANGE, f"{KINDS[section]} {resource['id']}", item.key,
-                                           "; ".join(f"{k} {compared(v, w)[0]}" for k, v, w in changed),
-                                           "; ".join(f"{k} {compared(v, w)[1]}" for k, v, w in changed),
+                                           "; ".join(f"{k} {compared(v, w, k)[0]}" for k, v, w in changed),
+                                           "; ".join(f"{k} {compared(v, w, k)[1]}" for k, v, w in changed),
                                            write=Write(kind, int(resource["id"]), body)))
         for key, resources in sorted(owned.items()):
             for resource in resources:
@@ -134,21 +134,6 @@ def _same(declared: Any, held: Any) -> bool:
     if isinstance(declared, int) and not isinstance(declared, bool) and isinstance(held, str):
         return held == str(declared)  # an id the service answers as a string (a widget's)
     return bool(declared == held)
-
-
-def apply_deliveries(hook: Any, plan: Plan, task_id: str, created: list[tuple[str, int]] | None = None) -> int:
-    """Create, then update, then delete (prune), one request each; the number applied. The
-    resources created are added to ``created`` (``("data_schedules", 12)``); each create is made
-    once (:func:`create_once`)."""
-
-    def send(chunk: Sequence[Change[Write]]) -> None:
-        for change in chunk:
-            if change.action is Action.CREATE:
-                create_once(hook, change.sent, created)
-            else:
-                send_write(hook, change)
-
-    return apply_steps(task_id, plan, [Step(plan.of(action), 1, send) for action in ORDER])
 
 
 def create_once(hook: Any, write: Write, created: list[tuple[str, int]] | None = None) -> Json:

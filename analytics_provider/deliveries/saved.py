@@ -4,7 +4,8 @@ resources read again, then exactly its changes sent in its order, or nothing whe
 when a change writes what a plan of its scope may not (another kind, a resource without its
 marker, a delete without prune). Each update and delete reads its resource again just before it
 is sent (another apply changed it since: not sent), each update just after (another apply
-overwrote it at once: reported as lost)."""
+overwrote it at once: reported as lost). A plan just made (``manage apply PATH``, the operator
+with ``path=``) is applied by the same code, under the same locks (:func:`locks`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from analytics_provider.deliveries.plan import ORDER, SECTIONS, SHOWN, Json, cre
 from analytics_provider.deliveries.shown import masked_fields
 from analytics_provider.exceptions import NotFoundError
 from analytics_provider.plans.apply import NotApplied, Step, apply_steps
-from analytics_provider.plans.once import applied_once, held
+from analytics_provider.plans.once import AppliedPlans, applied_once, held
 from analytics_provider.plans.plan import Action, Change, Plan
 from analytics_provider.plans.saved import (
     Consent,
@@ -61,24 +62,66 @@ def apply_saved_deliveries(hook: Any, data: Any, task_id: str, created: list[tup
     its order, one request each. The number applied."""
     consent = consent or Consent()
     changes, touched, params = loaded(data, task_id, "deliveries", hook, consent)
-    scope = params.get("scope")
+    return _checked(hook, data, task_id, changes, touched, params, created, consent.once, ready)
+
+
+def apply_deliveries(hook: Any, plan: Plan, seen: Mapping[tuple[str, int], Json], task_id: str, *,
+                     scope: str | None, prune: bool, created: list[tuple[str, int]] | None = None,
+                     once: AppliedPlans | None = None) -> int:
+    """Apply a plan just made (``manage apply PATH``, the operator with ``path=``) as a saved plan
+    is applied, by the same code: under the same locks (``once``'s), its resources read again
+    first (changed since it was planned, by another apply meanwhile: refused as stale, nothing
+    written), each update and delete read again around its write. Only the record of a plan
+    applied is not made (a plan made anew on each run is never applied twice). The resources
+    created are added to ``created``; the number applied."""
+    changes = [c for action in ORDER for c in plan.of(action)]
+    return _checked(hook, None, task_id, changes, [_touched(c, seen) for c in changes],
+                    {"scope": scope, "prune": prune}, created, once, None)
+
+
+def locks(scope: Any, touched: Sequence[Touched]) -> list[str]:
+    """The apply locks a deliveries plan of ``scope`` takes, so that two applies that may write one
+    resource exclude each other: its scope's (``no scope`` for a plan made without one, which
+    writes only resources made without a scope), and ``no scope``'s too when the plan adopts one
+    of those (updates a resource whose title carried no scope when it was planned)."""
+    adopts = scope is not None and any(_unscoped(t) for t in touched)
+    return [f"scope {scope}"] * (scope is not None) + [NO_SCOPE] * (scope is None or adopts)
+
+
+NO_SCOPE = "no scope"
+"""The lock of the resources made without a scope: every plan that may write one takes it."""
+
+
+def _unscoped(then: Touched) -> bool:
+    """Whether the plan found the resource carrying its key without a scope (it adopts it)."""
+    marker = marker_of(then.fields.get("title")) if then.id is not None and isinstance(then.fields, Mapping) else None
+    return marker is not None and marker[0] is None
+
+
+def _checked(hook: Any, data: Any, task_id: str, changes: list[Change[Write]], touched: list[Touched], params: Json,
+             created: list[tuple[str, int]] | None, once: AppliedPlans | None, ready: Callable[[], None] | None) -> int:
+    """The apply of a plan's ``changes`` (``data``: its saved plan, recorded as applied; None for a
+    plan just made) under the :func:`locks` it takes."""
     foreign = sorted({c.sent.kind.name for c in changes} - OWN_KINDS)
     if foreign:
         raise SavedPlanError(f"{task_id}: a deliveries plan writes data schedules and alerts only; this one writes "
                              f"{', '.join(foreign)}: nothing was written")
-    with held(consent.once, task_id, "deliveries", [f"scope {scope}" if scope else "no scope"]):
-        return _apply(hook, data, task_id, changes, touched, params, created, consent, ready)
+    taken = locks(params.get("scope"), touched)
+    with held(once, task_id, "deliveries", taken):
+        return _apply(hook, data, task_id, changes, touched, params, created, once if data is not None else None,
+                      ready, NO_SCOPE in taken)
 
 
 def _apply(hook: Any, data: Any, task_id: str, changes: list[Change[Write]], touched: list[Touched], params: Json,
-           created: list[tuple[str, int]] | None, consent: Consent, ready: Callable[[], None] | None) -> int:
-    """The apply once its scope's lock is held: the stale check (which sees what an apply before
-    this one wrote), then the changes."""
+           created: list[tuple[str, int]] | None, once: AppliedPlans | None, ready: Callable[[], None] | None,
+           adopting: bool) -> int:
+    """The apply once its locks are held: the stale check (which sees what an apply before this one
+    wrote), then the changes; ``adopting``: the lock of the resources made without a scope is held."""
     scope = params.get("scope")
     listed = {name: list(KINDS[name].list(hook))
             for name in sorted({t.kind for t in touched} | {c.sent.kind.name for c in changes})}
     by_id = {(name, int(r["id"])): r for name, resources in listed.items() for r in resources}
-    outside = [line for c in changes if (line := _outside(c, scope, bool(params.get("prune")), by_id))]
+    outside = [line for c in changes if (line := _outside(c, scope, bool(params.get("prune")), by_id, adopting))]
     if outside:
         raise SavedPlanError(f"{task_id}: {len(outside)} change(s) of the plan write outside scope {scope!r}; "
                              "nothing was written:\n" + "\n".join(f"- {line}" for line in outside[:20]))
@@ -103,8 +146,7 @@ def _apply(hook: Any, data: Any, task_id: str, changes: list[Change[Write]], tou
                 unchanged_until_now(hook, change.sent, seen.get((change.sent.kind.name, change.sent.id)))
                 kept_after(hook, change.sent, send_write(hook, change))
 
-    return applied_once(task_id, data, consent.once, ready,
-                        lambda: apply_steps(task_id, plan, [Step(plan.changes, 1, send)]))
+    return applied_once(task_id, data, once, ready, lambda: apply_steps(task_id, plan, [Step(plan.changes, 1, send)]))
 
 
 def unchanged_until_now(hook: Any, write: Write, then: Touched | None) -> None:
@@ -141,11 +183,12 @@ def _differs(hook: Any, write: Write, then: Touched) -> str | None:
     return found[0] if found else None
 
 
-def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tuple[str, int], Json]) -> str | None:
+def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tuple[str, int], Json],
+             adopting: bool) -> str | None:
     """Why the change writes what a plan of ``scope`` may not, or None: a create or update must send
     the scope's marker of its key; an update must be of a resource of the scope (or made without one,
-    adopted); a delete of one of the scope, and only with prune (a resource gone since is left to the
-    stale check)."""
+    adopted, when ``adopting``: the lock of those is held); a delete of one of the scope, and only
+    with prune (a resource gone since is left to the stale check)."""
     write, key = change.sent, change.target
     shown = f"{change.action.value} {SHOWN[write.kind.name]}{'' if write.id is None else f' {write.id}'} ({key})"
     mine, sent = (scope, key), marker_of((write.fields or {}).get("title"))
@@ -156,7 +199,7 @@ def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tupl
     else:
         now = by_id.get((write.kind.name, write.id)) if write.id is not None else None
         held = None if now is None else marker_of(now.get("title"))
-        allowed = (mine, (None, key)) if change.action is Action.CHANGE else (mine,)
+        allowed = (mine, (None, key)) if change.action is Action.CHANGE and adopting else (mine,)
         ours = (write.id is not None and (now is None or held in allowed)
                 and (change.action is Action.REMOVE or sent == mine))
     return None if ours else f"{shown}: not a resource of the scope carrying [managed: {scope}/{key}]"

@@ -49,9 +49,9 @@ def destination(dest: Any) -> str:
     if kind == "SlackDest":
         return "Slack " + _listed(dest.get("slack_channels"))
     if kind == "WebhookDest":
-        return f"webhook {masked(dest.get('endpoint'))}"
+        return f"webhook {masked(dest.get('endpoint'), address=True)}"
     if kind == "GsheetDest":
-        return f"Google Sheet {masked(dest.get('sheet_url'))} ({dest.get('sheet_title')})"
+        return f"Google Sheet {masked(dest.get('sheet_url'), address=True)} ({dest.get('sheet_title')})"
     if kind == "SftpDest":
         return f"SFTP data source {dest.get('data_source_id')}, {dest.get('file_path')}"
     if kind == "EmailSubscriptionDest":
@@ -59,40 +59,51 @@ def destination(dest: Any) -> str:
     return str(kind)
 
 
-def masked(value: Any) -> Any:
+def masked(value: Any, *, address: bool = False) -> Any:
     """A URL with its secrets masked (``https://hooks.example.com/services/T000/B000/***``): scheme,
     host and port and the path's segments as they are, but :data:`HIDDEN` for a user and password, each
     path segment that looks like a token (:data:`SECRET_LOOKING`), each query value (their names
-    shown) and the fragment; any other value as it is."""
-    if not isinstance(value, str) or not URL.match(value):
+    shown) and the fragment; blanks around it dropped. ``address``: the value of a field that holds
+    an address (:data:`ADDRESSES`), masked so even without a scheme (``hooks.example.com/...``: read
+    as host and path). Any other value as it is."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not URL.match(text) and not (address and text):
         return value
     try:
-        parts = urlsplit(value)
+        parts = urlsplit(text if URL.match(text) else f"//{text}")
         port = parts.port
     except ValueError:  # not a URL urlsplit can read (a port out of range, a bad IPv6 address)
-        return f"{value.split('://', 1)[0]}://{HIDDEN}"
+        return f"{parts.scheme}://{HIDDEN}" if URL.match(text) else HIDDEN
     user = f"{HIDDEN}@" if "@" in parts.netloc else ""  # a user and password: often a token itself
     host = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else parts.hostname or ""
     path = "/".join(HIDDEN if SECRET_LOOKING.fullmatch(segment) else segment for segment in parts.path.split("/"))
     query = "&".join(f"{pair.split('=', 1)[0]}={HIDDEN}" if "=" in pair else HIDDEN
                      for pair in parts.query.split("&")) if parts.query else ""
-    return (f"{parts.scheme}://{user}{host}{f':{port}' if port is not None else ''}{path}"
-            f"{'?' + query if query else ''}{'#' + HIDDEN if parts.fragment else ''}")
+    return (f"{parts.scheme + '://' if parts.scheme else ''}{user}{host}{f':{port}' if port is not None else ''}"
+            f"{path}{'?' + query if query else ''}{'#' + HIDDEN if parts.fragment else ''}")
 
 
-def masked_fields(value: Any) -> Any:
-    """``value`` with every URL in it :func:`masked` (mappings and lists walked)."""
+ADDRESSES = frozenset({"endpoint", "sheet_url"})
+"""The fields of a ``dest`` that hold an address (a webhook's, a sheet's): masked whatever their form."""
+
+
+def masked_fields(value: Any, name: Any = None) -> Any:
+    """``value`` with every URL in it :func:`masked` (mappings and lists walked; the value of a field
+    named in :data:`ADDRESSES` masked even without a scheme)."""
     if isinstance(value, Mapping):
-        return {name: masked_fields(item) for name, item in value.items()}
+        return {key: masked_fields(item, key) for key, item in value.items()}
     if isinstance(value, list):
-        return [masked_fields(item) for item in value]
-    return masked(value)
+        return [masked_fields(item, name) for item in value]
+    return masked(value, address=name in ADDRESSES)
 
 
-def compared(held: Any, declared: Any) -> tuple[str, str]:
-    """An update's two sides as a row shows them, masked; when they differ only in what is masked
-    (a webhook's token), the second says so."""
-    before, after = masked_fields(held), masked_fields(declared)
+def compared(held: Any, declared: Any, field: str = "") -> tuple[str, str]:
+    """An update's two sides of ``field`` (its dotted path: ``dest.endpoint``) as a row shows them,
+    masked; when they differ only in what is masked (a webhook's token), the second says so."""
+    name = re.split(r"[.\[]", field)[-1]
+    before, after = masked_fields(held, name), masked_fields(declared, name)
     hidden_change = before == after and held != declared
     return repr(before), repr(after) + (" (differs in a masked part)" if hidden_change else "")
 

@@ -35,7 +35,9 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         records of the saved plans applied (a plan is applied once: ``applied-<digest>.json``),
         checked when the DAG is parsed; default: ``[common.io] xcom_objectstorage_path`` when set,
         else ``$AIRFLOW_HOME/analytics_provider/plans`` (one machine only). Both hold for a saved
-        plan applied with ``plan=`` as for one made by the task.
+        plan applied with ``plan=`` as for one made by the task. It also holds the apply locks
+        (``lock-<kind>-<scope>.json``), taken by every apply: of a saved plan, and of the plan a
+        task just made (docs/reviewed_changes.rst says which locks).
     :param approved: with ``plan=``: the review's result (``review_task.output``, templated) or the
         digest it approved; a saved plan whose content differs is refused, and so is a review's
         result whose answer is not Approve. ``plan_review_apply`` passes it.

@@ -103,8 +103,8 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         from analytics_provider.deliveries.check import check_references
-        from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries, targets
-        from analytics_provider.deliveries.saved import save_deliveries
+        from analytics_provider.deliveries.plan import plan_deliveries, targets
+        from analytics_provider.deliveries.saved import apply_deliveries, save_deliveries
 
         if self.plan is not None:
             return self._apply_saved(context)
@@ -120,7 +120,8 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
 
             def apply() -> int:
                 try:
-                    return apply_deliveries(self.hook, plan, self.task_id, created)
+                    return apply_deliveries(self.hook, plan, seen, self.task_id, scope=self.scope, prune=self.prune,
+                                            created=created, once=self.consent(context).once)
                 finally:
                     self.lineage_targets += created
 

@@ -98,10 +98,20 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
         self.plan = plan
         self.max_rows = max_rows
 
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """Render, then keep the real plan apart: the rendered ``plan`` field, which Airflow shows in
+        its UI and keeps in its database, holds it with every address masked (a webhook's token: the
+        writes of a saved plan carry the real ones); the task reads the real one (its digest)."""
+        super().render_template_fields(context, jinja_env)
+        from analytics_provider.deliveries.shown import masked_fields
+
+        self.real_plan = self.plan
+        self.plan = masked_fields(self.plan)
+
     def execute(self, context: Context) -> Any:
         from analytics_provider import review_text
 
-        plan = self.plan
+        plan = getattr(self, "real_plan", self.plan)
         if not (review_text.is_plan(plan) or review_text.is_validation(plan)):
             raise refused(self.task_id, "plan", plan, "the result of a plan task (an access sync or the deliveries "
                                                       "with dry_run=True), or of an AML validation")

@@ -65,6 +65,9 @@ def storage_problem(storage: Any) -> str | None:
         if text.lower().startswith("file://") and not text[len("file://"):].startswith("/"):
             return ("a file:// URL names a folder as file:///absolute/path; this one depends on the folder each "
                     "worker runs in")
+        if text.split("://", 1)[0].lower() == "memory":
+            return ("memory:// is held by one process only: the apply, another task or command would never find "
+                    "what it holds")
         return None
     try:
         path = Path(text).expanduser()
@@ -74,6 +77,27 @@ def storage_problem(storage: Any) -> str | None:
         return "a relative path depends on the folder each worker runs in"
     if path.exists() and not path.is_dir():
         return "it is there and is no folder"
+    above = next((found for found in path.parents if found.exists()), None)
+    if above is not None and not above.is_dir():
+        return f"{above} is there and is no folder: no folder can be made in it"
+    return None
+
+
+def served_problem(storage: Any) -> str | None:
+    """Beyond :func:`storage_problem`: for a URL, whether an installed file system serves its scheme
+    (imports fsspec: for a command, or a running task), or None."""
+    text = storage if isinstance(storage, str) else ""
+    if "://" not in text:
+        return None
+    try:
+        from fsspec.registry import get_filesystem_class
+    except ImportError:  # no fsspec: Airflow's object storage names the problem when it is reached
+        return None
+    scheme = text.split("://", 1)[0].lower()
+    try:
+        get_filesystem_class(scheme)
+    except (ValueError, ImportError) as exc:
+        return f"no installed file system serves {scheme}:// ({bounded(str(exc), 200)})"
     return None
 
 

@@ -85,20 +85,42 @@ class AppliedPlans:
             if not hasattr(self.storage, "protocol"):
                 from airflow.providers.common.compat.sdk import ObjectStoragePath
 
-                return ObjectStoragePath(str(self.storage)) / name
+                try:
+                    found = ObjectStoragePath(str(self.storage)) / name
+                    found.fs  # noqa: B018  # its file system, found now: a scheme none serves is named here
+                except (ValueError, ImportError) as exc:
+                    raise SavedPlanError(f"the plan storage {self.storage} cannot be reached: "
+                                         f"{bounded(str(exc), 200)}; nothing was written") from None
+                return found
             return self.storage / name
         return Path(os.fspath(self.storage)).expanduser() / name
 
+    def unusable(self, exc: OSError) -> str:
+        """What is wrong with the plan storage, as ``exc`` (raised writing in it) and a look at a
+        local folder tell: a path that is there and no folder (``/dev/null``), one not writable."""
+        if not hasattr(self.storage, "protocol") and "://" not in str(self.storage):
+            path = Path(os.fspath(self.storage)).expanduser()
+            for found in (path, *path.parents):
+                if found.exists():
+                    if not found.is_dir():
+                        return f"the plan storage {self.storage} is no folder: {found} is there and is no folder"
+                    if not os.access(found, os.W_OK | os.X_OK):
+                        return f"the plan storage {self.storage} cannot be written: {found} is not writable here"
+                    break
+        return f"the plan storage {self.storage} cannot be written ({exc})"
+
     def refuse_if_applied(self, where: str, data: Mapping[str, Any]) -> None:
         """Refuse (nothing written) a plan that has a record: applied, or being applied."""
-        record = self.record(data)
         try:
+            record = self.record(data)
             if not record.exists():
                 return
             text = record.read_text(encoding="utf-8")
         except OSError as exc:
             raise SavedPlanError(f"{where}: the record of applied plans {record} cannot be read ({exc}); nothing "
                                  "was written") from None
+        except SavedPlanError as exc:
+            raise SavedPlanError(f"{where}: {exc}") from None
         raise SavedPlanError(f"{where}: {_said(text, record)}; a plan is applied once, even when what it did was "
                              "undone since: plan again (nothing was written)")
 
@@ -117,8 +139,8 @@ class AppliedPlans:
             raise SavedPlanError(f"{where}: another apply recorded this plan first: {_said(text, record)}; this one "
                                  "wrote nothing") from None
         except OSError as exc:
-            raise SavedPlanError(f"{where}: the plan's record {record} cannot be written ({exc}): a plan is applied "
-                                 "only once recorded; nothing was written") from None
+            raise SavedPlanError(f"{where}: {self.unusable(exc)}: a plan is applied only once recorded ({record}); "
+                                 "nothing was written") from None
 
     def finish(self, data: Mapping[str, Any], outcome: str) -> None:
         """Write the apply's outcome into the plan's record (kept: the plan stays used)."""
@@ -150,7 +172,10 @@ class AppliedPlans:
                 _release(lock, token)
 
     def _lock(self, where: str, what: str, scope: str) -> tuple[Any, str]:
-        lock = self._at(f"lock-{_slug(what)}-{_slug(scope)}.json")
+        try:
+            lock = self._at(f"lock-{_slug(what)}-{_slug(scope)}.json")
+        except SavedPlanError as exc:
+            raise SavedPlanError(f"{where}: {exc}") from None
         token = uuid.uuid4().hex
         body = (json.dumps({"format": LOCK_FORMAT, "what": what, "scope": scope, "by": self.by,
                             "host": socket.gethostname(), "pid": os.getpid(), "started_at": _now(),
@@ -176,8 +201,8 @@ class AppliedPlans:
                         f"once it is known to have stopped, delete {lock})") from None
                 log.warning("%s: the apply lock %s was broken: %s (%s)", where, lock, why, _holder(text, lock))
             except OSError as exc:
-                raise SavedPlanError(f"{where}: the apply lock {lock} cannot be written ({exc}): a saved plan is "
-                                     "applied only under its scope's lock; nothing was written") from None
+                raise SavedPlanError(f"{where}: {self.unusable(exc)}: a plan is applied only under its apply lock "
+                                     f"({lock}); nothing was written") from None
         raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -188,7 +213,10 @@ def held(once: AppliedPlans | None, where: str, what: str, scopes: Iterable[str]
 
 def _create(path: Any, body: bytes) -> None:
     """Create ``path`` holding ``body``, exclusively: :class:`FileExistsError` when it is there."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # its folder is there and no folder (/dev/null): not a lock or record found
+        raise NotADirectoryError(f"{path.parent} is there and is no folder") from None
     try:
         with path.open("xb") as out:
             out.write(body)

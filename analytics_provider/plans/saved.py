@@ -165,8 +165,10 @@ def loaded(data: Any, where: str, what: str, hook: Any, consent: Consent,
     change's write back (the inverse of :func:`saved_plan`'s ``encode``)."""
     decode = decode or write_of
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:
-        raise SavedPlanError(f"{where}: not a saved plan of analytics_provider (no format {FORMAT!r}); make one "
-                             "with a plan task, or `python -m analytics_provider.manage plan PATH --out PLAN.json`")
+        raise SavedPlanError(f"{where}: {not_a_plan(data) or _NOT_A_PLAN.format(found=f'no format {FORMAT!r}')}")
+    problem = not_a_plan(data)
+    if problem:
+        raise SavedPlanError(f"{where}: {problem}")
     if data.get("provider_version") != __version__:
         raise SavedPlanError(f"{where}: saved by analytics_provider {data.get('provider_version')!r}, this is "
                              f"{__version__}: plan again with this version (nothing was written)")
@@ -191,6 +193,41 @@ def loaded(data: Any, where: str, what: str, hook: Any, consent: Consent,
         consent.once.refuse_if_applied(where, data)
     _refuse_elsewhere(where, data.get("origin"), origin(hook))
     return changes, touched, dict(data.get("params") or {})
+
+
+SHAPES: dict[str, tuple[type, ...]] = {"what": (str,), "plan_id": (str,), "params": (dict,), "origin": (dict,),
+                                       "consent": (dict,), "counts": (dict,), "changes": (list,), "touched": (list,),
+                                       "left": (list,)}
+"""The type of each part of a saved plan, where it has it."""
+
+
+def not_a_plan(data: Any) -> str | None:
+    """Why ``data`` is no saved plan of analytics_provider (any version), or None: not an object with
+    its ``format``, a part of another type (``params: 5``), a string that is not text (a lone
+    surrogate, ``\\ud800``: JSON can spell it, UTF-8 cannot)."""
+    if not isinstance(data, Mapping) or not str(data.get("format", "")).startswith("analytics_provider saved plan "):
+        found = f"no format {FORMAT!r}" if isinstance(data, Mapping) else f"{_json_type(data)}, not an object"
+        return _NOT_A_PLAN.format(found=found)
+    wrong = [f"{name} is {_json_type(data[name])}, not {_json_type(kinds[0]())}" for name, kinds in SHAPES.items()
+             if data.get(name) is not None and not isinstance(data[name], kinds)]
+    if wrong:
+        return f"a malformed saved plan ({'; '.join(wrong)}): plan again (nothing was written)"
+    try:
+        _canonical(data).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"a malformed saved plan: it holds {exc.object[exc.start:exc.end]!a}, a lone surrogate that is no "
+                "text: plan again (nothing was written)")
+    return None
+
+
+_NOT_A_PLAN = ("not a saved plan of analytics_provider ({found}); make one with a plan task, or `python -m "
+               "analytics_provider.manage plan PATH --out PLAN.json`")
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+             dict: "an object"}
+    return names.get(type(value), "null" if value is None else type(value).__name__)
 
 
 def consented(data: Mapping[str, Any], where: str, consent: Consent,

@@ -12,6 +12,7 @@ from analytics_provider.plans.saved import _digest, digest
 from analytics_provider.testing.review import answering_review
 
 from .conftest import AIRFLOW_VERSION, dag_bag_of, dag_test
+from .test_deliveries_dags import delivery_file
 from .test_review import DAG_ID, REVIEW, REVIEW_DAGS, states, writes
 
 pytestmark = pytest.mark.skipif(AIRFLOW_VERSION < (3, 3), reason="dag.test() answers human-in-the-loop from 3.3")
@@ -73,3 +74,42 @@ def test_a_plan_changed_after_its_review_is_refused_whatever_hash_it_carries(bag
     assert "it was changed after the review; nothing was written" in log
     assert "Applying the saved plan exactly" not in log
     assert writes(analytics_emulator) == []
+
+
+def test_the_review_tasks_rendered_plan_shows_a_webhook_with_its_token_masked(
+        tmp_path, airflow_db, analytics_emulator, analytics_connection) -> None:
+    """Second attack on issue 44: the review task's rendered ``plan`` field (Airflow's UI shows it,
+    its database keeps it) held the saved plan's writes with the webhook's real endpoint. Stored
+    masked; the apply still sends the real one."""
+    import json
+    import textwrap
+
+    from airflow.models.renderedtifields import RenderedTaskInstanceFields
+
+    token = "s3cr3tT0kenXYZ42"
+    endpoint = f"hooks.example.com/services/T000/B000/{token}"  # without a scheme, as the attack wrote it
+    delivery_file(tmp_path, "hooks.yml", f"""\
+        alerts:
+          - key: revenue-hook
+            widget: 101
+            repeat: "0 9 * * *"
+            dest: {{type: WebhookDest, endpoint: "{endpoint}"}}
+        """)
+    (tmp_path / "webhook_dag.py").write_text(textwrap.dedent(f"""\
+        from datetime import timedelta
+        from airflow.providers.common.compat.sdk import DAG
+        from analytics_provider.operators import AnalyticsApplyDeliveriesOperator, plan_review_apply
+
+        with DAG(dag_id="reviewed_webhook", schedule=None, catchup=False):
+            plan_review_apply("deliveries", AnalyticsApplyDeliveriesOperator, path={str(tmp_path / "deliveries")!r},
+                              scope="sales", review={{"response_timeout": timedelta(hours=4)}})
+        """))
+    dags = dag_bag_of(tmp_path)
+    with answering_review("reviewed_webhook", REVIEW, "Approve"):
+        dag_run = dag_test(dags.get_dag("reviewed_webhook"))
+    assert states(dag_run) == {"plan": "success", "review": "success", "apply": "success"}
+    rendered = RenderedTaskInstanceFields.get_templated_fields(dag_run.get_task_instance(REVIEW))
+    shown = json.dumps(rendered)
+    assert token not in shown and "hooks.example.com/services/T000/B000/***" in shown, shown[:2000]
+    (sent,) = [r for r in analytics_emulator.requests if r.operation == "create_data_alert"]
+    assert sent.json["data_alert"]["dest"]["endpoint"] == endpoint

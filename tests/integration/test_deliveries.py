@@ -12,7 +12,8 @@ import pytest
 from analytics_provider import manage
 from analytics_provider.deliveries.check import check, check_references
 from analytics_provider.deliveries.files import load
-from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
+from analytics_provider.deliveries.plan import plan_deliveries
+from analytics_provider.deliveries.saved import apply_deliveries
 from analytics_provider.hooks.analytics import AnalyticsHook
 
 WRITES = ("create_data_schedule", "update_data_schedule", "delete_data_schedule", "create_data_alert",
@@ -58,8 +59,9 @@ def writes(emulator: Any) -> list[Any]:
 def sync(hook: AnalyticsHook, folder: Path, prune: bool = False) -> Any:
     declared, found = check(load(folder))
     assert found == []
-    plan = plan_deliveries(hook, declared, scope="sales", prune=prune)
-    apply_deliveries(hook, plan, "apply")
+    seen: dict[tuple[str, int], Any] = {}
+    plan = plan_deliveries(hook, declared, scope="sales", prune=prune, seen=seen)
+    apply_deliveries(hook, plan, seen, "apply", scope="sales", prune=prune)
     return plan
 
 

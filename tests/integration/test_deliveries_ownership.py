@@ -144,23 +144,29 @@ def test_two_resources_with_one_key_are_shown_and_the_apply_refuses(tmp_path, ho
 
 
 def test_a_resource_created_by_another_apply_meanwhile_is_not_created_twice(tmp_path, hook, analytics_emulator) -> None:
+    """A plan just made is applied as a saved plan is: one of its creates made by another apply since
+    it was planned makes it stale, and nothing of it is written (not the other create either)."""
     from analytics_provider.deliveries.check import check
     from analytics_provider.deliveries.files import load
-    from analytics_provider.deliveries.plan import apply_deliveries, plan_deliveries
-    from analytics_provider.plans.apply import SyncApplyError
+    from analytics_provider.deliveries.plan import plan_deliveries
+    from analytics_provider.deliveries.saved import apply_deliveries
+    from analytics_provider.plans.saved import StalePlanError
 
     write(tmp_path, "sales.yml", schedule("weekly-sales"), schedule("monthly-sales", "0 8 1 * *"))
     declared, _ = check(load(tmp_path))
-    plan = plan_deliveries(hook, declared, scope="sales")
+    seen: dict[tuple[str, int], Any] = {}
+    plan = plan_deliveries(hook, declared, scope="sales", seen=seen)
     assert plan.counts()["create"] == 2
     other = plan_deliveries(hook, declared[:1], scope="sales")  # an overlapping apply, a moment earlier
-    apply_deliveries(hook, other, "other")
-    with pytest.raises(SyncApplyError) as failed:
-        apply_deliveries(hook, plan, "apply")
-    assert "1 of 2 change(s) applied; 1 not applied:\ncreate weekly-sales for data schedule: data schedule" \
-        in str(failed.value) and "created meanwhile" in str(failed.value)
+    apply_deliveries(hook, other, {}, "other", scope="sales", prune=False)
+    (made,) = [s["id"] for s in hook.list_data_schedules() if "[managed: sales/" in (s.get("title") or "")]
+    with pytest.raises(StalePlanError) as failed:
+        apply_deliveries(hook, plan, seen, "apply", scope="sales", prune=False)
+    assert (f"apply: stale plan: plan again. 1 resource(s) the plan touches changed since it was made; nothing was "
+            f"written:\n- data schedule weekly-sales (to create): made since the plan: data schedule {made} carries "
+            "its key") in str(failed.value)
     managed = sorted(s["title"] for s in hook.list_data_schedules() if "[managed: sales/" in (s.get("title") or ""))
-    assert managed == ["Monthly sales [managed: sales/monthly-sales]", "Weekly sales [managed: sales/weekly-sales]"]
+    assert managed == ["Weekly sales [managed: sales/weekly-sales]"]
 
 
 def test_a_section_given_twice_after_a_merge_is_a_finding_and_nothing_is_pruned(tmp_path, hook, analytics_emulator,

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from analytics_provider import manage
+from analytics_provider.deliveries.saved import apply_saved_deliveries
 from analytics_provider.deliveries.shown import compared, masked
 from analytics_provider.plans import saved as saved_module
 from analytics_provider.plans.by_reference import REFERENCE_FORMAT, resolved
@@ -211,13 +212,112 @@ def test_a_gateway_password_in_the_base_address_is_masked_where_a_plan_records_i
     assert made_through("http://gateway:x@10.0.0.9/api/v2")["service"] != made["service"]
 
 
-@pytest.mark.parametrize("storage", ["records", "file://records", "/dev/null"])
-def test_apply_refuses_a_plan_storage_that_is_not_one_folder_for_every_run(tmp_path, capsys, storage) -> None:
+@pytest.mark.parametrize(("storage", "why"), [
+    ("records", "a relative path depends on the folder each worker runs in"),
+    ("file://records", "a file:// URL names a folder as file:///absolute/path"),
+    ("/dev/null", "it is there and is no folder"),
+    ("/dev/null/plans", "/dev/null is there and is no folder: no folder can be made in it"),
+    ("nosuch://plans", "no installed file system serves nosuch:// ("),
+    ("memory://plans", "memory:// is held by one process only: the apply, another task or command would never find "
+                       "what it holds"),
+])
+def test_apply_refuses_a_plan_storage_that_is_not_one_folder_for_every_run(tmp_path, capsys, storage, why) -> None:
     """The record that a plan was applied is found only where the next apply looks: a relative folder
     (one per workspace) let a re-run job from another folder apply an approved plan again (a second
-    attack on #44). A usage error, before any request."""
+    attack on #44); ``nosuch://`` and ``memory://`` ended in a ValueError's traceback. A usage error,
+    before any request, for either form of apply."""
     plan = tmp_path / "plan.json"
     plan.write_text("{}", encoding="utf-8")
     code = manage.main(["apply", "--plan", str(plan), "--digest", "a" * 64, "--plan-storage", storage])
     assert code == 2
-    assert f"manage apply --plan: --plan-storage {storage}: " in capsys.readouterr().err
+    assert f"manage apply --plan: --plan-storage {storage}: {why}" in capsys.readouterr().err
+    write(tmp_path / "deliveries", "sales.yml", ONE)
+    assert manage.main(["apply", str(tmp_path / "deliveries"), "--plan-storage", storage]) == 2
+    assert f"--plan-storage {storage}: {why}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("storage", ["/dev/null", "/dev/null/plans"])
+def test_a_lock_in_a_storage_that_is_no_folder_says_what_is_wrong_with_the_storage(storage) -> None:
+    """Second attack on issue 44: the plan storage /dev/null (the operator's default under an
+    AIRFLOW_HOME that is no folder) refused the apply as "another apply ... is running (its lock
+    /dev/null/lock-... is being written, or unreadable)"."""
+    from analytics_provider.plans.once import AppliedPlans
+
+    with pytest.raises(SavedPlanError) as refused, AppliedPlans(storage, "me").holding("apply", "deliveries",
+                                                                                        ["scope sales"]):
+        pass
+    assert str(refused.value) == (
+        f"apply: the plan storage {storage} is no folder: /dev/null is there and is no folder: a plan is applied only "
+        f"under its apply lock ({storage}/lock-deliveries-scope-sales.json); nothing was written")
+
+
+def test_a_storage_url_no_file_system_serves_is_named_not_a_traceback(tmp_path) -> None:
+    from analytics_provider.plans.once import AppliedPlans
+
+    for storage in ("nosuch://plans", "memory://plans"):
+        with pytest.raises(SavedPlanError, match=rf"^apply: the plan storage {storage} cannot be reached: .+; nothing "
+                                                 "was written$"):
+            AppliedPlans(storage, "me").refuse_if_applied("apply", {"plan_id": "1"})
+        with pytest.raises(SavedPlanError, match=rf"^apply: the plan storage {storage} cannot be reached: "), \
+                AppliedPlans(storage, "me").holding("apply", "deliveries", ["scope sales"]):
+            pass
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    ("[]", "not a saved plan of analytics_provider (an array, not an object); make one with a plan task"),
+    ('"plan"', "not a saved plan of analytics_provider (a string, not an object)"),
+    ('{"what": "deliveries"}', "not a saved plan of analytics_provider (no format 'analytics_provider saved plan 1')"),
+    ("params=5", "a malformed saved plan (params is a number, not an object): plan again (nothing was written)"),
+    ("surrogate", "a malformed saved plan: it holds '\\ud800', a lone surrogate that is no text: plan again"),
+])
+def test_a_file_that_is_no_saved_plan_is_refused_before_anything_is_said_of_it(
+        tmp_path, hook, analytics_emulator, capsys, content, why) -> None:
+    """Second attack on issue 44: a plan file that is a JSON array, or holds a lone surrogate, ended in
+    a traceback; one with ``params: 5`` too (a TypeError); an object without its format printed
+    "saved plan ...: None of no scope, made against None as None" first. Refused, exit 2, nothing
+    printed on stdout, no request; the operators' apply refuses it naming the task."""
+    saved = tmp_path / "plan.json"
+    if content in ("params=5", "surrogate"):
+        write(tmp_path / "deliveries", "sales.yml", ONE)
+        plan_to(tmp_path / "deliveries", saved, capsys)
+        data = json.loads(saved.read_text())
+        data.pop("sha256")
+        if content == "params=5":
+            data["params"] = 5
+        else:
+            data["params"]["scope"] = "\ud800"
+        text = json.dumps(data)  # ensure_ascii: the surrogate spelled \ud800, as JSON may
+        data = json.loads(text)
+        data["sha256"] = saved_module._digest(data) if content == "params=5" else "0" * 64
+        content = json.dumps(data)
+    saved.write_text(content, encoding="utf-8")
+    analytics_emulator.clear_requests()
+    assert manage.main(["apply", "--plan", str(saved), "--digest", "a" * 64]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith(f"manage apply --plan {saved}: {why}"), out
+    assert analytics_emulator.requests == []
+    with pytest.raises(SavedPlanError, match=r"^apply: " + re.escape(why)):
+        apply_saved_deliveries(hook, json.loads(saved.read_text()), "apply")
+
+
+@pytest.mark.parametrize("endpoint", [f"hooks.example.com/services/T000/B000/{TOKEN}", f"'  {ENDPOINT}'"],
+                         ids=["no-scheme", "leading-blanks"])
+def test_a_webhook_token_is_masked_without_a_scheme_or_behind_blanks(tmp_path, hook, capsys, endpoint) -> None:
+    """Second attack on issue 44: an endpoint written without ``https://``, or after blanks, was shown
+    whole in the rows, the saved plan's ``touched`` and an update's row: only values that began with
+    a scheme were masked. An address field is masked whatever its form."""
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "hooks.yml", WEBHOOK.replace(ENDPOINT, endpoint))
+    assert manage.main(["apply", str(files), "--scope", "sales"]) == 0
+    assert TOKEN not in capsys.readouterr().out  # the create's row
+    write(files, "hooks.yml", WEBHOOK.replace(ENDPOINT, endpoint).replace('"0 9 * * *"', '"0 10 * * *"'))
+    printed, _ = plan_to(files, saved, capsys)
+    plan = json.loads(saved.read_text())
+    assert TOKEN not in printed and TOKEN not in json.dumps(plan["touched"]) and TOKEN not in json.dumps(
+        [{k: v for k, v in c.items() if k != "write"} for c in plan["changes"]])
+    assert TOKEN in json.dumps(plan["changes"][0]["write"])  # what the apply sends
+    write(files, "hooks.yml", WEBHOOK.replace(ENDPOINT, endpoint.replace(TOKEN, "r0tatedT0ken77")))
+    assert manage.main(["plan", str(files), "--scope", "sales"]) == 0
+    printed = capsys.readouterr().out
+    assert "(differs in a masked part)" in printed
+    assert TOKEN not in printed and "r0tatedT0ken77" not in printed

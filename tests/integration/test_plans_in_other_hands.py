@@ -538,3 +538,111 @@ def test_a_left_lock_whose_time_carries_no_zone_is_judged_as_utc_not_a_traceback
     text = json.dumps({"format": LOCK_FORMAT, "host": "elsewhere", "pid": 1, "started_at": old})
     lock.write_text(text)
     assert "more than 1:00:00 ago" in (_left_behind(text, lock) or "")
+
+
+def held_while_writing(monkeypatch: Any, name: str) -> tuple[threading.Event, threading.Event]:
+    """Hold the update sent by the thread ``name`` until the second event is set; the first is set
+    when it is held (its locks taken, its stale check passed)."""
+    writing, done = threading.Event(), threading.Event()
+    update = AnalyticsHook.update_data_schedule
+
+    def held_update(self: Any, ident: Any, fields: Any) -> Any:
+        if threading.current_thread().name == name:
+            writing.set()
+            assert done.wait(30)
+        return update(self, ident, fields)
+
+    monkeypatch.setattr(AnalyticsHook, "update_data_schedule", held_update)
+    return writing, done
+
+
+def racing(first: Any, second: Any, writing: threading.Event, done: threading.Event, name: str) -> dict[str, int]:
+    """``first()`` in the thread ``name``, held inside its write while ``second()`` runs; both exits."""
+    exits: dict[str, int] = {}
+    racer = threading.Thread(target=lambda: exits.__setitem__("first", first()), name=name)
+    racer.start()
+    try:
+        assert writing.wait(30)
+        exits["second"] = second()
+    finally:
+        done.set()
+        racer.join(60)
+    return exits
+
+
+def test_an_unscoped_plan_and_a_scoped_plan_adopting_its_schedule_exclude_each_other(
+        tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
+    """Second attack on issue 44: a plan made without a scope (lock "no scope") and a plan of scope
+    sales adopting the same schedule (lock "scope sales") ran at once: both passed their stale checks
+    and the later update overwrote the earlier, silently. A plan that adopts takes the lock of the
+    resources made without a scope too: the later is refused at once, naming the holder; retried, it
+    is stale. One schedule, the first apply's state, nothing lost."""
+    files, unscoped, adopting = tmp_path / "deliveries", tmp_path / "u.json", tmp_path / "s.json"
+    storage = tmp_path / "plans"
+    write(files, "sales.yml", ONE)
+    assert manage.main(["apply", str(files)]) == 0  # made before scopes: [managed: weekly-sales]
+    (schedule,) = [s["id"] for s in hook.list_data_schedules() if "[managed: weekly-sales]" in (s.get("title") or "")]
+    write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
+    assert manage.main(["plan", str(files), "--out", str(unscoped)]) == 0
+    (u_digest,) = re.findall(r", digest ([0-9a-f]{64}):", capsys.readouterr().out)
+    write(files, "sales.yml", ONE.replace("[ann@example.com]", "[ann@example.com, cfo@example.com]"))
+    s_digest = plan_to(files, adopting, capsys)
+    writing, done = held_while_writing(monkeypatch, "u")
+    analytics_emulator.clear_requests()
+
+    def apply(plan: Path, approved: str) -> int:
+        return manage.main(["apply", "--plan", str(plan), "--digest", approved, "--plan-storage", str(storage)])
+
+    exits = racing(lambda: apply(unscoped, u_digest), lambda: apply(adopting, s_digest), writing, done, "u")
+    err = capsys.readouterr().err
+    assert exits == {"first": 0, "second": 1}, err
+    lock = storage / "lock-deliveries-no-scope.json"
+    assert (f"manage apply --plan {adopting}: another apply of deliveries (no scope) is running since ") in err, err
+    assert f"by manage apply --plan {unscoped} (" in err and "nothing was written" in err
+    assert [r.operation for r in writes(analytics_emulator)] == ["update_data_schedule"]  # the first's only
+    assert apply(adopting, s_digest) == 1  # retried: stale, the first's write seen
+    assert "stale plan: plan again" in capsys.readouterr().err
+    now = hook.get_data_schedule(schedule)
+    assert (now["schedule"]["repeat"], now["dest"]["recipients"]) == ("0 6 * * 1", ["ann@example.com"])
+    assert not lock.exists() and not (storage / "lock-deliveries-scope-sales.json").exists()
+
+
+def test_a_direct_apply_takes_the_same_lock_as_a_saved_plans_apply(tmp_path, hook, analytics_emulator, capsys,
+                                                                     monkeypatch) -> None:
+    """Second attack on issue 44: `manage apply PATH` took no lock and read nothing again: run while a
+    reviewed plan of its scope was being applied, it overwrote the reviewed change. It is applied by
+    the saved plan's code: refused by the scope's lock (nothing written), then, once the reviewed
+    apply has ended, as stale (its plan was made before that apply wrote)."""
+    schedule, digests = two_updates_of_weekly_sales(tmp_path, hook, capsys)
+    reviewed = next(iter(digests))
+    storage = tmp_path / "plans"
+    other = write(tmp_path / "other", "sales.yml", ONE.replace("[ann@example.com]", "[bob@example.com]")).parent
+    writing, done = held_while_writing(monkeypatch, "reviewed")
+    analytics_emulator.clear_requests()
+    exits = racing(lambda: manage.main(["apply", "--plan", str(reviewed), "--digest", digests[reviewed],
+                                        "--plan-storage", str(storage)]),
+                   lambda: manage.main(["apply", str(other), "--scope", "sales", "--plan-storage", str(storage)]),
+                   writing, done, "reviewed")
+    err = capsys.readouterr().err
+    assert exits == {"first": 0, "second": 1}, err
+    assert re.search(r"^manage apply: another apply of deliveries \(scope sales\) is running since \S+ by manage "
+                     rf"apply --plan {reviewed} \(", err, re.M), err
+    assert [r.operation for r in writes(analytics_emulator)] == ["update_data_schedule"]
+    now = hook.get_data_schedule(schedule)
+    assert (now["schedule"]["repeat"], now["dest"]["recipients"]) == ("0 6 * * 1", ["ann@example.com"])
+    assert not (storage / "lock-deliveries-scope-sales.json").exists()
+    assert sorted(p.name for p in storage.iterdir()) == [f"applied-{digests[reviewed]}.json"]  # no record of it
+
+
+def test_a_service_that_cannot_be_reached_is_said_not_a_traceback(tmp_path, hook, capsys, monkeypatch) -> None:
+    """Found checking the second attack's cases: ``apply --plan`` through a connection whose service
+    does not answer ended in AnalyticsTransportError's traceback. Said on one line, exit 1."""
+    files, saved = tmp_path / "deliveries", tmp_path / "plan.json"
+    write(files, "sales.yml", ONE)
+    approved = plan_to(files, saved, capsys)
+    monkeypatch.setenv("AIRFLOW_CONN_NOWHERE", json.dumps({"conn_type": "analytics", "password": "k", "extra": {
+        "base_url": "http://127.0.0.1:9/api/v2", "max_retries": 0}}))
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--conn-id", "nowhere",
+                        "--plan-storage", str(tmp_path / "plans")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("manage apply: TransportError on GET /users/me: ") and "Traceback" not in err, err

@@ -129,3 +129,23 @@ def test_the_three_tasks_in_one_line_and_their_refusals() -> None:
         plan_review_apply("deliveries", AnalyticsReviewPlanOperator)
     with pytest.raises(ValueError, match=r"^deliveries: dry_run must be left out: plan_review_apply sets it"):
         plan_review_apply("deliveries", AnalyticsApplyDeliveriesOperator, path="x", dry_run=True)
+
+
+@needs_hitl
+def test_the_rendered_plan_field_shows_addresses_masked_and_the_digest_is_the_real_plans() -> None:
+    """Second attack on issue 44: the review's rendered ``plan`` field (shown in Airflow's UI, kept in
+    its database) held the saved plan's writes with the real webhook endpoints. Rendered, it holds
+    them masked; the digest the review returns is still the real plan's."""
+    from analytics_provider.plans.saved import digest
+
+    token = "s3cr3tT0kenXYZ42"
+    saved = {"format": "analytics_provider saved plan 1", "changes": [], "touched": [], "what": "deliveries",
+             "counts": EMPTY["counts"],
+             "written": [{"dest": {"type": "WebhookDest", "endpoint": f"hooks.example.com/services/T0/B0/{token}"}},
+                         {"dest": {"type": "WebhookDest", "endpoint": f" https://hooks.example.com/in/{token}"}}]}
+    task = AnalyticsReviewPlanOperator(task_id="review", plan={**EMPTY, "saved": saved},
+                                       response_timeout=timedelta(hours=4))
+    task.render_template_fields({})
+    assert token not in repr(task.plan), task.plan
+    assert task.plan["saved"]["written"][0]["dest"]["endpoint"] == "hooks.example.com/services/T0/B0/***"
+    assert task.execute({})["digest"] == digest(saved)
