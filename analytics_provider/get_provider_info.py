@@ -106,6 +106,13 @@ def get_provider_info() -> dict[str, Any]:
                         "schema": {"type": ["integer", "null"], "default": 67108864, "minimum": 1,
                                    "maximum": 1073741824},
                     },
+                    "max_header_bytes": {
+                        "label": "Largest answer head (bytes)",
+                        "description": "An answer whose status line and headers pass it is refused "
+                        "(AnswerTooLargeError). Leave empty: 64 KiB.",
+                        "schema": {"type": ["integer", "null"], "default": 65536, "minimum": 1024,
+                                   "maximum": 16777216},
+                    },
                     "max_download_bytes": {
                         "label": "Largest downloaded file (bytes)",
                         "description": "An export past it, decoded, is refused before it replaces anything. "

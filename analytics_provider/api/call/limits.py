@@ -19,7 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from analytics_provider.exceptions import AnalyticsParameterError, AnswerTooLargeError, DownloadTooLargeError
+from analytics_provider.exceptions import (
+    AnalyticsApiError,
+    AnalyticsParameterError,
+    AnalyticsTransportError,
+    AnswerTooLargeError,
+    DownloadTooLargeError,
+)
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -37,6 +43,10 @@ DEFAULT_MAX_DECODE_RATIO = 100.0
 columns 26 times (measured on 200,000 rows each); deflate cannot pass about 1,030, a bomb's ratio."""
 RATIO_FREE = 16 * MiB
 """Decoded bytes any download may have whatever its ratio (a small, very regular file)."""
+DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+"""An answer's head (status line and header lines), at most (``max_header_bytes``). The service
+answers about 1 KiB of headers; a proxy or a load balancer adds cookies and a trace, rarely past
+8 KiB (the line limit of nginx and aiohttp)."""
 
 
 def size_text(size: int | float) -> str:
@@ -73,6 +83,7 @@ SIZE_SETTINGS = {
     "max_decode_ratio": SizeSetting("decoded bytes per byte received", 1, 1100,
                                     "deflate cannot pass about 1,030, so 1,100 already lets any gzip through",
                                     whole=False),
+    "max_header_bytes": SizeSetting("bytes", 1024, 16 * MiB, "16 MiB: a head is held whole, in memory"),
     "max_xcom_bytes": SizeSetting("bytes", 1, 16 * MiB,
                                   "16 MiB: an XCom lives in Airflow's database, a larger plan goes by reference"),
 }
@@ -113,13 +124,40 @@ def ratio(value: Any, name: str) -> float:
     return float(size_setting(value, name))
 
 
+class HeadNotRead(Exception):
+    """Raised by a driver, inside its HTTP library, when an answer's head (status line and
+    headers) passes its bound: ``size`` (more than ``limit`` bytes) or ``time`` (not whole within
+    ``limit`` seconds of sending). The exchange turns it into the error (:meth:`BodyLimit.head_error`)."""
+
+    def __init__(self, kind: str, limit: float, received: int | None = None) -> None:
+        super().__init__(f"the answer's head passed its {kind} bound ({limit:g})")
+        self.kind, self.limit, self.received = kind, limit, received
+
+
 @dataclass(frozen=True)
 class BodyLimit:
     """What an answer's body may weigh: ``answer`` bytes when it succeeds (status below 400),
-    ``error`` bytes read of an error (cut there)."""
+    ``error`` bytes read of an error (cut there); and its head (status line and headers): ``head``
+    bytes, whatever its status."""
 
     answer: int = DEFAULT_MAX_ANSWER_BYTES
     error: int = MAX_ERROR_BODY
+    head: int = DEFAULT_MAX_HEADER_BYTES
+
+    def head_error(self, problem: HeadNotRead, host: str, timeouts: str, *, method: str,
+                   path: str) -> AnalyticsApiError:
+        """The error of an answer whose head passed its bound: too large (not retried, the host
+        would answer the same) or too slow (a transport failure, retried as a timeout is).
+        ``timeouts`` names the settings that bound the time."""
+        read = "" if problem.received is None else f"; {size_text(problem.received)} of it read"
+        if problem.kind == "size":
+            return AnswerTooLargeError(
+                f"the answer of {host} has a head (status line and headers) larger than "
+                f"{size_text(self.head)}{read}; refused. max_header_bytes={self.head} (a setting of the "
+                "connection's extra, 64 KiB by default) is the limit of an answer's head", method=method, path=path)
+        return AnalyticsTransportError(
+            f"the answer of {host} did not send its head (status line and headers) whole within "
+            f"{problem.limit:.3g} s of the request{read}; gave up ({timeouts})", method=method, path=path)
 
     def to_read(self, status: int, headers: Mapping[str, str]) -> int:
         """The bytes a driver reads at most: one past the limit tells an answer too large (none

@@ -149,12 +149,15 @@ def log_masker_home() -> Any:
 
 
 def limits_of(extra: Any, where: str) -> dict[str, Any]:
-    """The size limits the connection's extra sets (``max_answer_bytes``, ``max_download_bytes``,
-    ``max_decode_ratio``): see :mod:`~analytics_provider.api.call.limits`."""
-    given = {name: extra.get(name) for name in ("max_answer_bytes", "max_download_bytes", "max_decode_ratio")}
+    """The size limits the connection's extra sets (``max_answer_bytes``, ``max_header_bytes``,
+    ``max_download_bytes``, ``max_decode_ratio``): see :mod:`~analytics_provider.api.call.limits`."""
+    given = {name: extra.get(name) for name in ("max_answer_bytes", "max_download_bytes", "max_decode_ratio",
+                                                "max_header_bytes")}
     try:
-        answer = given["max_answer_bytes"]
-        body = BodyLimit() if answer in (None, "") else BodyLimit(positive_int(answer, "max_answer_bytes"))
+        answer, head = given["max_answer_bytes"], given["max_header_bytes"]
+        body = BodyLimit(
+            **({} if answer in (None, "") else {"answer": positive_int(answer, "max_answer_bytes")}),
+            **({} if head in (None, "") else {"head": positive_int(head, "max_header_bytes")}))
         size, times = given["max_download_bytes"], given["max_decode_ratio"]
         downloads = DownloadLimits().with_overrides(
             None if size in (None, "") else positive_int(size, "max_download_bytes"),
