@@ -260,6 +260,14 @@ class DownloadTooLargeError(AnswerTooLargeError):
     error_type = "DownloadTooLarge"
 
 
+class DownloadTooSlowError(AnalyticsApiError):
+    """A download that did not end within ``max_download_seconds`` (a file host that drips the
+    body, a byte just inside each read timeout): refused before the file replaces anything, not
+    retried. The text names the destination and the setting."""
+
+    error_type = "DownloadTooSlow"
+
+
 class UnexpectedResponseError(AnalyticsTransportError):
     """A success status whose body is not what the operation answers: empty, not JSON, or
     without its result (a proxy's login page, a truncated answer). Retried like a transport

@@ -126,6 +126,12 @@ def get_provider_info() -> dict[str, Any]:
                         "bomb is refused); files under 16 MiB pass. Leave empty: 100.",
                         "schema": {"type": ["number", "null"], "default": 100, "minimum": 1, "maximum": 1100},
                     },
+                    "max_download_seconds": {
+                        "label": "Longest download (seconds)",
+                        "description": "A download (retries included) that takes longer is refused before the "
+                        "file replaces anything. Leave empty: 21600 (6 hours).",
+                        "schema": {"type": ["number", "null"], "default": 21600, "minimum": 1, "maximum": 604800},
+                    },
                     "proxies": {
                         "label": "Proxies",
                         "description": 'Scheme to proxy URL, as JSON: {"https": "http://proxy.example:3128", '

@@ -25,6 +25,7 @@ from analytics_provider.exceptions import (
     AnalyticsTransportError,
     AnswerTooLargeError,
     DownloadTooLargeError,
+    DownloadTooSlowError,
 )
 
 MiB = 1024 * 1024
@@ -41,6 +42,10 @@ DEFAULT_MAX_DECODE_RATIO = 100.0
 """Decoded bytes per byte on the wire, at most (``max_decode_ratio``), once past
 :data:`RATIO_FREE`. gzip (level 6) makes a csv of orders 4.2 times smaller and one of 60 empty
 columns 26 times (measured on 200,000 rows each); deflate cannot pass about 1,030, a bomb's ratio."""
+DEFAULT_MAX_DOWNLOAD_SECONDS = 21_600.0
+"""Seconds a download (its requests, redirect and body, retries included) may take at most
+(``max_download_seconds``): 6 hours. The largest file allowed by default (16 GiB) comes in 4.6
+hours at 1 MiB/s, a slow link; a real export of a widget is megabytes to a few GiB."""
 RATIO_FREE = 16 * MiB
 """Decoded bytes any download may have whatever its ratio (a small, very regular file)."""
 DEFAULT_MAX_HEADER_BYTES = 64 * 1024
@@ -83,6 +88,8 @@ SIZE_SETTINGS = {
     "max_decode_ratio": SizeSetting("decoded bytes per byte received", 1, 1100,
                                     "deflate cannot pass about 1,030, so 1,100 already lets any gzip through",
                                     whole=False),
+    "max_download_seconds": SizeSetting("seconds", 1, 604_800, "7 days: no task should hold a worker longer",
+                                        whole=False),
     "max_header_bytes": SizeSetting("bytes", 1024, 16 * MiB, "16 MiB: a head is held whole, in memory"),
     "max_xcom_bytes": SizeSetting("bytes", 1, 16 * MiB,
                                   "16 MiB: an XCom lives in Airflow's database, a larger plan goes by reference"),
@@ -196,11 +203,26 @@ class BodyLimit:
 @dataclass(frozen=True)
 class DownloadLimits:
     """What a downloaded file may weigh decoded: ``max_bytes``, and ``max_ratio`` decoded bytes per
-    byte received once past :data:`RATIO_FREE`. ``source`` names where the values were set."""
+    byte received once past :data:`RATIO_FREE`; and ``max_seconds`` the whole download may take.
+    ``source`` names where the values were set."""
 
     max_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES
     max_ratio: float = DEFAULT_MAX_DECODE_RATIO
     source: str = "the default; set it in the connection's extra or the operator's argument"
+    max_seconds: float = DEFAULT_MAX_DOWNLOAD_SECONDS
+
+    def deadline(self, now: float, deadline: float | None) -> float:
+        """The download's deadline: ``max_seconds`` from ``now``, or the caller's when sooner."""
+        end = now + self.max_seconds
+        return end if deadline is None else min(deadline, end)
+
+    def too_slow(self, what: str, destination: str) -> DownloadTooSlowError:
+        """The error of a download that ``max_seconds`` ended."""
+        return DownloadTooSlowError(
+            f"{what}: the file for destination {destination!r} did not come whole within "
+            f"{self.max_seconds:g} s; refused, the destination is left as it was. max_download_seconds="
+            f"{self.max_seconds:g} ({self.source}) would have to be raised to allow it",
+            method="GET", path="/exports/download")
 
     def allowed(self, wire: int) -> int:
         """The decoded bytes allowed after ``wire`` bytes received."""
@@ -231,11 +253,13 @@ class DownloadLimits:
             f"it was. {setting}={shown} ({self.source}) would have to be raised to allow it",
             method="GET", path="/exports/download")
 
-    def with_overrides(self, max_bytes: int | None, max_ratio: float | None, source: str) -> DownloadLimits:
-        if max_bytes is None and max_ratio is None:
+    def with_overrides(self, max_bytes: int | None, max_ratio: float | None, max_seconds: float | None,
+                       source: str) -> DownloadLimits:
+        if max_bytes is None and max_ratio is None and max_seconds is None:
             return self
         return DownloadLimits(self.max_bytes if max_bytes is None else max_bytes,
-                              self.max_ratio if max_ratio is None else max_ratio, source)
+                              self.max_ratio if max_ratio is None else max_ratio, source,
+                              self.max_seconds if max_seconds is None else max_seconds)
 
 
 def task_setting(value: Any, name: str, who: str) -> Any:
@@ -247,8 +271,10 @@ def task_setting(value: Any, name: str, who: str) -> Any:
         raise AnalyticsParameterError(f"{who}: {exc}") from None
 
 
-def download_overrides(max_bytes: Any, max_ratio: Any, who: str) -> tuple[int | None, float | None]:
-    """``max_download_bytes`` and ``max_decode_ratio`` as given (None: the connection's), or
-    :class:`AnalyticsParameterError` naming ``who`` and the parameter."""
+def download_overrides(max_bytes: Any, max_ratio: Any, max_seconds: Any,
+                       who: str) -> tuple[int | None, float | None, float | None]:
+    """``max_download_bytes``, ``max_decode_ratio`` and ``max_download_seconds`` as given (None:
+    the connection's), or :class:`AnalyticsParameterError` naming ``who`` and the parameter."""
     size, times = task_setting(max_bytes, "max_download_bytes", who), task_setting(max_ratio, "max_decode_ratio", who)
-    return size, None if times is None else float(times)
+    seconds = task_setting(max_seconds, "max_download_seconds", who)
+    return size, None if times is None else float(times), None if seconds is None else float(seconds)
