@@ -380,7 +380,7 @@ def _load(body: bytes | str | Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 
 def _fallback_message(body: bytes | str | Mapping[str, Any] | None, status: int) -> str:
-    if isinstance(body, bytes):
+    if isinstance(body, (bytes, bytearray)):
         body = body.decode("utf-8", "replace")
     text = body.strip() if isinstance(body, str) else ""
     return bounded(text, 300) if text else f"HTTP {status} with no error body"

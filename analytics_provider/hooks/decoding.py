@@ -90,11 +90,13 @@ def decode_all(chunks: Iterable[bytes], coding: str) -> Iterator[bytes]:
 class BoundedBody:
     """An answer's body, decoded, kept up to ``limit`` bytes: a driver adds what it reads until
     :meth:`add` says the body is full (or the answer ends), then takes :meth:`value`. Memory holds
-    ``limit`` bytes and one piece, whatever the compressed bytes would decode to."""
+    ``limit`` bytes and one piece, whatever the compressed bytes would decode to: the body grows
+    in place in one ``bytearray``, which :meth:`value` gives as it is (joining pieces, or copying
+    into ``bytes``, would hold the limit twice)."""
 
     def __init__(self, coding: str, limit: int) -> None:
         self._decoder = Decoder(coding)
-        self._pieces: list[bytes] = []
+        self._body = bytearray()
         self._left = limit
         self.wire = 0
 
@@ -106,8 +108,7 @@ class BoundedBody:
         """Take ``chunk`` (bytes as they came over the wire); True once the body is full."""
         self.wire += len(chunk)
         for piece in self._decoder.feed(chunk):
-            self._pieces.append(piece[: self._left])
-            self._left -= len(piece)
+            self._keep(piece)
             if self.full:
                 break
         return self.full
@@ -116,6 +117,9 @@ class BoundedBody:
         """The body read (its decoder's end checked when the answer ended within the limit)."""
         if not self.full:
             for piece in self._decoder.end():
-                self._pieces.append(piece[: self._left])
-                self._left -= len(piece)
-        return b"".join(self._pieces)
+                self._keep(piece)
+        return self._body  # type: ignore[return-value]  # a bytearray, read as bytes are (json.loads, errors)
+
+    def _keep(self, piece: bytes) -> None:
+        self._body += piece if len(piece) <= self._left else memoryview(piece)[: max(self._left, 0)]
+        self._left -= len(piece)

@@ -499,3 +499,14 @@ def test_a_bundle_that_does_not_exist_is_refused_before_any_request(driver, serv
     assert isinstance(error, ConnectionConfigError)
     assert "verify names a CA bundle that does not exist" in str(error) and str(missing) in str(error)
     assert server.requests == []
+
+
+def test_refusing_an_answer_past_the_limit_holds_the_limit_once_not_twice(driver, server, connect) -> None:
+    """The body read up to the limit grows in place: the pieces joined at the end held it twice."""
+    limit = 16 * MiB
+    connect(max_answer_bytes=limit)
+    server.answer = always(Answer(200, stream=json_of_size(48 * MiB), chunked=True))
+    with measured() as cost:
+        error = driver.one(Call("get_current_user"))
+    assert isinstance(error, AnswerTooLargeError), error
+    assert cost.peak_memory < 1.4 * limit, f"{driver.name} held {cost.peak_memory:,} bytes for a {limit:,} limit"
