@@ -268,6 +268,22 @@ class DownloadTooSlowError(AnalyticsApiError):
     error_type = "DownloadTooSlow"
 
 
+class CodingError(ValueError):
+    """A compressed body that is corrupt, encoded in a coding not asked for, or (``cut``) that ends
+    before its compressed stream does; raised by the decoder, turned into an API error by the exchange."""
+
+    def __init__(self, message: str, *, cut: bool = False) -> None:
+        super().__init__(message)
+        self.cut = cut
+
+
+class UndecodableAnswerError(AnalyticsApiError):
+    """An answer whose body could not be decoded (a corrupt gzip or deflate stream, a coding not
+    asked for): not retried, the host would send the same. The text names the coding and the host."""
+
+    error_type = "UndecodableAnswer"
+
+
 class UnexpectedResponseError(AnalyticsTransportError):
     """A success status whose body is not what the operation answers: empty, not JSON, or
     without its result (a proxy's login page, a truncated answer). Retried like a transport

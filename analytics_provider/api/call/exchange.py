@@ -33,7 +33,9 @@ from analytics_provider.exceptions import (
     AnalyticsDeadlineExceeded,
     AnalyticsTlsError,
     AnalyticsTransportError,
+    CodingError,
     RateLimitExceedError,
+    UndecodableAnswerError,
     cause_of,
     tls_problem,
 )
@@ -255,6 +257,15 @@ class Exchange:
                 return error
             return AnalyticsDeadlineExceeded("the deadline passed while waiting for the answer's head",
                                              last_error=error, method=request.method, path=request.path)
+        coding = cause_of(exc, CodingError)
+        if coding is not None:
+            host = urlsplit(url or self.settings.base_url).hostname or ""
+            if coding.cut:  # the connection may have been cut: transient
+                return cls(f"the body of the answer of {host} could not be decoded whole: {coding}", sent=sent,
+                           method=request.method, path=request.path)
+            return UndecodableAnswerError(
+                f"the body of the answer of {host} could not be decoded: {coding}; not retried (the host would "
+                "send the same)", method=request.method, path=request.path)
         tls = tls_problem(exc)
         if tls is not None:
             return AnalyticsTlsError(
