@@ -189,16 +189,17 @@ class AsyncAnalyticsClient:
         connect, read = step.timeout
         shared = self._shared or self._require()
         head = step.body_limit.head
-        end = time.monotonic() + step.head_within
+        within = step.head_within if step.data is None else None  # an upload's time is its own (left bounds it)
+        end = time.monotonic() + (within or 0)
         try:
             response = await asyncio.wait_for(shared.session.request(  # type: ignore[union-attr]
                 step.method, step.url, params=step.params, json=step.json, data=step.data, headers=headers,
                 timeout=shared.timeout(step.left, connect, read if step.left is None or step.stream else None),
                 allow_redirects=False, proxy=proxy, proxy_headers=proxy_headers, ssl=step.network.ssl_context,
                 max_line_size=head, max_field_size=head, max_headers=MAX_HEADERS,
-            ), step.head_within)
+            ), within)
         except Exception as exc:
-            if isinstance(exc, asyncio.TimeoutError) and time.monotonic() >= end - 0.01:
+            if isinstance(exc, asyncio.TimeoutError) and within is not None and time.monotonic() >= end - 0.01:
                 exc = HeadNotRead("time", step.head_within)
             elif isinstance(exc, aiohttp.ClientResponseError) and _HEAD_TOO_LARGE.search(str(exc.message)):
                 exc = HeadNotRead("size", head)  # a line past the limit, or too many (aiohttp's parser said so)

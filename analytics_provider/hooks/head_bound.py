@@ -31,9 +31,9 @@ _bounds = threading.local()
 
 @contextmanager
 def bounded_head(within: float, max_bytes: int) -> Iterator[None]:
-    """The answers read by this thread inside have their head whole within ``within`` seconds
-    (from now) and at most ``max_bytes`` bytes."""
-    _bounds.value = (time.monotonic() + within, within, max_bytes)
+    """The answers read by this thread inside have their head whole within ``within`` seconds of
+    the request being sent (an upload's time is its own) and at most ``max_bytes`` bytes."""
+    _bounds.value = (within, max_bytes)
     try:
         yield
     finally:
@@ -86,16 +86,16 @@ class _BoundedResponse(http.client.HTTPResponse):
         bound = getattr(_bounds, "value", None)
         if bound is None or self.fp is None:
             return super().begin()
-        fp = self.fp
-        reader = _HeadReader(fp, getattr(fp.raw, "_sock", None), *bound)
+        fp, (within, max_bytes) = self.fp, bound
+        reader = _HeadReader(fp, getattr(fp.raw, "_sock", None), time.monotonic() + within, within, max_bytes)
         self.fp = reader  # type: ignore[assignment]
         try:
             super().begin()
         except http.client.LineTooLong:  # a line past http.client's own bound (64 KiB)
-            raise HeadNotRead("size", bound[2], reader.received) from None
+            raise HeadNotRead("size", max_bytes, reader.received) from None
         except http.client.HTTPException as exc:
             if "more than" in str(exc):  # more than 100 headers
-                raise HeadNotRead("size", bound[2], reader.received) from None
+                raise HeadNotRead("size", max_bytes, reader.received) from None
             raise
         finally:
             if self.fp is reader:
