@@ -11,7 +11,7 @@ import json
 import ssl
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow.providers.common.compat.sdk import AirflowException
 
@@ -201,21 +201,35 @@ _TRANSIENT_TLS = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError, 
 def tls_problem(exc: BaseException) -> ssl.SSLError | None:
     """The certificate or handshake error inside a library's exception (its causes, its args,
     aiohttp's and urllib3's wrappers), or None. A TLS connection cut short is not one."""
+    found: ssl.SSLError | None = None
+    for item in _causes(exc):
+        if isinstance(item, ssl.SSLError) and not isinstance(item, _TRANSIENT_TLS):
+            if type(item).__module__ == "ssl":  # the error itself, not a library's wrapper of it
+                return item
+            found = found or item
+    return found
+
+
+E = TypeVar("E", bound=BaseException)
+
+
+def cause_of(exc: BaseException, kind: type[E]) -> E | None:
+    """The first exception of ``kind`` inside a library's exception (as :func:`tls_problem` looks), or None."""
+    return next((item for item in _causes(exc) if isinstance(item, kind)), None)
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and what it wraps: its causes, its args, aiohttp's and urllib3's wrappers."""
     seen: set[int] = set()
     todo: list[Any] = [exc]
-    found: ssl.SSLError | None = None
     while todo:
         item = todo.pop()
         if not isinstance(item, BaseException) or id(item) in seen:
             continue
         seen.add(id(item))
-        if isinstance(item, ssl.SSLError) and not isinstance(item, _TRANSIENT_TLS):
-            if type(item).__module__ == "ssl":  # the error itself, not a library's wrapper of it
-                return item
-            found = found or item
+        yield item
         todo += [item.__cause__, item.__context__, *item.args,
                  *(getattr(item, name, None) for name in ("reason", "certificate_error", "os_error"))]
-    return found
 
 
 
@@ -244,6 +258,30 @@ class DownloadTooLargeError(AnswerTooLargeError):
     retried. The text names the destination, the sizes and the setting."""
 
     error_type = "DownloadTooLarge"
+
+
+class DownloadTooSlowError(AnalyticsApiError):
+    """A download that did not end within ``max_download_seconds`` (a file host that drips the
+    body, a byte just inside each read timeout): refused before the file replaces anything, not
+    retried. The text names the destination and the setting."""
+
+    error_type = "DownloadTooSlow"
+
+
+class CodingError(ValueError):
+    """A compressed body that is corrupt, encoded in a coding not asked for, or (``cut``) that ends
+    before its compressed stream does; raised by the decoder, turned into an API error by the exchange."""
+
+    def __init__(self, message: str, *, cut: bool = False) -> None:
+        super().__init__(message)
+        self.cut = cut
+
+
+class UndecodableAnswerError(AnalyticsApiError):
+    """An answer whose body could not be decoded (a corrupt gzip or deflate stream, a coding not
+    asked for): not retried, the host would send the same. The text names the coding and the host."""
+
+    error_type = "UndecodableAnswer"
 
 
 class UnexpectedResponseError(AnalyticsTransportError):
@@ -358,7 +396,7 @@ def _load(body: bytes | str | Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 
 def _fallback_message(body: bytes | str | Mapping[str, Any] | None, status: int) -> str:
-    if isinstance(body, bytes):
+    if isinstance(body, (bytes, bytearray)):
         body = body.decode("utf-8", "replace")
     text = body.strip() if isinstance(body, str) else ""
     return bounded(text, 300) if text else f"HTTP {status} with no error body"

@@ -106,6 +106,13 @@ def get_provider_info() -> dict[str, Any]:
                         "schema": {"type": ["integer", "null"], "default": 67108864, "minimum": 1,
                                    "maximum": 1073741824},
                     },
+                    "max_header_bytes": {
+                        "label": "Largest answer head (bytes)",
+                        "description": "An answer whose status line and headers pass it is refused "
+                        "(AnswerTooLargeError). Leave empty: 64 KiB.",
+                        "schema": {"type": ["integer", "null"], "default": 65536, "minimum": 1024,
+                                   "maximum": 16777216},
+                    },
                     "max_download_bytes": {
                         "label": "Largest downloaded file (bytes)",
                         "description": "An export past it, decoded, is refused before it replaces anything. "
@@ -118,6 +125,12 @@ def get_provider_info() -> dict[str, Any]:
                         "description": "Decoded bytes per byte received for a file the host compressed (a gzip "
                         "bomb is refused); files under 16 MiB pass. Leave empty: 100.",
                         "schema": {"type": ["number", "null"], "default": 100, "minimum": 1, "maximum": 1100},
+                    },
+                    "max_download_seconds": {
+                        "label": "Longest download (seconds)",
+                        "description": "A download (retries included) that takes longer is refused before the "
+                        "file replaces anything. Leave empty: 21600 (6 hours).",
+                        "schema": {"type": ["number", "null"], "default": 21600, "minimum": 1, "maximum": 604800},
                     },
                     "proxies": {
                         "label": "Proxies",

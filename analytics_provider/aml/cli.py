@@ -57,7 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     draw.add_argument("--data", metavar="ROWS.csv", help="rows to draw, one column per slot")
     draw.add_argument("--out", metavar="FILE", help="the picture to write, .png or .svg (default <chart_name>.png)")
     draw.add_argument("--chart", metavar="NAME", help="the definition to draw when the file has several")
-    draw.add_argument("--scale", type=float, default=1.0, help="PNG scale factor (default 1)")
+    draw.add_argument("--scale", type=_scale, default=1.0, metavar="FACTOR",
+                      help="PNG scale factor, from 0.1 to 10 (default 1); a picture of more than 25 million "
+                           "pixels is refused")
     _timeout_option(draw)
     return parser
 
@@ -75,6 +77,15 @@ def _seconds(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"a positive number of seconds up to {MAX_COMPILE_TIMEOUT:g}, got {text!r}") \
             from None
+
+
+def _scale(text: str) -> float:
+    from analytics_provider.aml.preview import check_scale
+
+    try:
+        return check_scale(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--scale must be ")) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -225,11 +225,19 @@ def _start(root: JNode) -> int:
     return root.offset
 
 
+class PictureTooLarge(CompileError):
+    """A PNG that would have more pixels than allowed (``message`` says how many)."""
+
+
 def render(compiled: Compiled, fmt: str, scale: float = 1.0,
-           timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> bytes:
-    """The compiled chart drawn as PNG or SVG bytes; raises as :func:`compile_spec` does."""
+           timeout: float | None = DEFAULT_COMPILE_TIMEOUT, max_pixels: int | None = None) -> bytes:
+    """The compiled chart drawn as PNG or SVG bytes; raises as :func:`compile_spec` does, and
+    :class:`PictureTooLarge` for a PNG past ``max_pixels`` (before it is painted)."""
     try:
-        drawn: str = compiler_process.call("render", timeout, vega=compiled.vega, fmt=fmt, scale=scale)
+        drawn: str = compiler_process.call("render", timeout, vega=compiled.vega, fmt=fmt, scale=scale,
+                                           max_pixels=max_pixels)
     except compiler_process.CallFailed as exc:
+        if exc.message.startswith(compiler_process.TOO_MANY_PIXELS):
+            raise PictureTooLarge(exc.message) from None
         raise CompileError(_first_line(exc.message)) from None
     return drawn.encode("utf-8") if fmt == "svg" else base64.b64decode(drawn)

@@ -21,6 +21,7 @@ import atexit
 import base64
 import contextlib
 import json
+import math
 import os
 import select
 import signal
@@ -225,12 +226,22 @@ def _compile(spec: dict[str, Any], vl_version: str) -> dict[str, Any]:
     return vega
 
 
-def _render(vega: dict[str, Any], fmt: str, scale: float) -> str:
-    """The chart as SVG text, or PNG bytes in base64."""
+TOO_MANY_PIXELS = "the picture would be "
+"""How the child's refusal of a picture past ``max_pixels`` begins (the parent tells it by this)."""
+
+
+def _render(vega: dict[str, Any], fmt: str, scale: float, max_pixels: int | None = None) -> str:
+    """The chart as SVG text, or PNG bytes in base64; a PNG of more than ``max_pixels`` (its
+    scene's size times ``scale``, squared) is refused before it is painted."""
     import vl_convert
 
     if fmt == "svg":
         return vl_convert.vega_to_svg(vega, allowed_base_urls=[])
+    if max_pixels is not None:
+        scene = vl_convert.vega_to_scenegraph(vega, allowed_base_urls=[])
+        width, height = math.ceil(scene["width"] * scale), math.ceil(scene["height"] * scale)
+        if width * height > max_pixels:
+            raise ValueError(f"{TOO_MANY_PIXELS}{width:,} x {height:,} = {width * height:,} pixels")
     return base64.b64encode(bytes(vl_convert.vega_to_png(vega, scale=scale, allowed_base_urls=[]))).decode("ascii")
 
 

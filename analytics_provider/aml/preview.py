@@ -3,10 +3,12 @@ csv file's) and rendered by the same compilers the lint uses."""
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from analytics_provider.aml import compiler
 from analytics_provider.aml.checks_def import check_def
@@ -25,6 +27,28 @@ class PreviewError(Exception):
     def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None) -> None:
         super().__init__(message)
         self.diagnostics = diagnostics or []
+
+
+SCALES = (0.1, 10.0)
+"""The scale factors a PNG preview takes (``--scale``): a tenth of the chart's size to ten times."""
+MAX_PIXELS = 25_000_000
+"""Pixels a PNG preview may have at most: a 5,000 x 5,000 picture, 100 MB of RGBA while it is
+painted (a chart of 600 x 400 at scale 10 is 24 million). ``--scale=200`` of a small chart took
+6.1 GiB before it was refused."""
+
+
+def check_scale(scale: Any) -> float:
+    """``scale`` as a number within :data:`SCALES`, else ``ValueError`` naming the range."""
+    low, high = SCALES
+    number = None if isinstance(scale, bool) else scale
+    if isinstance(number, str):
+        try:
+            number = float(number)
+        except ValueError:
+            number = None
+    if not isinstance(number, (int, float)) or not math.isfinite(number) or not low <= number <= high:
+        raise ValueError(f"--scale must be a number from {low:g} to {high:g}, got {scale!r}")
+    return float(number)
 
 
 @dataclass(frozen=True)
@@ -49,6 +73,10 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
     seconds (None: no limit); past it the compiler is stopped and :class:`PreviewError` says so
     (CC422)."""
     compile_timeout = check_timeout(compile_timeout)
+    try:
+        scale = check_scale(scale)
+    except ValueError as exc:
+        raise PreviewError(str(exc)) from None
     if not compiler.available():
         raise PreviewError(f"preview needs {compiler.PACKAGE}: {compiler.INSTALL_HINT}")
     source_path = Path(path)
@@ -79,7 +107,11 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
         rep.add("CC421", compiler.locate(tpl, exc.message), f"the chart cannot render: {exc.message}")
         raise PreviewError(f"{source_path}: the chart cannot render", rep.items[-1:]) from None
     try:
-        picture = compiler.render(compiled, fmt, scale, compile_timeout)
+        picture = compiler.render(compiled, fmt, scale, compile_timeout, MAX_PIXELS)
+    except compiler.PictureTooLarge as exc:
+        raise PreviewError(f"{source_path}: {exc.message} at scale {scale:g}, past the {MAX_PIXELS:,} a preview may "
+                           "have; nothing was drawn: a smaller --scale, or a smaller width and height in the "
+                           "template") from None
     except compiler.CallTimedOut as exc:
         raise _too_long(rep, tpl.root.offset, source_path, exc.seconds) from None
     except compiler.CompileError as exc:  # the chart ran; the headless renderer could not paint it

@@ -13,6 +13,7 @@ import base64
 import contextlib
 import copy
 import math
+import re
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -24,6 +25,7 @@ from yarl import URL
 
 from analytics_provider.api.call.events import Answer, AwaitSignal, Failure, Pause, ReadJob, Send, Steps
 from analytics_provider.api.call.exchange import CallPlan, Exchange
+from analytics_provider.api.call.limits import HeadNotRead
 from analytics_provider.api.call.quota import Quota
 from analytics_provider.api.call.request import ApiRequest, build_request
 from analytics_provider.api.call.retry import RetryPolicy
@@ -186,14 +188,26 @@ class AsyncAnalyticsClient:
                 headers = {**headers, **auth}  # in the request it forwards (and strips it from)
         connect, read = step.timeout
         shared = self._shared or self._require()
+        head = step.body_limit.head
+        within = step.head_within if step.data is None else None  # an upload's time is its own (left bounds it)
+        end = time.monotonic() + (within or 0)
         try:
-            response = await shared.session.request(  # type: ignore[union-attr]
+            response = await asyncio.wait_for(shared.session.request(  # type: ignore[union-attr]
                 step.method, step.url, params=step.params, json=step.json, data=step.data, headers=headers,
                 timeout=shared.timeout(step.left, connect, read if step.left is None or step.stream else None),
                 allow_redirects=False, proxy=proxy, proxy_headers=proxy_headers, ssl=step.network.ssl_context,
-            )
+                max_line_size=head, max_field_size=head, max_headers=MAX_HEADERS,
+            ), within)
         except Exception as exc:
+            if isinstance(exc, asyncio.TimeoutError) and within is not None and time.monotonic() >= end - 0.01:
+                exc = HeadNotRead("time", step.head_within)
+            elif isinstance(exc, aiohttp.ClientResponseError) and _HEAD_TOO_LARGE.search(str(exc.message)):
+                exc = HeadNotRead("size", head)  # a line past the limit, or too many (aiohttp's parser said so)
             return Failure(exc, sent=not isinstance(exc, _not_sent_errors()))
+        received = _head_size(response)
+        if received > head:
+            response.close()
+            return Failure(HeadNotRead("size", head, received), sent=True)
         answer = Answer(response.status, response.headers, url=step.url, raw=response)  # no redirect is followed
         if step.stream:
             return answer
@@ -322,6 +336,18 @@ async def _read(response: aiohttp.ClientResponse, limit: int) -> bytes:
         if not chunk or body.add(chunk):
             break
     return body.value()
+
+
+_HEAD_TOO_LARGE = re.compile(r"^Got more than \d+ bytes|^Too many headers")
+MAX_HEADERS = 128
+"""Header lines aiohttp's parser takes at most (http.client's bound is 100): with ``max_header_bytes``
+per line, what a head can hold before :func:`_head_size` judges it whole."""
+
+
+def _head_size(response: aiohttp.ClientResponse) -> int:
+    """The bytes of an answer's head as they came over the wire (status line, header lines, blank line)."""
+    status = len(f"HTTP/1.1 {response.status} {getattr(response, 'reason', '') or ''}") + 2
+    return status + sum(len(name) + len(value) + 4 for name, value in getattr(response, "raw_headers", ())) + 2
 
 
 async def _chunks(content: aiohttp.StreamReader) -> AsyncIterator[bytes]:

@@ -36,6 +36,7 @@ from analytics_provider.api.wire.operations import operation
 from analytics_provider.api.wire.pagination import Pages
 from analytics_provider.exceptions import (
     AnalyticsApiError,
+    AnalyticsDeadlineExceeded,
     AnalyticsParameterError,
     AnalyticsTransportError,
     IncompleteDownloadError,
@@ -189,6 +190,7 @@ class AnalyticsClientHook(BaseHook):
     def download_export(
         self, job_id: int, destination: Destination, *, file_mode: int | None = None, deadline: float | None = None,
         max_download_bytes: int | None = None, max_decode_ratio: float | None = None,
+        max_download_seconds: float | None = None,
     ) -> dict[str, Any]:
         """Download an export job's file to ``destination`` (a local path or an ObjectStoragePath).
 
@@ -202,15 +204,23 @@ class AnalyticsClientHook(BaseHook):
         (:class:`~analytics_provider.exceptions.DownloadTooLargeError`, before it replaces
         anything) past ``max_download_bytes`` decoded or ``max_decode_ratio`` times the bytes
         received (the connection's, or :mod:`~analytics_provider.api.call.limits`' defaults, when
-        None). Returns ``{"path", "bytes", "content_type"}``.
+        None); a download (retries included) that takes past ``max_download_seconds`` is refused
+        (:class:`~analytics_provider.exceptions.DownloadTooSlowError`) the same way. Returns
+        ``{"path", "bytes", "content_type"}``.
         """
         check_file_mode(file_mode)
-        overrides = download_overrides(max_download_bytes, max_decode_ratio, "download_export")
+        overrides = download_overrides(max_download_bytes, max_decode_ratio, max_download_seconds, "download_export")
         check_destination(destination)
         request = build_request("download_export", query={"job_id": job_id})
         exchange = self.client.exchange(request, deadline=deadline)
         limits = exchange.settings.download_limits.with_overrides(*overrides, "the operator's argument")
-        return self.client.run(exchange.retried(lambda: self._download(exchange, destination, file_mode, limits)))
+        exchange.plan.deadline = ends = limits.deadline(exchange.plan.clock(), deadline)  # retries included
+        try:
+            return self.client.run(exchange.retried(lambda: self._download(exchange, destination, file_mode, limits)))
+        except AnalyticsDeadlineExceeded:
+            if ends != deadline and exchange.plan.clock() >= ends - 0.01:  # the download's own limit ended it
+                raise limits.too_slow(f"export of job {job_id}", str(destination)) from None
+            raise
 
     def _download(
         self, exchange: Exchange, destination: Destination, file_mode: int | None, limits: DownloadLimits

@@ -12,6 +12,10 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 
+from analytics_provider.exceptions import CodingError
+
+__all__ = ["ACCEPTED", "COMPRESSED", "PIECE", "BoundedBody", "CodingError", "Decoder", "content_coding", "decode_all"]
+
 COMPRESSED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 """The content codings decoded (zlib's window bits), each ending in a mark (gzip's trailer: CRC
 and size; zlib's checksum) that tells a whole body from a cut one."""
@@ -22,21 +26,19 @@ PIECE = 256 * 1024
 however much its compressed bytes hold."""
 
 
-class CodingError(ValueError):
-    """A compressed body that is corrupt, or ends before its compressed stream does."""
-
-
 def content_coding(headers: Mapping[str, str]) -> str:
     return headers.get("Content-Encoding", "").strip().lower()
 
 
 class Decoder:
-    """Undoes ``coding`` (gzip, deflate; any other passes as it is) chunk by chunk."""
+    """Undoes ``coding`` (gzip, deflate; none or ``identity`` passes as it is) chunk by chunk; a
+    body in any other coding (``br``, ``zstd``: not asked for) raises :class:`CodingError`."""
 
     def __init__(self, coding: str) -> None:
         self.coding = coding
         self._bits = COMPRESSED.get(coding)
         self._zlib = None if self._bits is None else zlib.decompressobj(self._bits)
+        self._unknown = self._bits is None and coding not in ("", "identity")
 
     @property
     def compressed(self) -> bool:
@@ -45,6 +47,9 @@ class Decoder:
     def feed(self, chunk: bytes) -> Iterator[bytes]:
         """The decoded bytes of ``chunk``, in pieces of at most :data:`PIECE` bytes."""
         if self._bits is None or self._zlib is None:
+            if chunk and self._unknown:
+                raise CodingError(f"it is encoded as {self.coding!r}, which was not asked for (Accept-Encoding: "
+                                  f"{ACCEPTED}) and is not decoded")
             if chunk:
                 yield chunk
             return
@@ -71,7 +76,7 @@ class Decoder:
                     break
                 yield piece
             if not self._zlib.eof:
-                raise CodingError(f"the compressed body ends before its end ({self.coding})")
+                raise CodingError(f"the compressed body ends before its end ({self.coding})", cut=True)
             rest = self._zlib.flush()
         except zlib.error as exc:
             raise CodingError(f"the compressed body is corrupt ({self.coding}: {exc})") from None
@@ -90,11 +95,13 @@ def decode_all(chunks: Iterable[bytes], coding: str) -> Iterator[bytes]:
 class BoundedBody:
     """An answer's body, decoded, kept up to ``limit`` bytes: a driver adds what it reads until
     :meth:`add` says the body is full (or the answer ends), then takes :meth:`value`. Memory holds
-    ``limit`` bytes and one piece, whatever the compressed bytes would decode to."""
+    ``limit`` bytes and one piece, whatever the compressed bytes would decode to: the body grows
+    in place in one ``bytearray``, which :meth:`value` gives as it is (joining pieces, or copying
+    into ``bytes``, would hold the limit twice)."""
 
     def __init__(self, coding: str, limit: int) -> None:
         self._decoder = Decoder(coding)
-        self._pieces: list[bytes] = []
+        self._body = bytearray()
         self._left = limit
         self.wire = 0
 
@@ -106,8 +113,7 @@ class BoundedBody:
         """Take ``chunk`` (bytes as they came over the wire); True once the body is full."""
         self.wire += len(chunk)
         for piece in self._decoder.feed(chunk):
-            self._pieces.append(piece[: self._left])
-            self._left -= len(piece)
+            self._keep(piece)
             if self.full:
                 break
         return self.full
@@ -116,6 +122,9 @@ class BoundedBody:
         """The body read (its decoder's end checked when the answer ended within the limit)."""
         if not self.full:
             for piece in self._decoder.end():
-                self._pieces.append(piece[: self._left])
-                self._left -= len(piece)
-        return b"".join(self._pieces)
+                self._keep(piece)
+        return self._body  # type: ignore[return-value]  # a bytearray, read as bytes are (json.loads, errors)
+
+    def _keep(self, piece: bytes) -> None:
+        self._body += piece if len(piece) <= self._left else memoryview(piece)[: max(self._left, 0)]
+        self._left -= len(piece)

@@ -24,6 +24,7 @@ from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 from analytics_provider.hooks.decoding import ACCEPTED, BoundedBody, content_coding, decode_all
 from analytics_provider.hooks.download import CHUNK_SIZE
+from analytics_provider.hooks.head_bound import BoundedAdapter, bounded_head
 
 T = TypeVar("T")
 
@@ -141,12 +142,15 @@ class AnalyticsClient:
             self._session.headers.update({"User-Agent": user_agent("worker"), "Accept": "application/json",
                                           "Accept-Encoding": ACCEPTED})
             self._session.trust_env = False  # the environment is read once, by the settings (network.py)
+            for scheme in ("http://", "https://"):
+                self._session.mount(scheme, BoundedAdapter())
         try:
-            response = self._session.request(
-                step.method, step.url, params=step.params, json=step.json, data=step.data, headers=step.headers,
-                timeout=step.timeout, allow_redirects=False, stream=True, verify=step.network.verify,
-                proxies={urlscheme(step.url): step.proxy} if step.proxy else None,
-            )
+            with bounded_head(step.head_within, step.body_limit.head):
+                response = self._session.request(
+                    step.method, step.url, params=step.params, json=step.json, data=step.data, headers=step.headers,
+                    timeout=step.timeout, allow_redirects=False, stream=True, verify=step.network.verify,
+                    proxies={urlscheme(step.url): step.proxy} if step.proxy else None,
+                )
         except Exception as exc:
             return Failure(exc, sent=_was_sent(exc))
         answer = Answer(response.status_code, response.headers, url=response.url, raw=response)

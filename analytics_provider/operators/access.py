@@ -97,6 +97,7 @@ class _AccessSyncOperator(AsCodeOperator):
             given_rows(self.rows, self.task_id)
 
     def execute(self, context: Context) -> dict[str, Any]:
+        self.check_storage_at_start()
         if self.plan is not None:
             return self._apply_saved(context)
         with self.closing_hook():

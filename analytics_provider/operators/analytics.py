@@ -128,6 +128,9 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
     :param max_decode_ratio: decoded bytes per byte received at most, for a file the host
         compressed (default: the connection's ``max_decode_ratio``, else 100; files under 16 MiB
         pass whatever their ratio): a compression bomb is refused before it fills the disk.
+    :param max_download_seconds: seconds the download may take at most, retries included
+        (default: the connection's ``max_download_seconds``, else 21,600: 6 hours); a file host
+        that drips the file is refused past it, and the destination keeps what it held.
     :param asset: the name of the export's asset, ``analytics://exports/<asset>`` (templated;
         default ``widget-<id>.<output>``). Each file written is an event on it, through the task's
         ``AssetAlias`` outlets or on the task's own outlet :func:`~analytics_provider.assets.export_asset`,
@@ -169,12 +172,14 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         asset: str | None = None,
         max_download_bytes: int | None = None,
         max_decode_ratio: float | None = None,
+        max_download_seconds: float | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.asset = asset
         self.max_download_bytes = max_download_bytes
         self.max_decode_ratio = max_decode_ratio
+        self.max_download_seconds = max_download_seconds
         self.widget_id = widget_id
         self.dashboard = dashboard
         self.widget = widget
@@ -194,8 +199,8 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
                           "left out when widget_id is given (the widget's own dashboard is used)")
         with naming_the_task(self.task_id):
             check_file_mode(file_mode)
-            self.max_download_bytes, self.max_decode_ratio = download_overrides(max_download_bytes, max_decode_ratio,
-                                                                                self.task_id)
+            self.max_download_bytes, self.max_decode_ratio, self.max_download_seconds = download_overrides(
+                max_download_bytes, max_decode_ratio, max_download_seconds, self.task_id)
             if not is_templated(output):
                 self.export_format = normalize_output(output)
             if not is_templated(dashboard_filter_conditions):
@@ -257,7 +262,8 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
         with task_named_on_write_failure(self.task_id):  # the hook's text names the destination
             result = self.hook.download_export(job_id, self.destination, file_mode=self.file_mode,
                                                max_download_bytes=self.max_download_bytes,
-                                               max_decode_ratio=self.max_decode_ratio)
+                                               max_decode_ratio=self.max_decode_ratio,
+                                               max_download_seconds=self.max_download_seconds)
         self.log.info("Downloaded %s bytes (%s) to %s", result["bytes"], result["content_type"], result["path"])
         summary = {"job_id": job_id, "widget_id": self.widget_id, "output": self.export_format, **result}
         asset = self.asset or default_export_asset_name(self.widget_id, self.export_format)

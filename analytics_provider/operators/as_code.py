@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,27 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         if max_deletes is not None and (isinstance(max_deletes, bool) or not isinstance(max_deletes, int)
                                         or max_deletes < 0):
             raise refused(self.task_id, "max_deletes", max_deletes, "a number of removals (0 or more) or None")
+
+    def check_storage_at_start(self) -> None:
+        """Refuse, at the start of the task and before any request, a ``file://`` plan storage whose
+        folder is not there on this worker: an URL's folder is not made (a path's is), so the plan
+        task would read the service and then fail to store its plan, and the apply task to record
+        what it applied. Not at parse: the DAG processor may not be the machine that runs the task,
+        and parsing makes no folder."""
+        storage = self.plan_storage
+        if storage is None or is_templated(storage):
+            return
+        if hasattr(storage, "protocol"):
+            folder = storage.path if storage.protocol in ("file", "local") else None
+        else:
+            text = str(storage)
+            folder = text[len("file://"):] if text.lower().startswith("file://") else None
+        if folder and not os.path.isdir(folder):
+            from analytics_provider.plans.by_reference import STORAGE_FORMS
+
+            raise refused(self.task_id, "plan_storage", storage,
+                          f"{STORAGE_FORMS}; the folder {folder} of this file:// URL is not there on this worker (an "
+                          f"URL's folder is not made: make it, or give the path {folder}, whose folder is made)")
 
     def check_flags(self, **flags: Any) -> None:
         for name, flag in flags.items():

@@ -106,6 +106,7 @@ class AnalyticsApplyDeliveriesOperator(AsCodeOperator):
         from analytics_provider.deliveries.plan import plan_deliveries, targets
         from analytics_provider.deliveries.saved import apply_deliveries, save_deliveries
 
+        self.check_storage_at_start()
         if self.plan is not None:
             return self._apply_saved(context)
         with self.closing_hook():

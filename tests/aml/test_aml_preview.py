@@ -108,3 +108,37 @@ def test_csv_rows_read_numbers_as_numbers(tmp_path: Path) -> None:
     path.write_text("a\nx\n", encoding="utf-8")
     with pytest.raises(DataError, match="missing: b"):
         read_rows(path, info)
+
+
+@pytest.mark.parametrize("scale", ["0", "-1", "nan", "inf", "200", "10.5", "0.05", "lots"])
+def test_a_scale_out_of_range_is_a_usage_error_naming_the_range(scale: str, tmp_path: Path) -> None:
+    chart = str(CORPUS / "valid" / "dashboard_project" / "revenue_bars.chart.aml")
+    result = run("preview", chart, "--out", str(tmp_path / "x.png"), f"--scale={scale}")
+    assert result.returncode == 2, result.stdout  # --scale=200 drew 6.1 GiB; 0, -1, nan and inf were taken
+    assert f"argument --scale: a number from 0.1 to 10, got '{scale}'" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_preview_function_refuses_a_scale_out_of_range_too(tmp_path: Path) -> None:
+    from analytics_provider.aml.preview import PreviewError
+
+    for scale in (0, float("nan"), 11, True):
+        with pytest.raises(PreviewError, match=r"^--scale must be a number from 0.1 to 10, got "):
+            preview(CORPUS / "valid" / "simple_bar.chart.aml", out=tmp_path / "x.png", scale=scale)
+
+
+@needs_compiler
+def test_a_picture_past_the_pixel_bound_is_refused_before_it_is_painted(tmp_path: Path) -> None:
+    """A template of 4,000 x 2,000 at scale 2: 8,0xx x 4,0xx pixels, past 25 million (the bound)."""
+    chart = tmp_path / "wide.chart.aml"
+    source = (CORPUS / "valid" / "dashboard_project" / "revenue_bars.chart.aml").read_text(encoding="utf-8")
+    chart.write_text(source.replace('"data": {"values": @{values}},',
+                                    '"width": 4000, "height": 2000, "data": {"values": @{values}},'), encoding="utf-8")
+    out = tmp_path / "wide.png"
+    result = run("preview", str(chart), "--out", str(out), "--scale=2")
+    assert result.returncode == 1, result.stdout
+    assert f"error: {chart}: the picture would be " in result.stderr
+    assert "pixels at scale 2, past the 25,000,000 a preview may have; nothing was drawn" in result.stderr
+    assert not out.exists()
+    drawn = preview(chart, out=out, scale=1)  # 4,0xx x 2,0xx: within the bound
+    assert png_size(out.read_bytes())[0] > 4000 and drawn.chart_name == "revenue_bars"

@@ -8,12 +8,15 @@ by closing the connection), be cut short, or redirect to a second server.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import json
+import socket
 import ssl
 import struct
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -223,3 +226,79 @@ def pieces(data: bytes, size: int = 64 * 1024) -> Iterator[bytes]:
     """``data`` in pieces, for an :class:`Answer`'s ``stream``."""
     for i in range(0, len(data), size):
         yield data[i : i + size]
+
+
+class RawServer:
+    """A server on 127.0.0.1 that answers every request with ``script(sock, closing)``: the raw
+    bytes of its choice (a head dripped a byte at a time, a head of a million bytes). ``closing``
+    is set when the server closes, to end a drip; ``requests`` counts the requests read."""
+
+    def __init__(self, script: Callable[[socket.socket, threading.Event], None]) -> None:
+        self.script = script
+        self.requests = 0
+        self.closing = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)
+        self.port = self._listener.getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/api/v2"
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> RawServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.closing.set()
+        self._thread.join(10)
+        self._listener.close()
+
+    def _serve(self) -> None:
+        while not self.closing.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            received = b""
+            while b"\r\n\r\n" not in received:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                received += data
+            self.requests += 1
+            with contextlib.suppress(OSError):  # the client gave up
+                self.script(conn, self.closing)
+
+
+def drip_head(every: float, for_seconds: float = 30.0) -> Callable[[socket.socket, threading.Event], None]:
+    """A head one of whose header values comes a byte every ``every`` seconds for ``for_seconds``,
+    then ends, with a job that succeeded (a client that waits it out gets a good answer)."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: ")
+        end = time.monotonic() + for_seconds
+        while time.monotonic() < end and not closing.wait(every):
+            conn.sendall(b"a")
+        body = b'{"job": {"id": 1, "status": "success"}}'
+        conn.sendall(b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+
+    return script
+
+
+def huge_head(size: int, line: int = 8000) -> Callable[[socket.socket, threading.Event], None]:
+    """A head of ``size`` bytes of header lines of ``line`` bytes each, then a small JSON body."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        sent = 0
+        while sent < size and not closing.is_set():
+            header = b"X-Big-%d: %s\r\n" % (sent, b"b" * (line - 20))
+            conn.sendall(header)
+            sent += len(header)
+        body = b'{"job": {"id": 1, "status": "success"}}'
+        conn.sendall(b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+
+    return script

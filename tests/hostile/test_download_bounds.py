@@ -7,12 +7,13 @@ the bound is for: the worker's peak memory and the bytes it wrote (:mod:`hostile
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from analytics_provider.api.call.settings import ConnectionConfigError
-from analytics_provider.exceptions import AnalyticsParameterError, DownloadTooLargeError
+from analytics_provider.exceptions import AnalyticsParameterError, DownloadTooLargeError, DownloadTooSlowError
 from analytics_provider.hooks.analytics import AnalyticsHook
 from hostile.conftest import leaves_only_the_good_file
 from hostile.measure import MiB, measured
@@ -85,8 +86,44 @@ def test_a_chunked_file_past_the_limit_stops_at_the_limit(hook, server, target, 
     assert cost.bytes_written < 10 * MiB and leaves_only_the_good_file(target)
 
 
+DRIPPED = b"a,b\n" * 100  # 400 bytes, one every 50 ms: 20 s, each byte well inside the read timeout
+
+
+def dripped_file() -> Answer:
+    return Answer(200, DRIPPED, headers={"Content-Type": "text/csv"}, trickle=0.05)
+
+
+def test_a_dripped_file_is_refused_at_the_connections_max_download_seconds(server, target, connect) -> None:
+    server.answer = always(dripped_file())
+    connect(max_download_seconds=1)
+    hook = AnalyticsHook()  # the real clock: the limit is the world's time
+    started = time.monotonic()
+    with pytest.raises(DownloadTooSlowError) as refused:
+        hook.download_export(9, target)
+    seconds = time.monotonic() - started
+    assert seconds < 10  # the old download took the drip's 20 s and wrote it
+    assert str(refused.value) == (
+        f"DownloadTooSlow on GET /exports/download: export of job 9: the file for destination {str(target)!r} "
+        "did not come whole within 1 s; refused, the destination is left as it was. max_download_seconds=1 "
+        "(connection 'analytics_default''s extra) would have to be raised to allow it")
+    assert leaves_only_the_good_file(target)  # no partial file, nothing replaced
+    assert len(server.requests) == 1  # not retried past the limit
+
+
+def test_the_operators_max_download_seconds_wins_and_a_fast_file_passes(server, target, connect) -> None:
+    server.answer = always(dripped_file())
+    connect(max_download_seconds=600)
+    hook = AnalyticsHook()
+    with pytest.raises(DownloadTooSlowError, match=r"within 1.5 s; .* max_download_seconds=1.5 \(the operator's"):
+        hook.download_export(9, target, max_download_seconds="1.5")
+    server.answer = always(Answer(200, DRIPPED, headers={"Content-Type": "text/csv"}))
+    assert hook.download_export(9, target, max_download_seconds=1)["bytes"] == len(DRIPPED)
+    assert target.read_bytes() == DRIPPED
+
+
 @pytest.mark.parametrize(("extra", "why"), [
     ({"max_download_bytes": 0}, r"max_download_bytes must be a whole number of bytes from 1 to .*, got 0"),
+    ({"max_download_seconds": "inf"}, r"max_download_seconds must be a number of seconds from 1 to 604,800"),
     ({"max_decode_ratio": "lots"}, "max_decode_ratio must be a number of decoded bytes per byte received"),
 ])
 def test_a_bad_limit_in_the_connection_is_refused_by_name(server, target, connect, extra, why) -> None:

@@ -9,6 +9,7 @@ waits (the recorder), so a retry's backoff or a quota's wait is read exactly.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -27,10 +28,12 @@ from analytics_provider.exceptions import (
     AnalyticsDeadlineExceeded,
     AnalyticsJobError,
     AnalyticsTlsError,
+    AnalyticsTransportError,
     AnswerTooLargeError,
     MaintenanceError,
     NotFoundError,
     RecordError,
+    UndecodableAnswerError,
 )
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
@@ -499,3 +502,40 @@ def test_a_bundle_that_does_not_exist_is_refused_before_any_request(driver, serv
     assert isinstance(error, ConnectionConfigError)
     assert "verify names a CA bundle that does not exist" in str(error) and str(missing) in str(error)
     assert server.requests == []
+
+
+def test_refusing_an_answer_past_the_limit_holds_the_limit_once_not_twice(driver, server, connect) -> None:
+    """The body read up to the limit grows in place: the pieces joined at the end held it twice."""
+    limit = 16 * MiB
+    connect(max_answer_bytes=limit)
+    server.answer = always(Answer(200, stream=json_of_size(48 * MiB), chunked=True))
+    with measured() as cost:
+        error = driver.one(Call("get_current_user"))
+    assert isinstance(error, AnswerTooLargeError), error
+    assert cost.peak_memory < 1.4 * limit, f"{driver.name} held {cost.peak_memory:,} bytes for a {limit:,} limit"
+
+
+@pytest.mark.parametrize(("coding", "body", "why"), [
+    ("gzip", b"garbage" * 10, "the compressed body is corrupt (gzip: Error -3 while decompressing data"),
+    ("deflate", b"garbage", "the compressed body is corrupt (deflate: Error -3 while decompressing data"),
+    ("br", b"\x1b\x03\x00garbage", "it is encoded as 'br', which was not asked for (Accept-Encoding: gzip, deflate)"),
+], ids=["gzip", "deflate", "br"])
+def test_a_body_that_cannot_be_decoded_is_a_clear_error_not_retried(driver, server, coding, body, why) -> None:
+    server.answer = always(Answer(200, body, headers={"Content-Encoding": coding}))
+    error = driver.one()
+    assert isinstance(error, UndecodableAnswerError), error
+    text = str(error)  # was "CodingError: a request could not be sent (an invalid header or URL)", sent 5 times
+    assert text.startswith("UndecodableAnswer on GET /jobs/7: the body of the answer of 127.0.0.1 could not be "
+                           f"decoded: {why}"), text
+    assert text.endswith("; not retried (the host would send the same)")
+    assert len(server.requests) == 1
+
+
+def test_a_compressed_body_cut_short_says_so_and_is_retried(driver, server) -> None:
+    cut = gzip.compress(b'{"job": {"id": 7, "status": "running"}}')[:-10]
+    server.answer = always(Answer(200, cut, headers={"Content-Encoding": "gzip"}))
+    error = driver.one(get_job(retry_policy=RetryPolicy(max_attempts=2)))
+    assert isinstance(error, AnalyticsTransportError), error
+    assert str(error) == ("TransportError on GET /jobs/7: the body of the answer of 127.0.0.1 could not be decoded "
+                          "whole: the compressed body ends before its end (gzip)")
+    assert len(server.requests) == 2  # a cut connection may not come again

@@ -190,3 +190,5 @@ def test_the_forms_size_limits_are_the_settings_defaults() -> None:
     assert fields["max_answer_bytes"]["schema"]["default"] == limits.DEFAULT_MAX_ANSWER_BYTES
     assert fields["max_download_bytes"]["schema"]["default"] == limits.DEFAULT_MAX_DOWNLOAD_BYTES
     assert fields["max_decode_ratio"]["schema"]["default"] == limits.DEFAULT_MAX_DECODE_RATIO
+    assert fields["max_header_bytes"]["schema"]["default"] == limits.DEFAULT_MAX_HEADER_BYTES
+    assert fields["max_download_seconds"]["schema"]["default"] == limits.DEFAULT_MAX_DOWNLOAD_SECONDS

@@ -44,7 +44,10 @@ class Send:
     bound when ``left`` is None; ``left`` the seconds the whole exchange may take (what is left
     before the deadline; for an API answer at most connect + read timeout). The answer's body is
     read whole, at most ``body_limit.to_read(status, headers)`` bytes (the exchange judges what
-    was read); with ``stream`` it is left to the caller."""
+    was read); with ``stream`` it is left to the caller. The head (status line and headers) must
+    come whole within ``head_within`` seconds of the request (of its body sent, for an upload:
+    ``left`` bounds that in the triggerer), and be at most ``body_limit.head`` bytes: past either,
+    the driver fails with :class:`~analytics_provider.api.call.limits.HeadNotRead`."""
 
     method: str
     url: str
@@ -58,6 +61,7 @@ class Send:
     data: Any = None
     stream: bool = False
     body_limit: BodyLimit = field(default_factory=BodyLimit, repr=False)
+    head_within: float = 70.0
 
 
 @dataclass(frozen=True)

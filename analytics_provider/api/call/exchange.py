@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import tenacity
 
 from analytics_provider.api.call.events import Answer, Failure, Pause, Send, Steps
+from analytics_provider.api.call.limits import HeadNotRead
 from analytics_provider.api.call.quota import Quota, parse_retry_after
 from analytics_provider.api.call.request import ApiRequest, parse_response
 from analytics_provider.api.call.retry import Clock, RetryPolicy, is_retryable
@@ -32,7 +33,10 @@ from analytics_provider.exceptions import (
     AnalyticsDeadlineExceeded,
     AnalyticsTlsError,
     AnalyticsTransportError,
+    CodingError,
     RateLimitExceedError,
+    UndecodableAnswerError,
+    cause_of,
     tls_problem,
 )
 
@@ -197,8 +201,9 @@ class Exchange:
         left = plan.left()
         connect, read = settings.connect_timeout, settings.read_timeout
         bound = left  # an API answer comes whole within connect + read timeout; an upload or a download per read
+        head = connect + read if left is None or left > connect + read else left  # any answer's head too
         if data is None and not stream:
-            bound = connect + read if left is None or left > connect + read else left
+            bound = head
         if left is not None:  # neither timeout outlasts the deadline
             connect, read = min(connect, max(left, 0.001)), min(read, max(left, 0.001))
         sent = Send(
@@ -214,6 +219,7 @@ class Exchange:
             data=data,
             stream=stream,
             body_limit=settings.body_limit,
+            head_within=head,
         )
         outcome = yield sent
         if quota is not None:
@@ -242,6 +248,24 @@ class Exchange:
         """The error for a transport library's exception: a certificate or handshake problem is
         final and says which setting fixes it; a failure at the deadline is the deadline's."""
         request, plan = self.request, self.plan
+        head = cause_of(exc, HeadNotRead)
+        if head is not None:
+            error = self.settings.body_limit.head_error(
+                head, urlsplit(url or self.settings.base_url).hostname or "", self._time_settings(),
+                method=request.method, path=request.path)
+            if head.kind == "size" or plan.deadline is None or plan.clock() < plan.deadline - 0.01:
+                return error
+            return AnalyticsDeadlineExceeded("the deadline passed while waiting for the answer's head",
+                                             last_error=error, method=request.method, path=request.path)
+        coding = cause_of(exc, CodingError)
+        if coding is not None:
+            host = urlsplit(url or self.settings.base_url).hostname or ""
+            if coding.cut:  # the connection may have been cut: transient
+                return cls(f"the body of the answer of {host} could not be decoded whole: {coding}", sent=sent,
+                           method=request.method, path=request.path)
+            return UndecodableAnswerError(
+                f"the body of the answer of {host} could not be decoded: {coding}; not retried (the host would "
+                "send the same)", method=request.method, path=request.path)
         tls = tls_problem(exc)
         if tls is not None:
             return AnalyticsTlsError(
@@ -256,6 +280,13 @@ class Exchange:
                 method=request.method, path=request.path,
             )
         return error
+
+
+    def _time_settings(self) -> str:
+        settings = self.settings
+        told = (f"the connection's connect_timeout={settings.connect_timeout:g} and timeout={settings.read_timeout:g}"
+                " seconds bound it")
+        return told if self.plan.deadline is None else told + ", and the call's deadline"
 
 
 def describe_tls(error: ssl.SSLError, host: str, settings: ConnectionSettings) -> str:

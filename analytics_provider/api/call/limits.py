@@ -19,7 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from analytics_provider.exceptions import AnalyticsParameterError, AnswerTooLargeError, DownloadTooLargeError
+from analytics_provider.exceptions import (
+    AnalyticsApiError,
+    AnalyticsParameterError,
+    AnalyticsTransportError,
+    AnswerTooLargeError,
+    DownloadTooLargeError,
+    DownloadTooSlowError,
+)
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -35,8 +42,16 @@ DEFAULT_MAX_DECODE_RATIO = 100.0
 """Decoded bytes per byte on the wire, at most (``max_decode_ratio``), once past
 :data:`RATIO_FREE`. gzip (level 6) makes a csv of orders 4.2 times smaller and one of 60 empty
 columns 26 times (measured on 200,000 rows each); deflate cannot pass about 1,030, a bomb's ratio."""
+DEFAULT_MAX_DOWNLOAD_SECONDS = 21_600.0
+"""Seconds a download (its requests, redirect and body, retries included) may take at most
+(``max_download_seconds``): 6 hours. The largest file allowed by default (16 GiB) comes in 4.6
+hours at 1 MiB/s, a slow link; a real export of a widget is megabytes to a few GiB."""
 RATIO_FREE = 16 * MiB
 """Decoded bytes any download may have whatever its ratio (a small, very regular file)."""
+DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+"""An answer's head (status line and header lines), at most (``max_header_bytes``). The service
+answers about 1 KiB of headers; a proxy or a load balancer adds cookies and a trace, rarely past
+8 KiB (the line limit of nginx and aiohttp)."""
 
 
 def size_text(size: int | float) -> str:
@@ -73,6 +88,9 @@ SIZE_SETTINGS = {
     "max_decode_ratio": SizeSetting("decoded bytes per byte received", 1, 1100,
                                     "deflate cannot pass about 1,030, so 1,100 already lets any gzip through",
                                     whole=False),
+    "max_download_seconds": SizeSetting("seconds", 1, 604_800, "7 days: no task should hold a worker longer",
+                                        whole=False),
+    "max_header_bytes": SizeSetting("bytes", 1024, 16 * MiB, "16 MiB: a head is held whole, in memory"),
     "max_xcom_bytes": SizeSetting("bytes", 1, 16 * MiB,
                                   "16 MiB: an XCom lives in Airflow's database, a larger plan goes by reference"),
 }
@@ -113,13 +131,40 @@ def ratio(value: Any, name: str) -> float:
     return float(size_setting(value, name))
 
 
+class HeadNotRead(Exception):
+    """Raised by a driver, inside its HTTP library, when an answer's head (status line and
+    headers) passes its bound: ``size`` (more than ``limit`` bytes) or ``time`` (not whole within
+    ``limit`` seconds of sending). The exchange turns it into the error (:meth:`BodyLimit.head_error`)."""
+
+    def __init__(self, kind: str, limit: float, received: int | None = None) -> None:
+        super().__init__(f"the answer's head passed its {kind} bound ({limit:g})")
+        self.kind, self.limit, self.received = kind, limit, received
+
+
 @dataclass(frozen=True)
 class BodyLimit:
     """What an answer's body may weigh: ``answer`` bytes when it succeeds (status below 400),
-    ``error`` bytes read of an error (cut there)."""
+    ``error`` bytes read of an error (cut there); and its head (status line and headers): ``head``
+    bytes, whatever its status."""
 
     answer: int = DEFAULT_MAX_ANSWER_BYTES
     error: int = MAX_ERROR_BODY
+    head: int = DEFAULT_MAX_HEADER_BYTES
+
+    def head_error(self, problem: HeadNotRead, host: str, timeouts: str, *, method: str,
+                   path: str) -> AnalyticsApiError:
+        """The error of an answer whose head passed its bound: too large (not retried, the host
+        would answer the same) or too slow (a transport failure, retried as a timeout is).
+        ``timeouts`` names the settings that bound the time."""
+        read = "" if problem.received is None else f"; {size_text(problem.received)} of it read"
+        if problem.kind == "size":
+            return AnswerTooLargeError(
+                f"the answer of {host} has a head (status line and headers) larger than "
+                f"{size_text(self.head)}{read}; refused. max_header_bytes={self.head} (a setting of the "
+                "connection's extra, 64 KiB by default) is the limit of an answer's head", method=method, path=path)
+        return AnalyticsTransportError(
+            f"the answer of {host} did not send its head (status line and headers) whole within "
+            f"{problem.limit:.3g} s of the request{read}; gave up ({timeouts})", method=method, path=path)
 
     def to_read(self, status: int, headers: Mapping[str, str]) -> int:
         """The bytes a driver reads at most: one past the limit tells an answer too large (none
@@ -158,11 +203,26 @@ class BodyLimit:
 @dataclass(frozen=True)
 class DownloadLimits:
     """What a downloaded file may weigh decoded: ``max_bytes``, and ``max_ratio`` decoded bytes per
-    byte received once past :data:`RATIO_FREE`. ``source`` names where the values were set."""
+    byte received once past :data:`RATIO_FREE`; and ``max_seconds`` the whole download may take.
+    ``source`` names where the values were set."""
 
     max_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES
     max_ratio: float = DEFAULT_MAX_DECODE_RATIO
     source: str = "the default; set it in the connection's extra or the operator's argument"
+    max_seconds: float = DEFAULT_MAX_DOWNLOAD_SECONDS
+
+    def deadline(self, now: float, deadline: float | None) -> float:
+        """The download's deadline: ``max_seconds`` from ``now``, or the caller's when sooner."""
+        end = now + self.max_seconds
+        return end if deadline is None else min(deadline, end)
+
+    def too_slow(self, what: str, destination: str) -> DownloadTooSlowError:
+        """The error of a download that ``max_seconds`` ended."""
+        return DownloadTooSlowError(
+            f"{what}: the file for destination {destination!r} did not come whole within "
+            f"{self.max_seconds:g} s; refused, the destination is left as it was. max_download_seconds="
+            f"{self.max_seconds:g} ({self.source}) would have to be raised to allow it",
+            method="GET", path="/exports/download")
 
     def allowed(self, wire: int) -> int:
         """The decoded bytes allowed after ``wire`` bytes received."""
@@ -193,11 +253,13 @@ class DownloadLimits:
             f"it was. {setting}={shown} ({self.source}) would have to be raised to allow it",
             method="GET", path="/exports/download")
 
-    def with_overrides(self, max_bytes: int | None, max_ratio: float | None, source: str) -> DownloadLimits:
-        if max_bytes is None and max_ratio is None:
+    def with_overrides(self, max_bytes: int | None, max_ratio: float | None, max_seconds: float | None,
+                       source: str) -> DownloadLimits:
+        if max_bytes is None and max_ratio is None and max_seconds is None:
             return self
         return DownloadLimits(self.max_bytes if max_bytes is None else max_bytes,
-                              self.max_ratio if max_ratio is None else max_ratio, source)
+                              self.max_ratio if max_ratio is None else max_ratio, source,
+                              self.max_seconds if max_seconds is None else max_seconds)
 
 
 def task_setting(value: Any, name: str, who: str) -> Any:
@@ -209,8 +271,10 @@ def task_setting(value: Any, name: str, who: str) -> Any:
         raise AnalyticsParameterError(f"{who}: {exc}") from None
 
 
-def download_overrides(max_bytes: Any, max_ratio: Any, who: str) -> tuple[int | None, float | None]:
-    """``max_download_bytes`` and ``max_decode_ratio`` as given (None: the connection's), or
-    :class:`AnalyticsParameterError` naming ``who`` and the parameter."""
+def download_overrides(max_bytes: Any, max_ratio: Any, max_seconds: Any,
+                       who: str) -> tuple[int | None, float | None, float | None]:
+    """``max_download_bytes``, ``max_decode_ratio`` and ``max_download_seconds`` as given (None:
+    the connection's), or :class:`AnalyticsParameterError` naming ``who`` and the parameter."""
     size, times = task_setting(max_bytes, "max_download_bytes", who), task_setting(max_ratio, "max_decode_ratio", who)
-    return size, None if times is None else float(times)
+    seconds = task_setting(max_seconds, "max_download_seconds", who)
+    return size, None if times is None else float(times), None if seconds is None else float(seconds)

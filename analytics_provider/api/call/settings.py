@@ -149,16 +149,21 @@ def log_masker_home() -> Any:
 
 
 def limits_of(extra: Any, where: str) -> dict[str, Any]:
-    """The size limits the connection's extra sets (``max_answer_bytes``, ``max_download_bytes``,
-    ``max_decode_ratio``): see :mod:`~analytics_provider.api.call.limits`."""
-    given = {name: extra.get(name) for name in ("max_answer_bytes", "max_download_bytes", "max_decode_ratio")}
+    """The size limits the connection's extra sets (``max_answer_bytes``, ``max_header_bytes``,
+    ``max_download_bytes``, ``max_decode_ratio``, ``max_download_seconds``): see
+    :mod:`~analytics_provider.api.call.limits`."""
+    given = {name: extra.get(name) for name in ("max_answer_bytes", "max_download_bytes", "max_decode_ratio",
+                                                "max_header_bytes", "max_download_seconds")}
     try:
-        answer = given["max_answer_bytes"]
-        body = BodyLimit() if answer in (None, "") else BodyLimit(positive_int(answer, "max_answer_bytes"))
-        size, times = given["max_download_bytes"], given["max_decode_ratio"]
+        answer, head = given["max_answer_bytes"], given["max_header_bytes"]
+        body = BodyLimit(
+            **({} if answer in (None, "") else {"answer": positive_int(answer, "max_answer_bytes")}),
+            **({} if head in (None, "") else {"head": positive_int(head, "max_header_bytes")}))
+        size, times, seconds = given["max_download_bytes"], given["max_decode_ratio"], given["max_download_seconds"]
         downloads = DownloadLimits().with_overrides(
             None if size in (None, "") else positive_int(size, "max_download_bytes"),
             None if times in (None, "") else ratio(times, "max_decode_ratio"),
+            None if seconds in (None, "") else ratio(seconds, "max_download_seconds"),
             f"{where}'s extra")
     except ValueError as exc:
         raise ConnectionConfigError(where, str(exc)) from None

@@ -1,0 +1,121 @@
+"""An answer's head (status line and headers) is bounded on both transports: in time (a head
+dripped a byte at a time ends within the connection's timeouts) and in bytes (``max_header_bytes``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from analytics_provider.api.call.retry import RetryPolicy
+from analytics_provider.exceptions import AnalyticsTransportError, AnswerTooLargeError
+from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.hooks.async_client import AsyncAnalyticsClient
+from hostile.server import RawServer, drip_head, huge_head
+
+ONCE = RetryPolicy(max_attempts=1)
+DRIP_SECONDS = 30.0  # how long the dripping server goes on before it ends its head
+
+
+@pytest.fixture
+def raw(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., RawServer]]:
+    """Start a :class:`RawServer` with a script, and point the connection at it (timeouts of 1 s)."""
+    servers: list[RawServer] = []
+
+    def start(script, **extra: object) -> RawServer:
+        server = RawServer(script).__enter__()
+        servers.append(server)
+        conn = {"conn_type": "analytics", "password": "k" * 20,
+                "extra": {"base_url": server.base_url, "timeout": 1, "connect_timeout": 1, **extra}}
+        monkeypatch.setenv("AIRFLOW_CONN_ANALYTICS_DEFAULT", json.dumps(conn))
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__()
+
+
+def sync_call() -> object:
+    hook = AnalyticsHook()
+    try:
+        return hook.call("get_job", 1, retry_policy=ONCE)
+    finally:
+        hook.close()
+
+
+async def async_call() -> object:
+    async with AsyncAnalyticsClient("analytics_default", ONCE) as client:
+        return await client.call("get_job", 1)
+
+
+def test_a_dripped_head_ends_within_the_timeouts_on_the_worker(raw) -> None:
+    raw(drip_head(0.1, DRIP_SECONDS))
+    started = time.monotonic()
+    with pytest.raises(AnalyticsTransportError) as failed:
+        sync_call()
+    seconds = time.monotonic() - started
+    assert seconds < DRIP_SECONDS / 2  # connect + read timeout: 2 s; the old code read the head for 30 s
+    text = str(failed.value)
+    assert "the answer of 127.0.0.1 did not send its head (status line and headers) whole within 2 s" in text
+    assert "connect_timeout=1 and timeout=1" in text
+
+
+async def test_a_dripped_head_ends_within_the_timeouts_in_the_triggerer(raw) -> None:
+    raw(drip_head(0.1, DRIP_SECONDS))
+    started = time.monotonic()
+    with pytest.raises(AnalyticsTransportError) as failed:
+        await async_call()
+    assert time.monotonic() - started < DRIP_SECONDS / 2
+    text = str(failed.value)  # the old text was empty (an asyncio.TimeoutError's)
+    assert "the answer of 127.0.0.1 did not send its head (status line and headers) whole within 2 s" in text
+    assert "connect_timeout=1 and timeout=1" in text
+
+
+def test_a_dripped_head_meets_the_calls_deadline(raw) -> None:
+    from analytics_provider.exceptions import AnalyticsDeadlineExceeded
+
+    raw(drip_head(0.1, DRIP_SECONDS))
+    hook = AnalyticsHook()
+    try:
+        with pytest.raises(AnalyticsDeadlineExceeded, match="the deadline passed while waiting for the answer's head"):
+            hook.call("get_job", 1, deadline=hook.clock() + 1.5)
+    finally:
+        hook.close()
+
+
+@pytest.mark.parametrize("size, line", [(1_000_000, 8000), (100_000, 70_000)], ids=["many lines", "long lines"])
+def test_a_huge_head_is_refused_by_name_on_the_worker(raw, size, line) -> None:
+    server = raw(huge_head(size, line))
+    with pytest.raises(AnswerTooLargeError) as refused:
+        sync_call()
+    text = str(refused.value)
+    assert "the answer of 127.0.0.1 has a head (status line and headers) larger than 65,536 bytes" in text
+    assert "max_header_bytes=65536" in text
+    assert server.requests == 1
+
+
+@pytest.mark.parametrize("size, line", [(1_000_000, 8000), (100_000, 70_000)], ids=["many lines", "long lines"])
+async def test_a_huge_head_is_refused_by_name_in_the_triggerer(raw, size, line) -> None:
+    server = raw(huge_head(size, line))
+    with pytest.raises(AnswerTooLargeError) as refused:
+        await async_call()
+    text = str(refused.value)
+    assert "the answer of 127.0.0.1 has a head (status line and headers) larger than 65,536 bytes" in text
+    assert "max_header_bytes=65536" in text
+    assert server.requests == 1
+
+
+async def test_the_connections_max_header_bytes_lets_a_large_head_through_on_both(raw) -> None:
+    raw(huge_head(200_000), max_header_bytes=300_000)
+    assert sync_call() == {"id": 1, "status": "success"}
+    assert await async_call() == {"id": 1, "status": "success"}
+
+
+def test_a_bad_max_header_bytes_is_refused_by_name(raw) -> None:
+    from analytics_provider.api.call.settings import ConnectionConfigError
+
+    raw(huge_head(10), max_header_bytes="64k")
+    with pytest.raises(ConnectionConfigError, match="max_header_bytes must be a whole number of bytes from 1,024"):
+        sync_call()
