@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["fd_guard", "in_flight"]  # descriptors left open fail a module (fd_guard); in_flight: .ci/run
+# descriptors left open fail a module (fd_guard); in_flight: .ci/run; api_app: one api-server process a session
+pytest_plugins = ["fd_guard", "in_flight", "api_app"]
 
 _HOME = Path(tempfile.mkdtemp(prefix="analytics-provider-tests-"))
 _REPO = Path(__file__).resolve().parent.parent

@@ -31,6 +31,21 @@ def migrate() -> None:
         DagBundlesManager().sync_bundles_to_db()
 
 
+def one_execution_api_per_process() -> None:
+    """``dag.test()`` on Airflow 3.0 to 3.2 builds a new in-process execution API for each task it runs
+    (``supervisor.in_process_api_server``), and with it the API's versioned routes: seconds of CPU a task,
+    most of a DAG test's time there. Airflow 3.3 builds it once per process (the function is cached); so
+    does this on the older versions (elsewhere it does nothing). For test processes."""
+    if not (3, 0) <= tuple(int(part) for part in version("apache-airflow").split(".")[:2]) < (3, 3):
+        return
+    import functools
+
+    from airflow.sdk.execution_time import supervisor
+
+    if not hasattr(supervisor.in_process_api_server, "cache_info"):
+        supervisor.in_process_api_server = functools.lru_cache(maxsize=1)(supervisor.in_process_api_server)
+
+
 def parsed_dags(folder: str | Path) -> Any:
     """The ``DagBag`` of a folder or file (Airflow's examples left out); its ``import_errors`` say what failed."""
     try:

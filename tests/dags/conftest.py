@@ -148,9 +148,10 @@ def airflow_db() -> None:
     from airflow import settings
     from airflow.utils import db
 
+    from analytics_provider.testing.airflow_db import one_execution_api_per_process
+
     db.resetdb()
-    if (3, 0) <= AIRFLOW_VERSION < (3, 3):
-        _one_execution_api_per_process()
+    one_execution_api_per_process()
     if AIRFLOW_VERSION >= (3, 0):  # DAG bundles came with Airflow 3
         from airflow.dag_processing.bundles.manager import DagBundlesManager
 
@@ -160,19 +161,6 @@ def airflow_db() -> None:
     session_db.close()
     copy.close()
     _long_lived_objects_frozen()
-
-
-def _one_execution_api_per_process() -> None:
-    """``dag.test()`` on Airflow 3.0 to 3.2 builds a new in-process execution API for each task it runs
-    (``supervisor.in_process_api_server``), and with it the API's versioned routes: about two seconds of
-    CPU a task, most of a DAG test's time there. Airflow 3.3 builds it once per process (the function is
-    cached); so do the DAG tests here on the older versions."""
-    import functools
-
-    from airflow.sdk.execution_time import supervisor
-
-    if not hasattr(supervisor.in_process_api_server, "cache_info"):
-        supervisor.in_process_api_server = functools.lru_cache(maxsize=1)(supervisor.in_process_api_server)
 
 
 def fresh_database(path: Path) -> None:

@@ -53,6 +53,8 @@ except ImportError:
         def sync_bag_to_db(bag, bundle_name, bundle_version):
             bag.sync_to_db(bundle_name, bundle_version) if airflow.__version__[0] == "3" else bag.sync_to_db()
 import airflow
+from analytics_provider.testing.airflow_db import one_execution_api_per_process
+one_execution_api_per_process()  # as in the session's DAG tests (Airflow 3.0 to 3.2: an API per task, else)
 bag = DagBag(dag_folder=sys.argv[1])
 sync_bag_to_db(bag, "dags-folder", None)
 dag = bag.get_dag("analytics_after_warehouse_load")

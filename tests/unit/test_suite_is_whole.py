@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.timeout(360), pytest.mark.suite_itself]
 
 TESTS = Path(__file__).resolve().parents[1]
 OUR_PLUGINS_ONLY = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-"""A run of the suite's own plugins (``conftest.py``, ``fd_guard``, ``in_flight``) without the installed
+"""A run of the suite's own plugins (``conftest.py``, ``fd_guard``, ``in_flight``, ``api_app``) without the installed
 ones (hypothesis, anyio, xdist, ...): loading those took about 2 s of CPU a run, and the skips and
 descriptors counted here are the suite's own. The runs of ``--suite`` keep them: a plugin that imported
 Airflow first would let a test listed as free of it pass."""
@@ -42,7 +42,7 @@ def test_the_vendor_facts_are_an_openapi_document_without_prose() -> None:
 
 def _run(tmp_path: Path, allowed: str, temp: Path | None = None) -> subprocess.CompletedProcess[str]:
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
-    for plugin in ("fd_guard.py", "in_flight.py"):
+    for plugin in ("fd_guard.py", "in_flight.py", "api_app.py"):
         shutil.copy(TESTS / plugin, tmp_path / plugin)
     (tmp_path / "test_skips.py").write_text(
         "import pytest\n\n"
@@ -87,7 +87,7 @@ def _split_run(tmp_path: Path, suite: str) -> subprocess.CompletedProcess[str]:
     tests = tmp_path / "repo" / "tests"
     tests.mkdir(parents=True)
     shutil.copy(TESTS / "conftest.py", tests / "conftest.py")
-    for plugin in ("fd_guard.py", "in_flight.py"):
+    for plugin in ("fd_guard.py", "in_flight.py", "api_app.py"):
         shutil.copy(TESTS / plugin, tests / plugin)
     (tests / "airflow_free.txt").write_text("# listed\ntests/test_listed.py\n", encoding="utf-8")
     (tests / "airflow_host.txt").write_text("# listed\ntests/test_hosted.py\n", encoding="utf-8")
