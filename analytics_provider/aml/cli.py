@@ -126,7 +126,7 @@ def _lint(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(_summary(len(files), with_findings, errors, warnings, internal))
         if files and not args.no_schema and not schema.available():
-            print(f"note: the Vega-Lite schema check was skipped: install the '{schema.SCHEMA_PACKAGE}' package "
+            print(f"note: the Vega-Lite schema check was skipped: {compiler.install_hint('vega')} "
                   f"(or set {schema.SCHEMA_ENV}) to run it", file=sys.stderr)
         if files and not args.no_compile and not compiler.available():
             print(f"note: templates were not compiled: {compiler.INSTALL_HINT}, to run the compilers", file=sys.stderr)

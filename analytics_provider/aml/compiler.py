@@ -32,9 +32,17 @@ from analytics_provider.aml.template import Engine, JNode, JObject, JString, Tem
 
 PACKAGE = "vl-convert-python"
 EXTRA = "charts"
-INSTALL_HINT = (f"install the package with its '{EXTRA}' extra; while it is unpublished, from a checkout: "
-                f"pip install '.[{EXTRA}]' -c constraints/airflow-<your Airflow version>.txt (the README's \"Use it\")")
-"""How to get the compilers, said as the README installs the package (not by a name PyPI does not have yet)."""
+
+
+def install_hint(extra: str) -> str:
+    """How to install one of the package's extras, said as the README installs the package while it is
+    unpublished (not by a name PyPI does not have yet)."""
+    return (f"install the package with its '{extra}' extra; while it is unpublished, from a checkout: "
+            f'pip install "apache-airflow==<your Airflow version>" ".[{extra}]" '
+            f"-c constraints/airflow-<your Airflow version>.txt (the README's \"Use it\")")
+
+
+INSTALL_HINT = install_hint(EXTRA)
 DEFAULT_COMPILE_TIMEOUT = 20.0
 """Seconds one chart's compile (or drawing) may take: the charts of our corpus take under 0.3 s
 each once the compiler is loaded; a chart past it is a finding (CC422), not a stuck lint."""

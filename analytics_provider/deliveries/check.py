@@ -132,7 +132,8 @@ def _objects(file: DeliveryFile, findings: _Findings) -> list[tuple[str, int, st
     objects: list[tuple[str, int, str, Declared | None]] = []
     for section, items in data.items():
         if section not in FIELDS:
-            findings.add((section,), "DL101", f"unknown section {section!r}; the sections: schedules, alerts")
+            findings.add((section, KEY), "DL101", f"unknown section {section!r}; the sections: schedules, alerts"
+                         f"{_did_you_mean(section, FIELDS)}")
             continue
         if not isinstance(items, list):
             findings.add((section,), "DL102", f"{section} is a list of objects")
@@ -258,10 +259,10 @@ def _dest(section: str, item: dict[str, Any], where: Where, findings: _Findings)
         if dest.get(name) in (None, "", []):
             misspelt = [key for key in dest if key not in allowed[kind] and _did_you_mean(key, [name])]
             if misspelt:  # ``recipient:`` for ``recipients:``: point at it
-                findings.add((*where, "dest", misspelt[0], KEY), "DL131", f"a {kind} needs {name}; "
+                findings.add((*where, "dest", misspelt[0], KEY), "DL131", f"{_a(kind)} needs {name}; "
                              f"{misspelt[0]!r} is not one of its fields{_did_you_mean(misspelt[0], [name])}")
             else:
-                findings.add((*where, "dest"), "DL131", f"a {kind} needs {name}")
+                findings.add((*where, "dest"), "DL131", f"{_a(kind)} needs {name}")
     recipients = dest.get("recipients")
     if recipients is not None:
         if not isinstance(recipients, list):
@@ -270,6 +271,11 @@ def _dest(section: str, item: dict[str, Any], where: Where, findings: _Findings)
             if not isinstance(address, str) or not EMAIL.match(address):
                 findings.add((*where, "dest", "recipients", index), "DL132", f"{address!r} is not an e-mail address")
     return dict(dest) if len(findings.found) == before else None
+
+
+def _a(word: str) -> str:
+    """``word`` with its indefinite article: "an EmailDest", "a SlackDest"."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
 def _did_you_mean(name: Any, choices: Sequence[str]) -> str:

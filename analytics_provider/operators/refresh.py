@@ -102,13 +102,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     Logs the plan first: every table, data source and dashboard with why. All jobs are waited for
     together; a failed job does not stop the others, and the task fails at the end naming each
-    failed job (and each preload its failed bust held back, ``status`` ``blocked``). Returns
-    ``{"tables", "unmatched_tables": [{"table", "closest"}], "unchecked_tables": [{"table",
-    "data_source_id", "not_checked"}], "data_sources", "data_models",
-    "data_sets", "dashboards": [{"id", "title", "why"}], "notes", "jobs": [{"kind", "id", "job_id",
-    "status"}]}`` (``notes``: where the match is wider than it might be, or could not check a name),
-    and ``"dbt_unresolved"`` (unique ids) when nodes the dbt run built could not be resolved to a
-    relation. Each refreshed
+    failed job (and each preload its failed bust held back, ``status`` ``blocked``). Returns the
+    tables, what reads them, the jobs and their counts: every key is on docs/operators/refresh.rst
+    ("Result"). Each refreshed
     dashboard is an asset event on :func:`~analytics_provider.assets.dashboard_asset` (through the
     task's outlets: by default the alias ``analytics-refreshed-dashboards``). On Airflow 3.3+ the
     submitted jobs are kept in the task state store: a retried try submits none of them again

@@ -223,5 +223,18 @@ def test_a_misspelt_dest_field_is_named_with_the_field_it_stands_for(tmp_path, c
         """)
     assert manage.main(["check", str(tmp_path)]) == 1
     assert capsys.readouterr().out.splitlines() == [
-        f"{tmp_path / 'a.yml'}:7:7: DL131 a EmailDest needs recipients; 'recipient' is not one of its fields "
+        f"{tmp_path / 'a.yml'}:7:7: DL131 an EmailDest needs recipients; 'recipient' is not one of its fields "
         "(did you mean 'recipients'?)"]
+
+
+def test_a_misspelt_section_is_named_at_its_key_with_the_section_it_stands_for(tmp_path, capsys) -> None:
+    write(tmp_path, "a.yml", """\
+        alerts: []
+        schedule:
+          - key: weekly-sales
+            dashboard: 1
+        """)
+    assert manage.main(["check", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{tmp_path / 'a.yml'}:2:1: DL101 unknown section 'schedule'; the sections: schedules, alerts "
+        "(did you mean 'schedules'?)"]

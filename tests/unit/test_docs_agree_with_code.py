@@ -124,13 +124,18 @@ def test_the_package_s_own_messages_do_not_install_it_by_its_unpublished_name() 
     assert named == []
     from analytics_provider.aml import compiler
 
-    assert "pip install '.[charts]' -c constraints/airflow-" in compiler.INSTALL_HINT
+    assert '"apache-airflow==<your Airflow version>" ".[charts]" -c constraints/airflow-' in compiler.INSTALL_HINT
+    extras = set(metadata("airflow-provider-analytics").get_all("Provides-Extra") or ())
+    assert {compiler.EXTRA, "vega"} <= extras  # the extras the chart tools' hints name (schema check: vega)
 
 
 def test_the_docs_count_the_example_dags_there_are() -> None:
     example_dags = sorted(path.name for path in (REPO / "example_dags").glob("*.py") if path.name != "__init__.py")
     counts = re.findall(r"\b(\w+) complete example DAGs", "\n".join([README, *DOCS.values()]), re.I)
     assert counts, "the quick start no longer counts the example DAGs: keep this test's pattern in step"
+    in_layout = re.findall(r"^\| `example_dags/` \| (\w+) DAGs", README, re.M)  # the README's layout table
+    assert in_layout, "the README's layout table no longer counts the example DAGs: keep this test's pattern in step"
+    counts += in_layout
     for word in counts:
         assert NUMBER_WORDS.index(word.lower()) == len(example_dags), f"{word} example DAGs, but {len(example_dags)}"
     for name in example_dags:
@@ -278,3 +283,16 @@ def test_every_xcom_key_an_operator_pushes_is_on_its_docs_page() -> None:
             if f"``{key}``" not in page and not (key == "return_value" and "return value" in page):
                 missing.append(f"{pages[name]} does not name the XCom key {key!r} that {name} pushes")
     assert not missing, "\n".join(missing)
+
+
+def test_every_key_of_the_refresh_result_is_on_its_operator_page() -> None:
+    """The refresh operator's result, with its keys that appear only sometimes, against its page's "Result"."""
+    from analytics_provider.operators.refresh import AnalyticsRefreshImpactedOperator
+
+    operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"])
+    operator.plan = {"dbt_unresolved": ["model.shop.orders"], "nothing_refreshed": "no model reads the tables"}
+    keys = set(operator._result([]))
+    section = DOCS["operators/refresh.rst"].split("\nResult\n------\n")[1].split("\n---")[0]
+    named = set(re.findall(r"^- ``(\w+)``|(?:, |and )``(\w+)``(?=:|,)", section, re.M))
+    listed = {key for pair in named for key in pair if key}
+    assert keys <= listed, f"docs/operators/refresh.rst's Result omits {sorted(keys - listed)}"
