@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analytics_provider.aml.diagnostics import Diagnostic
-from analytics_provider.api.wire.destinations import ALERT_DESTS, SCHEDULE_DESTS
+from analytics_provider.api.wire.destinations import ALERT_DESTS, SCHEDULE_DESTS, dest_value_problems
 from analytics_provider.deliveries.files import KEY, DeliveryFile, Where
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+\Z")
@@ -133,7 +133,7 @@ def _objects(file: DeliveryFile, findings: _Findings) -> list[tuple[str, int, st
     for section, items in data.items():
         if section not in FIELDS:
             findings.add((section, KEY), "DL101", f"unknown section {section!r}; the sections: schedules, alerts"
-                         f"{_did_you_mean(section, FIELDS)}")
+                         f"{_did_you_mean(section, list(FIELDS))}")
             continue
         if not isinstance(items, list):
             findings.add((section,), "DL102", f"{section} is a list of objects")
@@ -270,6 +270,17 @@ def _dest(section: str, item: dict[str, Any], where: Where, findings: _Findings)
         for index, address in enumerate(recipients if isinstance(recipients, list) else []):
             if not isinstance(address, str) or not EMAIL.match(address):
                 findings.add((*where, "dest", "recipients", index), "DL132", f"{address!r} is not an e-mail address")
+    for path, must, values in dest_value_problems(dest):  # the service's own rules (it would answer 422)
+        value: Any = dest
+        for part in path:
+            value = value[part]
+        wrong: list[tuple[int | None, Any]] = [(place, item) for place, item in enumerate(value)
+                                               if item not in values] if isinstance(value, list) and values else []
+        for place, item in wrong or [(None, value)]:
+            at = (*where, "dest", *path) if place is None else (*where, "dest", *path, place)
+            shown = f"{item!r}: " if values and not isinstance(item, (list, dict)) else ""
+            hint = _did_you_mean(item, values) if values and isinstance(item, str) else ""
+            findings.add(at, "DL133", f"{shown}dest.{'.'.join(path)} {must}{hint}")
     return dict(dest) if len(findings.found) == before else None
 
 

@@ -227,6 +227,37 @@ def test_a_misspelt_dest_field_is_named_with_the_field_it_stands_for(tmp_path, c
         "(did you mean 'recipients'?)"]
 
 
+def test_a_destination_value_the_service_would_refuse_is_a_finding_at_its_line(tmp_path, capsys) -> None:
+    """What the service answers 422 for at apply (an attachment format it has not, an SFTP file format or
+    separator) is found by ``check``, at the value, with the closest allowed one (the emulator refuses by
+    the same rule: ``api.wire.destinations.dest_value_problems``)."""
+    write(tmp_path, "a.yml", """\
+        schedules:
+          - key: weekly-sales
+            dashboard: 1
+            repeat: "0 7 * * 1"
+            dest:
+              type: EmailDest
+              recipients: [ann@example.com]
+              options:
+                attachment_formats: [pdf, csvv]
+          - key: sftp-drop
+            dashboard: 1
+            repeat: "0 7 * * 1"
+            dest:
+              type: SftpDest
+              data_source_id: 1
+              file_path: /drop/sales.csv
+              format: xlxs
+        """)
+    assert manage.main(["check", str(tmp_path)]) == 1
+    file = tmp_path / "a.yml"
+    assert capsys.readouterr().out.splitlines() == [
+        f"{file}:9:35: DL133 'csvv': dest.options.attachment_formats must be a subset of csv, xlsx, excel, pdf, "
+        "png, excel_dashboard, csv_formatted_data (did you mean 'csv'?)",
+        f"{file}:17:15: DL133 'xlxs': dest.format must be one of csv, xlsx (did you mean 'xlsx'?)"]
+
+
 def test_a_misspelt_section_is_named_at_its_key_with_the_section_it_stands_for(tmp_path, capsys) -> None:
     write(tmp_path, "a.yml", """\
         alerts: []

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from analytics_provider.api.wire.destinations import ALERT_DESTS, ATTACHMENT_FORMATS, SCHEDULE_DESTS
+from analytics_provider.api.wire.destinations import ALERT_DESTS, SCHEDULE_DESTS, dest_value_problems
 from analytics_provider.api.wire.queries import AGGREGATIONS, TRANSFORMATIONS
 from analytics_provider.testing.emulator.errors import record_error
 from analytics_provider.testing.emulator.handlers import Call, handles
@@ -17,8 +17,6 @@ from analytics_provider.testing.emulator.tables import OPERATORS, check_conditio
 from analytics_provider.testing.emulator.validation import Record
 
 CRON_FIELD = re.compile(r"^[\d*/,\-A-Za-z?LW#]+$")
-DATA_FORMATS = ("csv", "xlsx")
-SFTP_SEPARATORS = (",", "|", "\t", "^", ";")
 COMPUTE: dict[str, Callable[[list[Any]], Any]] = {
     "sum": sum, "count": len, "max": max, "min": min,
     "avg": lambda values: sum(values) / len(values) if values else 0,
@@ -48,25 +46,8 @@ def _check_dest(record: Record, body: Json, dests: dict[str, tuple[str, ...]]) -
         record.require(body, f"dest.{name}")
     if "recipients" in dest:
         record.emails("dest.recipients", dest["recipients"])
-    for name in ("slack_channels", "selected_values"):
-        if dest.get(name) is not None and not isinstance(dest[name], list):
-            record.add(f"dest.{name}", "must be an array")
-    if dest.get("slack_channels") is not None and not all(isinstance(c, dict) for c in dest["slack_channels"]):
-        record.add("dest.slack_channels", "must be an array of objects (id, name)")
-    for name in ("title", "message", "file_path", "endpoint", "sheet_url", "sheet_title"):
-        if dest.get(name) is not None and not isinstance(dest[name], str):
-            record.add(f"dest.{name}", "must be a string")
-    options = dest.get("options")
-    if options is not None and not isinstance(options, dict):
-        record.add("dest.options", "must be an object")
-        options = None
-    formats = (options or {}).get("attachment_formats")
-    if formats is not None and (not isinstance(formats, list) or not set(formats) <= set(ATTACHMENT_FORMATS)):
-        record.add("dest.options.attachment_formats", f"must be a subset of {', '.join(ATTACHMENT_FORMATS)}")
-    if dest.get("format") is not None and dest["format"] not in DATA_FORMATS:
-        record.add("dest.format", f"must be one of {', '.join(DATA_FORMATS)}")
-    if dest.get("separator") is not None and dest["separator"] not in SFTP_SEPARATORS:
-        record.add("dest.separator", "must be one of , | tab ^ ;")
+    for path, must, _ in dest_value_problems(dest):
+        record.add(".".join(("dest", *path)), must)
 
 
 def check_presets_of(record: Record, body: Json, filter_ids: set[int] | None) -> None:
