@@ -100,9 +100,15 @@ def test(body):
     return {"status_code": answer.status_code, "body": answer.get_json()}
 """
 
+# Ends on {"quit": true}, not at stdin's end: a process the test's process forks later (OpenLineage's
+# pool, at a DAG run's end) inherits the pipe's writing end, so closing it there sends no EOF.
 REQUESTS = """
+import os
 for line in sys.stdin:
     request = json.loads(line)
+    if "quit" in request:
+        sys.stdout.flush()
+        os._exit(0)  # (the app's threads are not waited for)
     answer = save(request["form"]) if "form" in request else test(request["test"])
     print("ANSWER " + json.dumps(answer), flush=True)
 """
@@ -124,10 +130,22 @@ class ApiApp:
         return json.loads(line.removeprefix(prefix))
 
     def ask(self, request: dict[str, Any]) -> Any:
+        self._send(request)
+        return self._line("ANSWER ")
+
+    def _send(self, request: dict[str, Any]) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
-        return self._line("ANSWER ")
+
+    def quit(self, timeout: float = 60) -> None:
+        """Ask the process to end, and wait for it (killed past ``timeout`` seconds: an error)."""
+        self._send({"quit": True})
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise AssertionError(f"the api-server process did not end within {timeout} s of quit: killed") from None
 
 
 @pytest.fixture(scope="session")
@@ -146,6 +164,7 @@ def airflow_api_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiApp
         process = subprocess.Popen([sys.executable, "-c", code], env=env, text=True, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=stderr)
     with process:
-        yield ApiApp(process, log)
-        process.communicate(timeout=60)  # stdin closed: the loop ends
+        app = ApiApp(process, log)
+        yield app
+        app.quit()
     assert process.returncode == 0, log.read_text()[-3000:]
