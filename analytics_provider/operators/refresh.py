@@ -528,20 +528,23 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     def _resumed_book(self, context: Context) -> dict[str, dict[str, Any]]:
         """An earlier try's jobs (Airflow 3.3+): those not failed are waited on, not submitted again."""
-        from analytics_provider.impact.refresh import resumable
+        from analytics_provider.impact.refresh import STALE, resumable
 
         store = context.get("task_state_store") if self.durable else None
         earlier = store.get(BOOK_KEY) if store is not None else None
         if not isinstance(earlier, dict) or not earlier:
             return {}
-        self.book = {str(k): dict(v) for k, v in earlier.items() if isinstance(v, dict)}
+        stored = {str(k): dict(v) for k, v in earlier.items() if isinstance(v, dict)}
+        # a stale action's job is another party's, started before the bust: never read again (it would
+        # end in success and be counted), submitted anew as the failed try's error said
+        self.book = {k: v for k, v in stored.items() if v.get("status") != STALE}
         for entry in self.book.values():
             if entry.get("status") != "success":
                 entry["status"] = "created"  # read again now: it may have ended since
         self._read_pending()
         book = resumable(self.book)
-        self.log.info("Resuming %d job(s) an earlier try submitted; %d failed one(s) are submitted anew",
-                      len(book), len(self.book) - len(book))
+        self.log.info("Resuming %d job(s) an earlier try submitted; %d failed or stale one(s) are submitted anew",
+                      len(book), len(stored) - len(book))
         return book
 
     def _describe_pending(self) -> str:

@@ -12,6 +12,7 @@ import pytest
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.operators import AnalyticsRefreshImpactedOperator
+from analytics_provider.operators.refresh import BOOK_KEY
 from analytics_provider.testing.task_instance import FakeTaskInstance
 
 
@@ -67,3 +68,44 @@ def test_a_preload_that_keeps_pointing_at_earlier_jobs_fails_and_emits_no_event(
                                                 rf"times in a row \(jobs {earlier['id']}\)"):
         run(outlet_events)
     assert [e for events in outlet_events.values() for e in events.added] == []  # not even dashboard 5's
+
+
+class StateStore(dict):  # type: ignore[type-arg]
+    """Airflow 3.3's task state store (get/set)."""
+
+    def set(self, key: str, value: Any) -> None:
+        self[key] = value
+
+
+def test_a_retry_submits_a_stale_preload_anew_and_never_counts_the_earlier_job(analytics_emulator,
+                                                                               analytics_connection,
+                                                                               monkeypatch) -> None:
+    """The earlier job a stale action followed ends in success before the retry: re-reading it would
+    count another party's preload, started before the bust, as this refresh's."""
+    from analytics_provider.impact import refresh
+
+    monkeypatch.setattr(refresh, "MAX_EARLIER", 0)
+    analytics_emulator.script_next_job("preload_dashboard", [("running", 2), ("success", 0)], by_reads=True)
+    earlier = AnalyticsHook(analytics_connection).preload_dashboard(2)
+    store = StateStore()
+
+    def attempt(try_number: int, outlet_events: defaultdict[Any, Events]) -> Any:
+        operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["marketing.campaigns"],
+                                                    deferrable=False, poll_interval=0.05)
+        return operator.execute({"ti": FakeTaskInstance(try_number), "outlet_events": outlet_events,
+                                 "task_state_store": store})
+
+    with pytest.raises(AnalyticsJobError, match="already_existed 1 times in a row"):
+        attempt(1, defaultdict(Events))
+    assert store[BOOK_KEY]["preload:2"]["status"] == "stale"
+    monkeypatch.setattr(refresh, "MAX_EARLIER", 3)
+    while AnalyticsHook(analytics_connection).get_job(earlier["id"])["status"] != "success":
+        pass  # the other party's job ends before the retry (two reads)
+    outlet_events: defaultdict[Any, Events] = defaultdict(Events)
+    result = attempt(2, outlet_events)
+    own = [j for j in preloads_of(analytics_emulator, 2) if j.existing_job_id is None and j.id != earlier["id"]]
+    assert len(own) == 1  # submitted anew on the retry
+    counted = next(j for j in result["jobs"] if j["kind"] == "preload" and j["id"] == 2)
+    assert counted["job_id"] == own[0].id != earlier["id"]
+    fresh = {e["dashboard_id"]: e["job_id"] for events in outlet_events.values() for _, e in events.added}
+    assert fresh[2] == own[0].id
