@@ -108,7 +108,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     dashboard is an asset event on :func:`~analytics_provider.assets.dashboard_asset` (through the
     task's outlets: by default the alias ``analytics-refreshed-dashboards``). On Airflow 3.3+ the
     submitted jobs are kept in the task state store: a retried try submits none of them again
-    (a failed one is submitted anew).
+    (a failed or stale one is submitted anew); a cleared task busts and preloads anew.
     """
 
     describe_lineage = LineageFunction("describe_refresh")
@@ -511,7 +511,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         store = context.get("task_state_store") if self.durable else None
         if store is not None:
             kept = ("job_id", "status", "following", "earlier", "resubmit")
-            store.set(BOOK_KEY, {k: {f: v[f] for f in kept if f in v} for k, v in self.book.items()})
+            store.set(BOOK_KEY, {"try": _try_of(context),
+                                 "jobs": {k: {f: v[f] for f in kept if f in v} for k, v in self.book.items()}})
 
     def _forget_book(self, context: Context) -> None:
         """Every job succeeded: the book is emptied, so that the task cleared and run again (a new load)
@@ -531,8 +532,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         from analytics_provider.impact.refresh import STALE, resumable
 
         store = context.get("task_state_store") if self.durable else None
-        earlier = store.get(BOOK_KEY) if store is not None else None
-        if not isinstance(earlier, dict) or not earlier:
+        kept: Any = store.get(BOOK_KEY) if store is not None else None
+        if not isinstance(kept, dict) or not kept:
+            return {}
+        earlier: dict[str, Any] = kept["jobs"] if isinstance(kept.get("jobs"), dict) else kept
+        why_not = _not_a_retry(kept.get("try"), _try_of(context))
+        if why_not:
+            self.log.info("Not resuming the %d job(s) kept in the task state store: %s; busting and preloading "
+                          "anew", len(earlier), why_not)
             return {}
         stored = {str(k): dict(v) for k, v in earlier.items() if isinstance(v, dict)}
         # a stale action's job is another party's, started before the bust: never read again (it would
@@ -545,6 +552,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         book = resumable(self.book)
         self.log.info("Resuming %d job(s) an earlier try submitted; %d failed or stale one(s) are submitted anew",
                       len(book), len(stored) - len(book))
+        self.book = book
+        self._store_book(context)  # now this try's: a retry of this one resumes them
         return book
 
     def _describe_pending(self) -> str:
@@ -619,6 +628,32 @@ def _why_no_job(impact: Mapping[str, Any], kept: Sequence[Any], left_out: Sequen
     if left_out and not kept:
         return f"dashboards_filter left out all {len(left_out)} impacted dashboard(s), and bust_cache is False"
     return "no dashboard reads the impacted data models, and bust_cache is False"
+
+
+def _try_of(context: Mapping[str, Any]) -> dict[str, Any]:
+    """What tells this try apart: its run, its try number, the run's clear count and the task's
+    ``max_tries`` (a clear raises both; a retry neither). None where Airflow does not say."""
+    ti, dag_run = context.get("ti"), context.get("dag_run")
+    return {"run_id": context.get("run_id") or getattr(dag_run, "run_id", None),
+            "try_number": getattr(ti, "try_number", None),
+            "clear_number": getattr(dag_run, "clear_number", None),
+            "max_tries": getattr(ti, "max_tries", None)}
+
+
+def _not_a_retry(stored: Any, now: Mapping[str, Any]) -> str:
+    """Why a kept book is not the previous try's of this run without a clear in between ('' when it is).
+    What cannot be told (an older book, a try or clear count Airflow does not give) is not a retry:
+    a duplicate bust costs little, a stale dashboard marked fresh a lot."""
+    if not isinstance(stored, Mapping):
+        return "they were kept without their try (an earlier version of the provider)"
+    if not isinstance(now["try_number"], int) or stored.get("try_number") != now["try_number"] - 1:
+        return f"they are try {stored.get('try_number')}'s, and this is try {now['try_number']}, not its retry"
+    if now["clear_number"] is None:
+        return "Airflow does not give the run's clear count, so a clear cannot be told from a retry"
+    for name, what in (("run_id", "run"), ("clear_number", "clear count of the run"), ("max_tries", "max_tries")):
+        if stored.get(name) != now[name]:
+            return f"the task was cleared since (the {what} was {stored.get(name)}, now {now[name]})"
+    return ""
 
 
 def _bust_names(keys: Sequence[str]) -> str:

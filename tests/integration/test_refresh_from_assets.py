@@ -13,6 +13,8 @@ from analytics_provider.exceptions import AnalyticsLookupError, AnalyticsParamet
 from analytics_provider.operators import AnalyticsRefreshImpactedOperator
 from analytics_provider.testing.task_instance import FakeTaskInstance
 
+from .test_refresh_earlier_jobs import StateStore
+
 
 def events(*uris: str) -> dict[str, list[Any]]:
     """Airflow 3's ``triggering_asset_events``: each asset's events, each naming its asset."""
@@ -92,13 +94,6 @@ def test_a_plan_without_a_job_succeeds_saying_why(analytics_emulator, analytics_
     assert (result["jobs"], result["nothing_refreshed"]) == ([], why)
     assert analytics_emulator.jobs == []
     assert f"Nothing to refresh: {why}" in capsys.readouterr().out
-
-
-class StateStore(dict):  # type: ignore[type-arg]
-    """Airflow 3.3's task state store (get/set), kept across a clear as Airflow keeps it."""
-
-    def set(self, key: str, value: Any) -> None:
-        self[key] = value
 
 
 def test_a_refresh_cleared_after_it_succeeded_busts_and_preloads_anew(analytics_emulator, analytics_connection) -> None:
