@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from analytics_provider.impact.asset_tables import stored_quoted
 from analytics_provider.impact.tables import TableName, known_dialect, name_rules, parse_table, table_or_none
 
 Json = Mapping[str, Any]
@@ -247,7 +248,8 @@ class TableMatcher:
                 if want.database is not None and parsed.database is None:
                     known = set(databases.get(source) or ())
                     if location.database is not None:
-                        known.add(name_rules(dbtype).compared(location.database, False, database=True))
+                        known.add(name_rules(dbtype).compared(
+                            location.database, stored_quoted(location.database, known_dialect(dbtype)), database=True))
                     if known and want.database not in known:
                         continue  # another database than the data source's
                     if not known:

@@ -129,6 +129,18 @@ def test_an_asset_of_another_server_is_not_the_production_data_sources_where_its
     assert same["unchecked_tables"] == []
 
 
+@pytest.mark.parametrize(("asset_database", "matched"), [("Analytics", True), ("analytics", False)])
+def test_a_locations_database_with_capitals_is_compared_as_the_assets_is(analytics_emulator, analytics_connection,
+                                                                        asset_database, matched) -> None:
+    """PostgreSQL stores "Analytics" and analytics apart: a location's database and an asset's path
+    are both names as stored, read by the same rule (a capital letter: created quoted)."""
+    uri = f"postgres://warehouse:5432/{asset_database}/public/orders"
+    result = refresh({"triggering_asset_events": events(uri)}, data_sources={1: "postgres://warehouse:5432/Analytics"},
+                     unmatched_tables="warn")
+    assert bool(result["dashboards"]) is matched
+    assert [t["table"] for t in result["unmatched_tables"]] == ([] if matched else ["analytics.public.orders"])
+
+
 def test_where_the_server_cannot_be_known_the_match_is_made_and_the_result_says_so(
         analytics_emulator, analytics_connection, capsys) -> None:
     result = refresh({"triggering_asset_events": events(STAGING)})
