@@ -37,7 +37,15 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from analytics_provider.impact.asset_tables import stored_quoted
-from analytics_provider.impact.tables import TableName, known_dialect, name_rules, parse_table, table_or_none
+from analytics_provider.impact.tables import (
+    BACKTICK_DIALECTS,
+    TableName,
+    dialects_quoting,
+    known_dialect,
+    name_rules,
+    parse_table,
+    table_or_none,
+)
 
 Json = Mapping[str, Any]
 ARROW = " -> "
@@ -208,9 +216,14 @@ class TableMatcher:
         if unknown:
             self.note(f"the warehouse of {', '.join(unknown)} is not one whose names are known: its tables are "
                       "matched by name in every data source")
-        if any(w is None for w in said):
+        unsaid = [t for t, origins in self._origins.items() if any(o.warehouse is None for o in origins)]
+        if any(dialects_quoting(t) is None for t in unsaid):
             self.note("the dbt run does not say its adapter (its manifest.json carries it): its relations are "
                       "matched by name in every data source")
+        if any(dialects_quoting(t) is not None for t in unsaid):
+            self.note("the dbt run does not say its adapter (its manifest.json carries it): its relations quoted "
+                      f"with backticks are matched only in data sources of {', '.join(sorted(BACKTICK_DIALECTS))} "
+                      "(or of a dbtype not known)")
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -285,6 +298,9 @@ class TableMatcher:
             warehouse = known_dialect(origin.warehouse)
             if warehouse is not None and source is not None and warehouse != source:
                 continue
+            family = dialects_quoting(table) if origin.warehouse is None else None
+            if family is not None and source is not None and source not in family:
+                continue  # a dbt run that does not say its adapter, but whose quoting does
             if origin.server is None:
                 return True
             if location.server is None:

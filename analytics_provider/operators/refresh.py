@@ -49,7 +49,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         the relations of the models, seeds and snapshots it built (``success`` or ``partial
         success``) are added to ``tables`` (:mod:`analytics_provider.impact.dbt`), matched only to
         models of data sources of the run's warehouse (the manifest's ``adapter_type``; without it,
-        by name in every data source, noted). A run of another command (``compile``, ``docs
+        by name in every data source, noted; a relation quoted with backticks only in BigQuery, Databricks,
+        MySQL or ClickHouse data sources). A run of another command (``compile``, ``docs
         generate``, ``test``...) is refused.
     :param dbt_manifest: the run's ``manifest.json`` (as ``dbt_run_results``): needed for dbt
         before 1.7, whose results do not name their relations; given, it fills in what they lack.

@@ -94,3 +94,15 @@ def test_a_postgres_asset_keeps_the_case_of_its_names() -> None:
     # OpenLineage's dotted names: quoted parts are read as quoted, not with their quotes in the name
     assert table_of('snowflake://acme/ANALYTICS.WEB."Sessions"').table == 'ANALYTICS.WEB."Sessions"'
     assert table_of("databricks://h/`main`.`web`.`sessions`").table == '"main"."web"."sessions"'
+
+
+def test_a_dbt_run_that_does_not_say_its_adapter_is_ruled_out_of_postgresql_by_its_backticks() -> None:
+    """Backticks are BigQuery's, Databricks', Spark's: never a PostgreSQL data source's table."""
+    dbtypes = {**DBTYPES, "4": "databricks"}
+    models = [*MODELS, {"id": 5, "table_name": "public.orders", "data_source_id": 4}]
+    ticked, quoted = "`hive_metastore`.`public`.`orders`", '"analytics"."public"."orders"'
+    matcher = TableMatcher([ticked, quoted], dbtypes=dbtypes, databases={}, warehouses={ticked: None, quoted: None})
+    found = {t: [m["id"] for m in ms] for t, ms in matcher.match(models).items()}
+    assert found == {ticked: [5], quoted: [1, 2, 5]}  # double quotes: any of them, as before (noted)
+    assert any("quoted with backticks are matched only in data sources of bigquery, clickhouse, databricks, mysql"
+               in n for n in matcher.notes)
