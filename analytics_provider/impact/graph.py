@@ -95,6 +95,8 @@ class Impact:
     notes: list[str] = field(default_factory=list)
     unmatched: dict[str, list[str]] = field(default_factory=dict)
     """Each table asked that no model reads, and the model tables closest to it by spelling."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Each table asked whose models were left out, and why (data_sources, warehouse, server, database)."""
     unchecked: list[dict[str, Any]] = field(default_factory=list)
     """Each match whose server or database could not be checked: ``{"table", "data_source_id", "not_checked"}``."""
 
@@ -109,7 +111,9 @@ class Impact:
 
         return {
             "tables": [{"table": t, "data_model_ids": ids, **({"closest": self.unmatched[t]} if t in self.unmatched
-                                                               else {})} for t, ids in self.tables.items()],
+                                                               else {}),
+                        **({"left_out": self.left_out[t]} if t in self.left_out else {})}
+                       for t, ids in self.tables.items()],
             "data_sources": rows(self.data_sources, "name"),
             "data_models": rows(self.data_models, "name"),
             "data_sets": rows(self.data_sets, "name"),
@@ -271,6 +275,34 @@ class TableMatcher:
                     self.unchecked.setdefault((table, source), set()).update(unchecked)
                 found[table].append(model if why is None else why(model, parsed))
         return found
+
+    def why_left_out(self, table: str, models: Iterable[Json]) -> str:
+        """Why the models whose ``table_name`` names ``table`` were not matched (the task's
+        ``data_sources``, the table's warehouse, server or database); '' when no model names it."""
+        by_name = TableMatcher([table], self.default_schema, self.fold, self.dbtypes, {}, {}, SourceScope())
+        reasons: list[str] = []
+        for source in dict.fromkeys(key(m.get("data_source_id")) for m in by_name.match(models)[table]):
+            why = self._why_not_source(table, source)
+            if why and why not in reasons:
+                reasons.append(why)
+        return "; ".join(f"{table} is read by data source {r}" for r in reasons)
+
+    def _why_not_source(self, table: str, source: str) -> str:
+        dbtype = self.dbtypes.get(source)
+        if not self.scope.allows(source, dbtype):
+            return f"{source}'s models, but data_sources=[{self.scope}] leaves data source {source} out"
+        location = self.scope.locations.get(source) or SourceLocation()
+        if self._same_place(table, dbtype, location) is False:
+            origins = self._origins.get(table) or []
+            servers = sorted({o.server for o in origins if o.server})
+            if location.server is not None and servers and not any(same_server(s, location.server) for s in servers):
+                return (f"{source}'s models, but data source {source} is on another server ({location.server}, "
+                        f"data_sources; the table's: {', '.join(servers)})")
+            written = sorted({str(o.warehouse) for o in origins if o.warehouse}) or ["a warehouse quoting backticks"]
+            return (f"{source}'s models, but data source {source} is {dbtype} and the table was written to "
+                    f"{', '.join(written)}")
+        return f"{source}'s models, but in another database than the table's (the data source's: " + ", ".join(
+            sorted(self._source_databases([]).get(source) or ()) or [str(location.database)]) + ")"
 
     def may_read(self, table: str, source: str) -> bool:
         """Whether a model of data source ``source`` may read ``table`` at all (its scope, its

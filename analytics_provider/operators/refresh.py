@@ -326,12 +326,11 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                                                  data_sources=self.source_scope) if tables else {
                     "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [],
                     "notes": [], "unchecked": []}
-            unmatched = [{"table": t["table"], "closest": t.get("closest") or []} for t in impact["tables"]
-                         if not t["data_model_ids"]]
+            unmatched = [{"table": t["table"], "closest": t.get("closest") or [],
+                          **({"left_out": t["left_out"]} if t.get("left_out") else {})}
+                         for t in impact["tables"] if not t["data_model_ids"]]
             for table in unmatched:
-                self.log.warning("Table %s: no data model reads it; %s", table["table"],
-                                 f"closest model tables: {', '.join(table['closest'])}" if table["closest"]
-                                 else "no model table is close")
+                self.log.warning("Table %s: no data model reads it%s", table["table"], _unmatched_why(table, "; "))
             unchecked = list(impact.get("unchecked") or ())
             for entry in unchecked:
                 self.log.warning("Table %s matched in data source %s by its name alone: its %s could not be "
@@ -363,8 +362,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             if misspelt and self.unmatched_tables == "fail":
                 raise AnalyticsParameterError(
                     f"{self.task_id}: no data model reads " + "; ".join(
-                        f"{t['table']}" + (f" (closest: {', '.join(t['closest'])})" if t["closest"] else "")
-                        for t in misspelt)
+                        f"{t['table']}" + _unmatched_why(t, " (", ")") for t in misspelt)
                     + " (parameter tables; unmatched_tables='warn' refreshes the others and only logs these)")
             if tables and not impact["data_models"]:
                 self._nothing_matched(unmatched)
@@ -379,8 +377,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     def _nothing_matched(self, unmatched: Sequence[Mapping[str, Any]]) -> None:
         """No data model reads any input table (a dbt dev target's schemas, the assets of another
         warehouse): fails unless ``unmatched_tables='warn'`` (then said, and the result says why)."""
-        shown = "; ".join(f"{t['table']}" + (f" (closest: {', '.join(t['closest'])})" if t["closest"] else "")
-                          for t in unmatched[:10])
+        shown = "; ".join(f"{t['table']}" + _unmatched_why(t, " (", ")") for t in unmatched[:10])
         shown += f"; and {len(unmatched) - 10} more" if len(unmatched) > 10 else ""
         why = f"no data model reads any of the {len(unmatched)} table(s): {shown}"
         if self.unmatched_tables == "fail":
@@ -655,6 +652,16 @@ def _not_a_retry(stored: Any, now: Mapping[str, Any]) -> str:
         if stored.get(name) != now[name]:
             return f"the task was cleared since (the {what} was {stored.get(name)}, now {now[name]})"
     return ""
+
+
+def _unmatched_why(table: Mapping[str, Any], before: str, after: str = "") -> str:
+    """Why no model reads an unmatched table: its models left out (by data_sources, warehouse, server
+    or database), else the model tables closest by spelling."""
+    if table.get("left_out"):
+        return f"{before}{table['left_out']}{after}"
+    if table["closest"]:
+        return f"{before}closest{' model tables' if before == '; ' else ''}: {', '.join(table['closest'])}{after}"
+    return f"{before}no model table is close{after}" if before == "; " else ""
 
 
 def _bust_names(keys: Sequence[str]) -> str:

@@ -159,8 +159,21 @@ def test_data_sources_limit_what_a_hand_typed_table_matches(analytics_emulator, 
 
     assert [m["name"] for m in run([3])["data_models"]] == ["sessions"]
     assert [m["name"] for m in run(["snowflake"])["data_models"]] == ["sessions"]
-    with pytest.raises(AnalyticsParameterError, match=r"refresh: no data model reads web.sessions \(closest: "):
-        run(["postgresql"])
+    with pytest.raises(AnalyticsParameterError, match=r"refresh: no data model reads web.sessions \(web.sessions "
+                                                      r"is read by data source 3's models, but data_sources="
+                                                      r"\[postgresql\] leaves data source 3 out\)"):
+        run(["postgresql"])  # why, not "closest: web.sessions"
+    with pytest.raises(AnalyticsParameterError, match=r"data_sources=\[99\] leaves data source 3 out"):
+        run([99])
+
+
+def test_a_table_left_out_by_its_server_says_so(analytics_emulator, analytics_connection) -> None:
+    result = refresh({"triggering_asset_events": events(STAGING)}, unmatched_tables="warn",
+                     data_sources={1: "postgres://warehouse:5432/analytics", 3: None, 4: None})
+    assert result["unmatched_tables"] == [{
+        "table": "analytics_staging.public.orders", "closest": ["public.orders"],
+        "left_out": "analytics_staging.public.orders is read by data source 1's models, but data source 1 is on "
+                    "another server (warehouse:5432, data_sources; the table's: staging-db.internal:5432)"}]
 
 
 def test_data_sources_are_checked_when_the_dag_is_parsed() -> None:
