@@ -112,6 +112,10 @@ def find_impacted(
     for note in reads.dbtype_notes(dbtypes):
         walk.impact.note(note)
     scope = data_sources or SourceScope()
+    if given["tables"]:
+        from analytics_provider.impact.scope import check_schemes
+
+        check_schemes(scope, dbtypes)
     unknown = sorted(set(scope.ids) - set(dbtypes), key=lambda i: (len(i), i)) if given["tables"] else []
     if unknown:
         walk.impact.note(f"data_sources names {', '.join(unknown)}, no data source of the service's models (the "

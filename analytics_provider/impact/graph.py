@@ -138,6 +138,8 @@ class SourceLocation(NamedTuple):
 
     server: str | None = None
     database: str | None = None
+    scheme: str | None = None
+    """The location's scheme (``postgres``), checked against the data source's ``dbtype``."""
 
 
 @dataclass(frozen=True)

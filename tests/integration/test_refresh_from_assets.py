@@ -167,6 +167,16 @@ def test_data_sources_limit_what_a_hand_typed_table_matches(analytics_emulator, 
         run([99])
 
 
+def test_a_location_of_another_warehouse_than_its_data_sources_is_refused_before_any_job(
+        analytics_emulator, analytics_connection) -> None:
+    with pytest.raises(AnalyticsParameterError, match=r"refresh: find_impacted: data_sources: data source 1 is "
+                                                      r"postgresql \(its dbtype\), but its location is a snowflake:// "
+                                                      r"one; give where it reads as postgres://"):
+        refresh({"triggering_asset_events": events("postgres://warehouse:5432/analytics/public/orders")},
+                data_sources={1: "snowflake://acme-xy12345/ANALYTICS"})
+    assert analytics_emulator.jobs == []
+
+
 def test_a_table_left_out_by_its_server_says_so(analytics_emulator, analytics_connection) -> None:
     result = refresh({"triggering_asset_events": events(STAGING)}, unmatched_tables="warn",
                      data_sources={1: "postgres://warehouse:5432/analytics", 3: None, 4: None})

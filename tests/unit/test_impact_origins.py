@@ -76,6 +76,11 @@ def test_data_sources_limit_the_data_sources_a_name_alone_matches() -> None:
     ({1: "postgres://u:secret@warehouse:5432/analytics"}, "a location names no user or password"),
     ({1: "postgres://warehouse:5432/analytics/public"}, "a location is postgres://host:port or"),
     ({4: "bigquery://acme-prod/web_events"}, "a BigQuery location is bigquery://project"),
+    ({1: "postgres://warehouse:port/analytics"}, "the port is not a number"),
+    ({1: "postgres://warehouse:99999/analytics"}, "the port is not a number"),
+    ({1: "postgres://warehouse:5432/analytics?sslmode=require"}, "a location has no query string"),
+    ({1: None, "1": "postgres://warehouse:5432/analytics"}, "data source 1 is given twice"),
+    ([1, "1"], "data source 1 is given twice"),
 ])
 def test_bad_data_sources_are_refused_naming_the_allowed_values(value, said) -> None:
     with pytest.raises(AnalyticsParameterError, match=r"^refresh: data_sources must be a list of data source ids "
