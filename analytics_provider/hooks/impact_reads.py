@@ -113,7 +113,7 @@ def find_impacted(
         walk.impact.note(note)
     scope = data_sources or SourceScope()
     if given["tables"]:
-        from analytics_provider.impact.scope import check_schemes
+        from analytics_provider.impact.graph import check_schemes
 
         check_schemes(scope, dbtypes)
     unknown = sorted(set(scope.ids) - set(dbtypes), key=lambda i: (len(i), i)) if given["tables"] else []

@@ -36,7 +36,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from analytics_provider.impact.asset_tables import stored_quoted
+from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.impact.asset_tables import DOTTED_NAME, PATH_SHAPE, stored_quoted
 from analytics_provider.impact.tables import (
     BACKTICK_DIALECTS,
     TableName,
@@ -159,6 +160,21 @@ class SourceScope:
 
     def __str__(self) -> str:
         return ", ".join([*sorted(self.ids, key=_id_order), *sorted(self.dialects)])
+
+
+def check_schemes(scope: SourceScope, dbtypes: Mapping[str, Any], where: str = "find_impacted") -> None:
+    """Refuse a location whose scheme is not its data source's warehouse (``snowflake://`` for a
+    PostgreSQL data source), once the ``dbtype`` of each is known (at run time)."""
+    for source, location in scope.locations.items():
+        said, known = known_dialect(location.scheme), known_dialect(dbtypes.get(source))
+        if said is not None and known is not None and said != known:
+            raise AnalyticsParameterError(
+                f"{where}: data_sources: data source {source} is {dbtypes.get(source)} (its dbtype), but its location "
+                f"is a {location.scheme}:// one; give where it reads as {_scheme_of(known)}://...")
+
+
+def _scheme_of(dialect: str) -> str:
+    return next((s for s in (*PATH_SHAPE, *DOTTED_NAME) if known_dialect(s) == dialect), dialect)
 
 
 def origins_of(value: Any) -> list[TableOrigin]:

@@ -66,23 +66,6 @@ def location_of(text: str) -> SourceLocation:
     return SourceLocation(parts.netloc.lower(), segments[0] if segments else None, scheme)
 
 
-def check_schemes(scope: SourceScope, dbtypes: Mapping[str, Any], where: str = "find_impacted") -> None:
-    """Refuse a location whose scheme is not its data source's warehouse (``snowflake://`` for a
-    PostgreSQL data source), once the ``dbtype`` of each is known (at run time)."""
-    for source, location in scope.locations.items():
-        said, known = known_dialect(location.scheme), known_dialect(dbtypes.get(source))
-        if said is not None and known is not None and said != known:
-            raise AnalyticsParameterError(
-                f"{where}: data_sources: data source {source} is {dbtypes.get(source)} (its dbtype), but its location "
-                f"is a {location.scheme}:// one; give where it reads as {_scheme_of(known)}://...")
-
-
-def _scheme_of(dialect: str) -> str:
-    from analytics_provider.impact.asset_tables import DOTTED_NAME, PATH_SHAPE
-
-    return next((s for s in (*PATH_SHAPE, *DOTTED_NAME) if known_dialect(s) == dialect), dialect)
-
-
 def source_scope(value: Any, where: str, parameter: str = "data_sources") -> SourceScope:
     """``value`` (see the module's text) as a :class:`SourceScope`;
     :class:`AnalyticsParameterError` naming ``where``, the parameter and the allowed values."""
