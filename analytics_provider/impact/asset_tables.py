@@ -75,6 +75,8 @@ def table_of(uri: str) -> AssetTable:
         shape = PATH_SHAPE[scheme]
         if scheme == "bigquery":
             segments = [_unquoted_segment(unquote(parts.netloc), quote), *segments]
+            if segments[-1][0].partition("$")[0]:  # a partition decorator (page_views$20240101): the table
+                segments[-1] = (segments[-1][0].partition("$")[0], segments[-1][1])
         if len(segments) != shape.count("/") + 1 or not all(text for text, _ in segments):
             where = f"{scheme}://{shape}" if scheme == "bigquery" else f"{scheme}://host:port/{shape}"
             return AssetTable(uri, why_not=f"a {scheme} table's URI is {where}")
