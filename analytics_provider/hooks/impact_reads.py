@@ -112,6 +112,14 @@ def find_impacted(
     for note in reads.dbtype_notes(dbtypes):
         walk.impact.note(note)
     scope = data_sources or SourceScope()
+    if given["tables"]:
+        from analytics_provider.impact.graph import check_schemes
+
+        check_schemes(scope, dbtypes)
+    unknown = sorted(set(scope.ids) - set(dbtypes), key=lambda i: (len(i), i)) if given["tables"] else []
+    if unknown:
+        walk.impact.note(f"data_sources names {', '.join(unknown)}, no data source of the service's models (the "
+                         f"ids: {', '.join(sorted(dbtypes, key=lambda i: (len(i), i)))})")
     matcher = TableMatcher(given["tables"], default_schema, fold, dbtypes,
                            source_databases(catalog.values(), dbtypes, default_schema=default_schema, fold=fold),
                            {t: w for t, w in (warehouses or {}).items() if t in given["tables"]},
@@ -130,8 +138,12 @@ def find_impacted(
             named = named if named is not None else model_tables(catalog.values(), reads.dbtype)
             closest = closest_tables(table, named)
             walk.impact.unmatched[table] = closest
+            left_out = matcher.why_left_out(table, catalog.values())
+            if left_out:
+                walk.impact.left_out[table] = left_out
             walk.impact.note(f"table {table}: no data model reads it"
-                             + (f" (closest: {', '.join(closest)})" if closest else ""))
+                             + (f"; {left_out}" if left_out else f" (closest: {', '.join(closest)})"
+                                if closest else ""))
         for model, how in readers:
             walk.add_model(model, f"table {table}", how)
     for ref in given["data_models"]:

@@ -75,6 +75,8 @@ def table_of(uri: str) -> AssetTable:
         shape = PATH_SHAPE[scheme]
         if scheme == "bigquery":
             segments = [_unquoted_segment(unquote(parts.netloc), quote), *segments]
+            if segments[-1][0].partition("$")[0]:  # a partition decorator (page_views$20240101): the table
+                segments[-1] = (segments[-1][0].partition("$")[0], segments[-1][1])
         if len(segments) != shape.count("/") + 1 or not all(text for text, _ in segments):
             where = f"{scheme}://{shape}" if scheme == "bigquery" else f"{scheme}://host:port/{shape}"
             return AssetTable(uri, why_not=f"a {scheme} table's URI is {where}")
@@ -116,12 +118,18 @@ def _unquoted_segment(segment: str, quote: str) -> tuple[str, bool]:
     return segment, False
 
 
+def stored_quoted(part: str, warehouse: str | None) -> bool:
+    """Whether a name as ``warehouse`` stores it (a URI's part, a location's database) can only have
+    been created quoted: a capital letter in PostgreSQL's. Both sides of a comparison read it so."""
+    return WAREHOUSE.get(str(warehouse), str(warehouse)) in EXACT_CASE and part != part.lower()
+
+
 def _quoted(part: str, quoted: bool, quote: str, warehouse: str) -> str:
     """``part`` as its warehouse writes it in a dotted name (BigQuery's project ids hold hyphens):
     quoted where the URI quoted it, where it is not a plain word, or (PostgreSQL) where it holds a
     capital letter, which only a name created quoted holds."""
     bare = part.replace("_", "").replace("-", "") if warehouse == "bigquery" else part.replace("_", "")
-    exact = quoted or (warehouse in EXACT_CASE and part != part.lower())
+    exact = quoted or stored_quoted(part, warehouse)
     if bare.isalnum() and part.isascii() and not exact:
         return part
     return quote + part.replace(quote, quote * 2) + quote

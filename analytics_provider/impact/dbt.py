@@ -96,7 +96,7 @@ def _check_kind(document: Any, kind: str, what: str, where: str, name: str, need
 def run_command(run_results: Mapping[str, Any]) -> str | None:
     args = run_results.get("args")
     which = args.get("which") if isinstance(args, Mapping) else None
-    return str(which) if isinstance(which, str) and which else None
+    return which.strip().lower() if isinstance(which, str) and which.strip() else None
 
 
 def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", *,
@@ -116,6 +116,10 @@ def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", 
         raise AnalyticsParameterError(
             f"{where}: {run_results_name} is of 'dbt {COMMAND_NAMES.get(command, command)}', which builds nothing; "
             f"give the run_results.json of dbt {', '.join(BUILDING_COMMANDS[:-1])} or {BUILDING_COMMANDS[-1]}")
+    if run_results["args"].get("empty") is True:
+        raise AnalyticsParameterError(
+            f"{where}: {run_results_name} is of 'dbt {command} --empty', which writes no rows (it checks the "
+            "models' SQL against empty relations): nothing to refresh")
     nodes: Mapping[str, Any] = manifest["nodes"] if manifest is not None else {}
     adapter = _adapter(manifest) or _adapter(run_results)
     quote = QUOTES_BY_ADAPTER.get(str(adapter or ""), '"')
@@ -143,6 +147,10 @@ def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", 
         if result.get("status") not in BUILT_STATUSES:
             not_built.append(unique_id)
             continue
+        named = result.get("relation_name")
+        if named is not None and not (isinstance(named, str) and named.strip()):
+            raise AnalyticsParameterError(f"{where}: {run_results_name}: results[{index}] ({unique_id}): relation_name "
+                                          f"is {named!r}, not a relation's name (a text, or null)")
         relation = _relation(result, node, quote)
         if relation is None:
             if "relation_name" in result and node is None and unique_id.startswith("model."):

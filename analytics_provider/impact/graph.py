@@ -36,7 +36,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from analytics_provider.impact.tables import TableName, known_dialect, name_rules, parse_table, table_or_none
+from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.impact.asset_tables import DOTTED_NAME, PATH_SHAPE, stored_quoted
+from analytics_provider.impact.tables import (
+    BACKTICK_DIALECTS,
+    TableName,
+    dialects_quoting,
+    known_dialect,
+    name_rules,
+    parse_table,
+    table_or_none,
+)
 
 Json = Mapping[str, Any]
 ARROW = " -> "
@@ -86,6 +96,8 @@ class Impact:
     notes: list[str] = field(default_factory=list)
     unmatched: dict[str, list[str]] = field(default_factory=dict)
     """Each table asked that no model reads, and the model tables closest to it by spelling."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Each table asked whose models were left out, and why (data_sources, warehouse, server, database)."""
     unchecked: list[dict[str, Any]] = field(default_factory=list)
     """Each match whose server or database could not be checked: ``{"table", "data_source_id", "not_checked"}``."""
 
@@ -100,7 +112,9 @@ class Impact:
 
         return {
             "tables": [{"table": t, "data_model_ids": ids, **({"closest": self.unmatched[t]} if t in self.unmatched
-                                                               else {})} for t, ids in self.tables.items()],
+                                                               else {}),
+                        **({"left_out": self.left_out[t]} if t in self.left_out else {})}
+                       for t, ids in self.tables.items()],
             "data_sources": rows(self.data_sources, "name"),
             "data_models": rows(self.data_models, "name"),
             "data_sets": rows(self.data_sets, "name"),
@@ -125,6 +139,8 @@ class SourceLocation(NamedTuple):
 
     server: str | None = None
     database: str | None = None
+    scheme: str | None = None
+    """The location's scheme (``postgres``), checked against the data source's ``dbtype``."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +160,21 @@ class SourceScope:
 
     def __str__(self) -> str:
         return ", ".join([*sorted(self.ids, key=_id_order), *sorted(self.dialects)])
+
+
+def check_schemes(scope: SourceScope, dbtypes: Mapping[str, Any], where: str = "find_impacted") -> None:
+    """Refuse a location whose scheme is not its data source's warehouse (``snowflake://`` for a
+    PostgreSQL data source), once the ``dbtype`` of each is known (at run time)."""
+    for source, location in scope.locations.items():
+        said, known = known_dialect(location.scheme), known_dialect(dbtypes.get(source))
+        if said is not None and known is not None and said != known:
+            raise AnalyticsParameterError(
+                f"{where}: data_sources: data source {source} is {dbtypes.get(source)} (its dbtype), but its location "
+                f"is a {location.scheme}:// one; give where it reads as {_scheme_of(known)}://...")
+
+
+def _scheme_of(dialect: str) -> str:
+    return next((s for s in (*PATH_SHAPE, *DOTTED_NAME) if known_dialect(s) == dialect), dialect)
 
 
 def origins_of(value: Any) -> list[TableOrigin]:
@@ -207,9 +238,14 @@ class TableMatcher:
         if unknown:
             self.note(f"the warehouse of {', '.join(unknown)} is not one whose names are known: its tables are "
                       "matched by name in every data source")
-        if any(w is None for w in said):
+        unsaid = [t for t, origins in self._origins.items() if any(o.warehouse is None for o in origins)]
+        if any(dialects_quoting(t) is None for t in unsaid):
             self.note("the dbt run does not say its adapter (its manifest.json carries it): its relations are "
                       "matched by name in every data source")
+        if any(dialects_quoting(t) is not None for t in unsaid):
+            self.note("the dbt run does not say its adapter (its manifest.json carries it): its relations quoted "
+                      f"with backticks are matched only in data sources of {', '.join(sorted(BACKTICK_DIALECTS))} "
+                      "(or of a dbtype not known)")
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -247,7 +283,8 @@ class TableMatcher:
                 if want.database is not None and parsed.database is None:
                     known = set(databases.get(source) or ())
                     if location.database is not None:
-                        known.add(name_rules(dbtype).compared(location.database, False, database=True))
+                        known.add(name_rules(dbtype).compared(
+                            location.database, stored_quoted(location.database, known_dialect(dbtype)), database=True))
                     if known and want.database not in known:
                         continue  # another database than the data source's
                     if not known:
@@ -256,6 +293,34 @@ class TableMatcher:
                     self.unchecked.setdefault((table, source), set()).update(unchecked)
                 found[table].append(model if why is None else why(model, parsed))
         return found
+
+    def why_left_out(self, table: str, models: Iterable[Json]) -> str:
+        """Why the models whose ``table_name`` names ``table`` were not matched (the task's
+        ``data_sources``, the table's warehouse, server or database); '' when no model names it."""
+        by_name = TableMatcher([table], self.default_schema, self.fold, self.dbtypes, {}, {}, SourceScope())
+        reasons: list[str] = []
+        for source in dict.fromkeys(key(m.get("data_source_id")) for m in by_name.match(models)[table]):
+            why = self._why_not_source(table, source)
+            if why and why not in reasons:
+                reasons.append(why)
+        return "; ".join(f"{table} is read by data source {r}" for r in reasons)
+
+    def _why_not_source(self, table: str, source: str) -> str:
+        dbtype = self.dbtypes.get(source)
+        if not self.scope.allows(source, dbtype):
+            return f"{source}'s models, but data_sources=[{self.scope}] leaves data source {source} out"
+        location = self.scope.locations.get(source) or SourceLocation()
+        if self._same_place(table, dbtype, location) is False:
+            origins = self._origins.get(table) or []
+            servers = sorted({o.server for o in origins if o.server})
+            if location.server is not None and servers and not any(same_server(s, location.server) for s in servers):
+                return (f"{source}'s models, but data source {source} is on another server ({location.server}, "
+                        f"data_sources; the table's: {', '.join(servers)})")
+            written = sorted({str(o.warehouse) for o in origins if o.warehouse}) or ["a warehouse quoting backticks"]
+            return (f"{source}'s models, but data source {source} is {dbtype} and the table was written to "
+                    f"{', '.join(written)}")
+        return f"{source}'s models, but in another database than the table's (the data source's: " + ", ".join(
+            sorted(self._source_databases([]).get(source) or ()) or [str(location.database)]) + ")"
 
     def may_read(self, table: str, source: str) -> bool:
         """Whether a model of data source ``source`` may read ``table`` at all (its scope, its
@@ -283,6 +348,9 @@ class TableMatcher:
             warehouse = known_dialect(origin.warehouse)
             if warehouse is not None and source is not None and warehouse != source:
                 continue
+            family = dialects_quoting(table) if origin.warehouse is None else None
+            if family is not None and source is not None and source not in family:
+                continue  # a dbt run that does not say its adapter, but whose quoting does
             if origin.server is None:
                 return True
             if location.server is None:

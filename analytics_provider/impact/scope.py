@@ -49,14 +49,21 @@ def location_of(text: str) -> SourceLocation:
         raise ValueError(f"{text!r}: the scheme is one of {', '.join(sorted({*PATH_SHAPE, *DOTTED_NAME}))}")
     if "@" in parts.netloc:
         raise ValueError(f"{text!r}: a location names no user or password")
+    if parts.query or parts.fragment or text.strip().endswith(("?", "#")):
+        raise ValueError(f"{text!r}: a location has no query string or fragment (?sslmode=...: only where the "
+                         "data source reads, scheme://host:port/database)")
+    try:
+        parts.port  # noqa: B018 (read to check it)
+    except ValueError:
+        raise ValueError(f"{text!r}: the port is not a number from 0 to 65535") from None
     segments = [unquote(s) for s in parts.path.split("/")[1:] if s]
     if scheme == "bigquery":
         if not parts.netloc or segments:
             raise ValueError(f"{text!r}: a BigQuery location is bigquery://project")
-        return SourceLocation(None, unquote(parts.netloc))
+        return SourceLocation(None, unquote(parts.netloc), scheme)
     if not parts.netloc or len(segments) > 1:
         raise ValueError(f"{text!r}: a location is {scheme}://host:port or {scheme}://host:port/database")
-    return SourceLocation(parts.netloc.lower(), segments[0] if segments else None)
+    return SourceLocation(parts.netloc.lower(), segments[0] if segments else None, scheme)
 
 
 def source_scope(value: Any, where: str, parameter: str = "data_sources") -> SourceScope:
@@ -74,6 +81,8 @@ def source_scope(value: Any, where: str, parameter: str = "data_sources") -> Sou
             ident = _id(source)
             if ident is None:
                 raise refuse(f"got the key {source!r}, not a data source id")
+            if ident in ids:
+                raise refuse(f"data source {ident} is given twice")
             ids.append(ident)
             if place is None:
                 continue
@@ -89,6 +98,8 @@ def source_scope(value: Any, where: str, parameter: str = "data_sources") -> Sou
     ids, dialects = [], []
     for item in value:
         ident = _id(item)
+        if ident is not None and ident in ids:
+            raise refuse(f"data source {ident} is given twice")
         if ident is not None:
             ids.append(ident)
         elif isinstance(item, str) and known_dialect(item) is not None:

@@ -26,6 +26,7 @@ by the same names (``postgres``, ``snowflake``, ``bigquery``, ``spark``...).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -96,6 +97,17 @@ def known_dialect(dbtype: object) -> str | None:
     name = str(dbtype or "").strip().lower().replace("-", "_").replace(" ", "_")
     name = ALIASES.get(name, name)
     return name if name in RULES else None
+
+
+BACKTICK_DIALECTS = frozenset({"bigquery", "databricks", "mysql", "clickhouse"})
+"""The warehouses whose SQL quotes names with backticks (dbt-bigquery, dbt-databricks, dbt-spark...)."""
+
+
+def dialects_quoting(name: str) -> frozenset[str] | None:
+    """The warehouses that can have written ``name`` as it is quoted, where its quoting rules some
+    out: backticks are never PostgreSQL's (nor Snowflake's...). None: double quotes or none, which
+    most warehouses write."""
+    return BACKTICK_DIALECTS if re.search(r"(^|\.)\s*`", name.strip()) else None
 
 
 def dialect_of(dbtype: object) -> str:

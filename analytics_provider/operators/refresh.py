@@ -49,7 +49,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         the relations of the models, seeds and snapshots it built (``success`` or ``partial
         success``) are added to ``tables`` (:mod:`analytics_provider.impact.dbt`), matched only to
         models of data sources of the run's warehouse (the manifest's ``adapter_type``; without it,
-        by name in every data source, noted). A run of another command (``compile``, ``docs
+        by name in every data source, noted; a relation quoted with backticks only in BigQuery, Databricks,
+        MySQL or ClickHouse data sources). A run of another command (``compile``, ``docs
         generate``, ``test``...) is refused.
     :param dbt_manifest: the run's ``manifest.json`` (as ``dbt_run_results``): needed for dbt
         before 1.7, whose results do not name their relations; given, it fills in what they lack.
@@ -108,7 +109,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     dashboard is an asset event on :func:`~analytics_provider.assets.dashboard_asset` (through the
     task's outlets: by default the alias ``analytics-refreshed-dashboards``). On Airflow 3.3+ the
     submitted jobs are kept in the task state store: a retried try submits none of them again
-    (a failed one is submitted anew).
+    (a failed or stale one is submitted anew); a cleared task busts and preloads anew.
     """
 
     describe_lineage = LineageFunction("describe_refresh")
@@ -325,12 +326,11 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                                                  data_sources=self.source_scope) if tables else {
                     "tables": [], "data_sources": [], "data_models": [], "data_sets": [], "dashboards": [],
                     "notes": [], "unchecked": []}
-            unmatched = [{"table": t["table"], "closest": t.get("closest") or []} for t in impact["tables"]
-                         if not t["data_model_ids"]]
+            unmatched = [{"table": t["table"], "closest": t.get("closest") or [],
+                          **({"left_out": t["left_out"]} if t.get("left_out") else {})}
+                         for t in impact["tables"] if not t["data_model_ids"]]
             for table in unmatched:
-                self.log.warning("Table %s: no data model reads it; %s", table["table"],
-                                 f"closest model tables: {', '.join(table['closest'])}" if table["closest"]
-                                 else "no model table is close")
+                self.log.warning("Table %s: no data model reads it%s", table["table"], _unmatched_why(table, "; "))
             unchecked = list(impact.get("unchecked") or ())
             for entry in unchecked:
                 self.log.warning("Table %s matched in data source %s by its name alone: its %s could not be "
@@ -362,8 +362,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             if misspelt and self.unmatched_tables == "fail":
                 raise AnalyticsParameterError(
                     f"{self.task_id}: no data model reads " + "; ".join(
-                        f"{t['table']}" + (f" (closest: {', '.join(t['closest'])})" if t["closest"] else "")
-                        for t in misspelt)
+                        f"{t['table']}" + _unmatched_why(t, " (", ")") for t in misspelt)
                     + " (parameter tables; unmatched_tables='warn' refreshes the others and only logs these)")
             if tables and not impact["data_models"]:
                 self._nothing_matched(unmatched)
@@ -378,8 +377,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     def _nothing_matched(self, unmatched: Sequence[Mapping[str, Any]]) -> None:
         """No data model reads any input table (a dbt dev target's schemas, the assets of another
         warehouse): fails unless ``unmatched_tables='warn'`` (then said, and the result says why)."""
-        shown = "; ".join(f"{t['table']}" + (f" (closest: {', '.join(t['closest'])})" if t["closest"] else "")
-                          for t in unmatched[:10])
+        shown = "; ".join(f"{t['table']}" + _unmatched_why(t, " (", ")") for t in unmatched[:10])
         shown += f"; and {len(unmatched) - 10} more" if len(unmatched) > 10 else ""
         why = f"no data model reads any of the {len(unmatched)} table(s): {shown}"
         if self.unmatched_tables == "fail":
@@ -511,7 +509,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         store = context.get("task_state_store") if self.durable else None
         if store is not None:
             kept = ("job_id", "status", "following", "earlier", "resubmit")
-            store.set(BOOK_KEY, {k: {f: v[f] for f in kept if f in v} for k, v in self.book.items()})
+            store.set(BOOK_KEY, {"try": _try_of(context),
+                                 "jobs": {k: {f: v[f] for f in kept if f in v} for k, v in self.book.items()}})
 
     def _forget_book(self, context: Context) -> None:
         """Every job succeeded: the book is emptied, so that the task cleared and run again (a new load)
@@ -528,20 +527,31 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
     def _resumed_book(self, context: Context) -> dict[str, dict[str, Any]]:
         """An earlier try's jobs (Airflow 3.3+): those not failed are waited on, not submitted again."""
-        from analytics_provider.impact.refresh import resumable
+        from analytics_provider.impact.refresh import STALE, resumable
 
         store = context.get("task_state_store") if self.durable else None
-        earlier = store.get(BOOK_KEY) if store is not None else None
-        if not isinstance(earlier, dict) or not earlier:
+        kept: Any = store.get(BOOK_KEY) if store is not None else None
+        if not isinstance(kept, dict) or not kept:
             return {}
-        self.book = {str(k): dict(v) for k, v in earlier.items() if isinstance(v, dict)}
+        earlier: dict[str, Any] = kept["jobs"] if isinstance(kept.get("jobs"), dict) else kept
+        why_not = _not_a_retry(kept.get("try"), _try_of(context))
+        if why_not:
+            self.log.info("Not resuming the %d job(s) kept in the task state store: %s; busting and preloading "
+                          "anew", len(earlier), why_not)
+            return {}
+        stored = {str(k): dict(v) for k, v in earlier.items() if isinstance(v, dict)}
+        # a stale action's job is another party's, started before the bust: never read again (it would
+        # end in success and be counted), submitted anew as the failed try's error said
+        self.book = {k: v for k, v in stored.items() if v.get("status") != STALE}
         for entry in self.book.values():
             if entry.get("status") != "success":
                 entry["status"] = "created"  # read again now: it may have ended since
         self._read_pending()
         book = resumable(self.book)
-        self.log.info("Resuming %d job(s) an earlier try submitted; %d failed one(s) are submitted anew",
-                      len(book), len(self.book) - len(book))
+        self.log.info("Resuming %d job(s) an earlier try submitted; %d failed or stale one(s) are submitted anew",
+                      len(book), len(stored) - len(book))
+        self.book = book
+        self._store_book(context)  # now this try's: a retry of this one resumes them
         return book
 
     def _describe_pending(self) -> str:
@@ -616,6 +626,42 @@ def _why_no_job(impact: Mapping[str, Any], kept: Sequence[Any], left_out: Sequen
     if left_out and not kept:
         return f"dashboards_filter left out all {len(left_out)} impacted dashboard(s), and bust_cache is False"
     return "no dashboard reads the impacted data models, and bust_cache is False"
+
+
+def _try_of(context: Mapping[str, Any]) -> dict[str, Any]:
+    """What tells this try apart: its run, its try number, the run's clear count and the task's
+    ``max_tries`` (a clear raises both; a retry neither). None where Airflow does not say."""
+    ti, dag_run = context.get("ti"), context.get("dag_run")
+    return {"run_id": context.get("run_id") or getattr(dag_run, "run_id", None),
+            "try_number": getattr(ti, "try_number", None),
+            "clear_number": getattr(dag_run, "clear_number", None),
+            "max_tries": getattr(ti, "max_tries", None)}
+
+
+def _not_a_retry(stored: Any, now: Mapping[str, Any]) -> str:
+    """Why a kept book is not the previous try's of this run without a clear in between ('' when it is).
+    What cannot be told (an older book, a try or clear count Airflow does not give) is not a retry:
+    a duplicate bust costs little, a stale dashboard marked fresh a lot."""
+    if not isinstance(stored, Mapping):
+        return "they were kept without their try (an earlier version of the provider)"
+    if not isinstance(now["try_number"], int) or stored.get("try_number") != now["try_number"] - 1:
+        return f"they are try {stored.get('try_number')}'s, and this is try {now['try_number']}, not its retry"
+    if now["clear_number"] is None:
+        return "Airflow does not give the run's clear count, so a clear cannot be told from a retry"
+    for name, what in (("run_id", "run"), ("clear_number", "clear count of the run"), ("max_tries", "max_tries")):
+        if stored.get(name) != now[name]:
+            return f"the task was cleared since (the {what} was {stored.get(name)}, now {now[name]})"
+    return ""
+
+
+def _unmatched_why(table: Mapping[str, Any], before: str, after: str = "") -> str:
+    """Why no model reads an unmatched table: its models left out (by data_sources, warehouse, server
+    or database), else the model tables closest by spelling."""
+    if table.get("left_out"):
+        return f"{before}{table['left_out']}{after}"
+    if table["closest"]:
+        return f"{before}closest{' model tables' if before == '; ' else ''}: {', '.join(table['closest'])}{after}"
+    return f"{before}no model table is close{after}" if before == "; " else ""
 
 
 def _bust_names(keys: Sequence[str]) -> str:

@@ -5,6 +5,7 @@ is counted and named by the freshness asset event; against the emulator, the ope
 from __future__ import annotations
 
 from collections import defaultdict
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.operators import AnalyticsRefreshImpactedOperator
+from analytics_provider.operators.refresh import BOOK_KEY
 from analytics_provider.testing.task_instance import FakeTaskInstance
 
 
@@ -67,3 +69,78 @@ def test_a_preload_that_keeps_pointing_at_earlier_jobs_fails_and_emits_no_event(
                                                 rf"times in a row \(jobs {earlier['id']}\)"):
         run(outlet_events)
     assert [e for events in outlet_events.values() for e in events.added] == []  # not even dashboard 5's
+
+
+class StateStore(dict[str, Any]):
+    """Airflow 3.3's task state store (get/set), kept across a clear as Airflow keeps it."""
+
+    def set(self, key: str, value: Any) -> None:
+        self[key] = value
+
+
+def test_a_retry_submits_a_stale_preload_anew_and_never_counts_the_earlier_job(analytics_emulator,
+                                                                               analytics_connection,
+                                                                               monkeypatch) -> None:
+    """The earlier job a stale action followed ends in success before the retry: re-reading it would
+    count another party's preload, started before the bust, as this refresh's."""
+    from analytics_provider.impact import refresh
+
+    monkeypatch.setattr(refresh, "MAX_EARLIER", 0)
+    analytics_emulator.script_next_job("preload_dashboard", [("running", 2), ("success", 0)], by_reads=True)
+    earlier = AnalyticsHook(analytics_connection).preload_dashboard(2)
+    store = StateStore()
+
+    def attempt(try_number: int, outlet_events: defaultdict[Any, Events]) -> Any:
+        operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["marketing.campaigns"],
+                                                    deferrable=False, poll_interval=0.05)
+        return operator.execute({"ti": FakeTaskInstance(try_number), "outlet_events": outlet_events,
+                                 "dag_run": SimpleNamespace(run_id="r", clear_number=0), "task_state_store": store})
+
+    with pytest.raises(AnalyticsJobError, match="already_existed 1 times in a row"):
+        attempt(1, defaultdict(Events))
+    assert store[BOOK_KEY]["jobs"]["preload:2"]["status"] == "stale"
+    monkeypatch.setattr(refresh, "MAX_EARLIER", 3)
+    while AnalyticsHook(analytics_connection).get_job(earlier["id"])["status"] != "success":
+        pass  # the other party's job ends before the retry (two reads)
+    outlet_events: defaultdict[Any, Events] = defaultdict(Events)
+    result = attempt(2, outlet_events)
+    own = [j for j in preloads_of(analytics_emulator, 2) if j.existing_job_id is None and j.id != earlier["id"]]
+    assert len(own) == 1  # submitted anew on the retry
+    counted = next(j for j in result["jobs"] if j["kind"] == "preload" and j["id"] == 2)
+    assert counted["job_id"] == own[0].id != earlier["id"]
+    fresh = {e["dashboard_id"]: e["job_id"] for events in outlet_events.values() for _, e in events.added}
+    assert fresh[2] == own[0].id
+
+
+@pytest.mark.parametrize(("clear_number", "try_number", "max_tries", "resumed"), [
+    (0, 2, None, True),  # a retry of the failed try
+    (1, 2, None, False),  # the run cleared after the failed try (its clear count raised)
+    (0, 2, 5, False),  # the task cleared: max_tries raised
+    (0, 3, None, False),  # not the previous try's book
+    (None, 2, None, False),  # Airflow gives no clear count: a clear cannot be told from a retry
+], ids=["retry", "run-cleared", "max-tries-raised", "not-the-previous-try", "clear-count-unknown"])
+def test_only_a_retry_of_the_failed_try_resumes_its_jobs(analytics_emulator, analytics_connection, clear_number,
+                                                         try_number, max_tries, resumed) -> None:
+    """A cleared run (a new load) busts and preloads anew: following the failed try's bust would mark
+    dashboards fresh whose rows predate the new load."""
+    store = StateStore()
+
+    def attempt(ti: FakeTaskInstance, clears: int | None) -> Any:
+        operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"], deferrable=False,
+                                                    outlets=[], poll_interval=0.05)
+        dag_run = {} if clears is None else {"dag_run": SimpleNamespace(run_id="r", clear_number=clears)}
+        return operator.execute({"ti": ti, "outlet_events": {}, "task_state_store": store, **dag_run})
+
+    analytics_emulator.fail_next_job("preload_dashboard", last_error_log="warehouse timed out")
+    first = FakeTaskInstance(1)
+    first.max_tries = None  # type: ignore[attr-defined]
+    with pytest.raises(AnalyticsJobError, match="1 of 3 job"):
+        attempt(first, 0 if clear_number is not None else None)
+    first_bust = next(j["job_id"] for j in store[BOOK_KEY]["jobs"].values() if "job_id" in j)
+    second = FakeTaskInstance(try_number)
+    second.max_tries = max_tries  # type: ignore[attr-defined]
+    result = attempt(second, clear_number)
+    busts = [j.id for j in analytics_emulator.jobs if j.operation == "bust_data_source_cache"]
+    assert len(busts) == (1 if resumed else 2)
+    bust = next(j for j in result["jobs"] if j["kind"] == "bust")
+    assert (bust["job_id"] == first_bust) is resumed

@@ -13,6 +13,8 @@ from analytics_provider.exceptions import AnalyticsLookupError, AnalyticsParamet
 from analytics_provider.operators import AnalyticsRefreshImpactedOperator
 from analytics_provider.testing.task_instance import FakeTaskInstance
 
+from .test_refresh_earlier_jobs import StateStore
+
 
 def events(*uris: str) -> dict[str, list[Any]]:
     """Airflow 3's ``triggering_asset_events``: each asset's events, each naming its asset."""
@@ -94,13 +96,6 @@ def test_a_plan_without_a_job_succeeds_saying_why(analytics_emulator, analytics_
     assert f"Nothing to refresh: {why}" in capsys.readouterr().out
 
 
-class StateStore(dict):  # type: ignore[type-arg]
-    """Airflow 3.3's task state store (get/set), kept across a clear as Airflow keeps it."""
-
-    def set(self, key: str, value: Any) -> None:
-        self[key] = value
-
-
 def test_a_refresh_cleared_after_it_succeeded_busts_and_preloads_anew(analytics_emulator, analytics_connection) -> None:
     """A cleared task (a new load) is not a retry: the jobs of its green try are not followed again."""
     store = StateStore()
@@ -134,6 +129,18 @@ def test_an_asset_of_another_server_is_not_the_production_data_sources_where_its
     assert same["unchecked_tables"] == []
 
 
+@pytest.mark.parametrize(("asset_database", "matched"), [("Analytics", True), ("analytics", False)])
+def test_a_locations_database_with_capitals_is_compared_as_the_assets_is(analytics_emulator, analytics_connection,
+                                                                        asset_database, matched) -> None:
+    """PostgreSQL stores "Analytics" and analytics apart: a location's database and an asset's path
+    are both names as stored, read by the same rule (a capital letter: created quoted)."""
+    uri = f"postgres://warehouse:5432/{asset_database}/public/orders"
+    result = refresh({"triggering_asset_events": events(uri)}, data_sources={1: "postgres://warehouse:5432/Analytics"},
+                     unmatched_tables="warn")
+    assert bool(result["dashboards"]) is matched
+    assert [t["table"] for t in result["unmatched_tables"]] == ([] if matched else ["analytics.public.orders"])
+
+
 def test_where_the_server_cannot_be_known_the_match_is_made_and_the_result_says_so(
         analytics_emulator, analytics_connection, capsys) -> None:
     result = refresh({"triggering_asset_events": events(STAGING)})
@@ -152,8 +159,31 @@ def test_data_sources_limit_what_a_hand_typed_table_matches(analytics_emulator, 
 
     assert [m["name"] for m in run([3])["data_models"]] == ["sessions"]
     assert [m["name"] for m in run(["snowflake"])["data_models"]] == ["sessions"]
-    with pytest.raises(AnalyticsParameterError, match=r"refresh: no data model reads web.sessions \(closest: "):
-        run(["postgresql"])
+    with pytest.raises(AnalyticsParameterError, match=r"refresh: no data model reads web.sessions \(web.sessions "
+                                                      r"is read by data source 3's models, but data_sources="
+                                                      r"\[postgresql\] leaves data source 3 out\)"):
+        run(["postgresql"])  # why, not "closest: web.sessions"
+    with pytest.raises(AnalyticsParameterError, match=r"data_sources=\[99\] leaves data source 3 out"):
+        run([99])
+
+
+def test_a_location_of_another_warehouse_than_its_data_sources_is_refused_before_any_job(
+        analytics_emulator, analytics_connection) -> None:
+    with pytest.raises(AnalyticsParameterError, match=r"refresh: find_impacted: data_sources: data source 1 is "
+                                                      r"postgresql \(its dbtype\), but its location is a snowflake:// "
+                                                      r"one; give where it reads as postgres://"):
+        refresh({"triggering_asset_events": events("postgres://warehouse:5432/analytics/public/orders")},
+                data_sources={1: "snowflake://acme-xy12345/ANALYTICS"})
+    assert analytics_emulator.jobs == []
+
+
+def test_a_table_left_out_by_its_server_says_so(analytics_emulator, analytics_connection) -> None:
+    result = refresh({"triggering_asset_events": events(STAGING)}, unmatched_tables="warn",
+                     data_sources={1: "postgres://warehouse:5432/analytics", 3: None, 4: None})
+    assert result["unmatched_tables"] == [{
+        "table": "analytics_staging.public.orders", "closest": ["public.orders"],
+        "left_out": "analytics_staging.public.orders is read by data source 1's models, but data source 1 is on "
+                    "another server (warehouse:5432, data_sources; the table's: staging-db.internal:5432)"}]
 
 
 def test_data_sources_are_checked_when_the_dag_is_parsed() -> None:

@@ -21,6 +21,7 @@ from analytics_provider.impact.asset_tables import table_of, tables_of
     ("postgres://w:5432/analytics/public/order%20lines", 'analytics.public."order lines"', "postgres"),
     ("postgres://w:5432/analytics/public/my-table", 'analytics.public."my-table"', "postgres"),
     ("bigquery://p/d/t%2Ex", "p.d.`t.x`", "bigquery"),
+    ("bigquery://acme-prod/web_events/page_views$20240101", "acme-prod.web_events.page_views", "bigquery"),  # a day
     ("mysql://db:3306/shop/we%60ird", "shop.`we``ird`", "mysql"),
 ])
 def test_a_table_asset_names_its_table_as_its_warehouse_writes_it(uri, table, warehouse) -> None:

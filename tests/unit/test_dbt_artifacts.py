@@ -109,6 +109,12 @@ def test_a_run_that_builds_nothing_is_refused() -> None:
         built_relations(run_results("duckdb-compile"), manifest("duckdb-compile"), "refresh")
 
 
+def test_args_which_is_read_without_case() -> None:
+    results = run_results("duckdb-build")
+    results["args"]["which"] = "BUILD"
+    assert built_relations(results, manifest("duckdb-build")).command == "build"
+
+
 def test_a_run_that_built_no_relation_is_refused_with_why() -> None:
     """A run whose models all failed, or that ran only tests, would go green having refreshed nothing."""
     failed = run_results("duckdb-build")
@@ -141,6 +147,9 @@ def test_a_file_without_args_which_is_refused(args: Any) -> None:
     (lambda r: r["results"].__setitem__(0, "model.analytics_fixture.orders"), r"results\[0\] is a str, not an object"),
     (lambda r: r["results"][1].pop("unique_id"), r"results\[1\] has no unique_id"),
     (lambda r: r.__setitem__("results", {}), r"is not a dbt run_results\.json \(no 'results' list\)"),
+    (lambda r: r["results"][0].__setitem__("relation_name", 12345),
+     r"results\[0\] \(seed\.analytics_fixture\.raw_orders\): relation_name is 12345, not a relation's name"),
+    (lambda r: r["args"].__setitem__("empty", True), r"is of 'dbt build --empty', which writes no rows"),
     (lambda r: r["metadata"].__setitem__("dbt_schema_version", "https://schemas.getdbt.com/dbt/manifest/v12.json"),
      r"is a dbt manifest file \(schema v12\), not a run_results\.json"),
 ])

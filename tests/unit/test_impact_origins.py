@@ -76,6 +76,11 @@ def test_data_sources_limit_the_data_sources_a_name_alone_matches() -> None:
     ({1: "postgres://u:secret@warehouse:5432/analytics"}, "a location names no user or password"),
     ({1: "postgres://warehouse:5432/analytics/public"}, "a location is postgres://host:port or"),
     ({4: "bigquery://acme-prod/web_events"}, "a BigQuery location is bigquery://project"),
+    ({1: "postgres://warehouse:port/analytics"}, "the port is not a number"),
+    ({1: "postgres://warehouse:99999/analytics"}, "the port is not a number"),
+    ({1: "postgres://warehouse:5432/analytics?sslmode=require"}, "a location has no query string"),
+    ({1: None, "1": "postgres://warehouse:5432/analytics"}, "data source 1 is given twice"),
+    ([1, "1"], "data source 1 is given twice"),
 ])
 def test_bad_data_sources_are_refused_naming_the_allowed_values(value, said) -> None:
     with pytest.raises(AnalyticsParameterError, match=r"^refresh: data_sources must be a list of data source ids "
@@ -94,3 +99,15 @@ def test_a_postgres_asset_keeps_the_case_of_its_names() -> None:
     # OpenLineage's dotted names: quoted parts are read as quoted, not with their quotes in the name
     assert table_of('snowflake://acme/ANALYTICS.WEB."Sessions"').table == 'ANALYTICS.WEB."Sessions"'
     assert table_of("databricks://h/`main`.`web`.`sessions`").table == '"main"."web"."sessions"'
+
+
+def test_a_dbt_run_that_does_not_say_its_adapter_is_ruled_out_of_postgresql_by_its_backticks() -> None:
+    """Backticks are BigQuery's, Databricks', Spark's: never a PostgreSQL data source's table."""
+    dbtypes = {**DBTYPES, "4": "databricks"}
+    models = [*MODELS, {"id": 5, "table_name": "public.orders", "data_source_id": 4}]
+    ticked, quoted = "`hive_metastore`.`public`.`orders`", '"analytics"."public"."orders"'
+    matcher = TableMatcher([ticked, quoted], dbtypes=dbtypes, databases={}, warehouses={ticked: None, quoted: None})
+    found = {t: [m["id"] for m in ms] for t, ms in matcher.match(models).items()}
+    assert found == {ticked: [5], quoted: [1, 2, 5]}  # double quotes: any of them, as before (noted)
+    assert any("quoted with backticks are matched only in data sources of bigquery, clickhouse, databricks, mysql"
+               in n for n in matcher.notes)
