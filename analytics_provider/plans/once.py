@@ -23,10 +23,12 @@ exclusively before the apply reads the service for its stale check and removed w
 second apply of the scope meanwhile is refused at once, naming the holder, and writes nothing; the
 later apply takes the lock only once the earlier one has written, so its stale check sees those
 writes. The service offers no conditional write: the lock holds only applies that share the
-folder. A lock an apply left behind (it crashed, its machine went away) is broken, with a note,
-when its holder ran on this host and its process is gone, or when it was taken more than
-:data:`LOCK_BOUND` ago; any other is refused, naming the file to delete once its holder is known
-to have stopped.
+folder. While it holds its locks, an apply writes the time into them every :data:`HEARTBEAT`. A
+lock an apply left behind (it crashed, its machine went away) is broken, with a note, when its
+holder ran on this host and its process is gone, or when its holder ran on another host and its
+last heartbeat (or its taking) is more than :data:`LOCK_BOUND` ago; a holder running on this host
+is never broken. Any other is refused, naming the file to delete once its holder is known to have
+stopped.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import logging
 import os
 import re
 import socket
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -51,8 +54,12 @@ from analytics_provider.plans.saved import SavedPlanError, digest, write_file
 RECORD_FORMAT = "analytics_provider applied plan 1"
 LOCK_FORMAT = "analytics_provider apply lock 1"
 LOCK_BOUND = timedelta(hours=1)
-"""How long an apply may hold its scope's lock before another apply breaks it as left behind (an
-apply of a saved plan takes seconds to minutes; one crashed on another machine leaves its lock)."""
+"""How long since its last heartbeat (or since it was taken) a lock whose holder ran on another host
+stands before another apply breaks it as left behind (one crashed on another machine leaves its
+lock). A holder on this host whose process runs is never broken, however old its lock."""
+HEARTBEAT = timedelta(minutes=5)
+"""How often an apply holding locks writes the time into them (``heartbeat_at``): an apply that runs
+for hours (a long access sync under a per-minute quota) keeps its locks fresh."""
 log = logging.getLogger(__name__)
 
 
@@ -163,11 +170,17 @@ class AppliedPlans:
         each taken in turn (sorted), and all released at its end; one held by another apply refuses
         this one (:class:`SavedPlanError`, naming the holder) before anything is read or written."""
         taken: list[tuple[Any, str]] = []
+        stop = threading.Event()
+        beating = threading.Thread(target=_heartbeat, args=(taken, stop), name="apply-lock-heartbeat", daemon=True)
         try:
             for scope in sorted(set(scopes)):
                 taken.append(self._lock(where, what, scope))
+            beating.start()
             yield
         finally:
+            stop.set()
+            if beating.is_alive():
+                beating.join()
             for lock, token in reversed(taken):
                 _release(lock, token)
 
@@ -262,16 +275,18 @@ def _left_behind(text: str, lock: Any, now: datetime | None = None) -> str | Non
             since = None
     else:
         pid, host = found.get("pid"), found.get("host")
-        if host == socket.gethostname() and isinstance(pid, int) and not _running(pid):
+        if host == socket.gethostname() and isinstance(pid, int):
+            if _running(pid):
+                return None  # running here: never broken by age
             return f"its holder, process {pid} on this host ({host}), is no longer running"
         try:
-            since = datetime.fromisoformat(str(found.get("started_at")))
+            since = datetime.fromisoformat(str(found.get("heartbeat_at") or found.get("started_at")))
         except ValueError:
             since = None
         if since is not None and since.tzinfo is None:  # written by hand without its zone: taken as UTC
             since = since.replace(tzinfo=timezone.utc)
     if since is not None and now - since > LOCK_BOUND:
-        return f"taken at {since.isoformat(timespec='seconds')}, more than {LOCK_BOUND} ago"
+        return f"taken or last refreshed at {since.isoformat(timespec='seconds')}, more than {LOCK_BOUND} ago"
     return None
 
 
@@ -307,6 +322,34 @@ def _broken(lock: Any, text: str) -> bool:
         return False
     finally:
         aside.unlink(missing_ok=True)
+
+
+def _heartbeat(taken: list[tuple[Any, str]], stop: threading.Event) -> None:
+    """Every :data:`HEARTBEAT` until ``stop``, write the time into each lock of ``taken`` still this apply's."""
+    while not stop.wait(HEARTBEAT.total_seconds()):
+        for lock, token in list(taken):
+            beat(lock, token)
+
+
+def beat(lock: Any, token: str) -> bool:
+    """Write the time into ``lock`` as its ``heartbeat_at`` when it is still this apply's (``token``):
+    a local one replaced whole (a new file renamed over it); whether it was."""
+    try:
+        found = _lock_of(lock.read_text(encoding="utf-8"))
+        if found is None or found.get("token") != token:
+            return False
+        body = (json.dumps({**found, "heartbeat_at": _now()}, indent=1) + "\n").encode()
+        if isinstance(lock, Path):
+            part = lock.with_name(f".{lock.name}.{uuid.uuid4().hex}.beat")
+            part.write_bytes(body)
+            os.replace(part, lock)
+        else:
+            with lock.open("wb") as out:
+                out.write(body)
+    except OSError as exc:
+        log.warning("the apply lock %s could not be refreshed: %s", lock, exc)
+        return False
+    return True
 
 
 def _release(lock: Any, token: str) -> None:

@@ -6,6 +6,7 @@ bounded; the CLI says which plan it applies before writing."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -465,7 +466,8 @@ def test_a_lock_left_behind_is_broken_by_its_rule_and_any_other_refuses_naming_t
     left("worker-7", 4242, timedelta(minutes=61))
     assert apply() == 0
     assert [r.operation for r in writes(analytics_emulator)] == ["create_data_schedule"] and not lock.exists()
-    assert re.search(rf"the apply lock {lock} was broken: taken at \S+, more than 1:00:00 ago \(since \S+ by task "
+    assert re.search(rf"the apply lock {lock} was broken: taken or last refreshed at \S+, more than 1:00:00 ago "
+                     r"\(since \S+ by task "
                      r"apply of a run that crashed \(host worker-7, pid 4242;", caplog.text), caplog.text
     caplog.clear()
     write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
@@ -646,3 +648,48 @@ def test_a_service_that_cannot_be_reached_is_said_not_a_traceback(tmp_path, hook
                         "--plan-storage", str(tmp_path / "plans")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("manage apply: TransportError on GET /users/me: ") and "Traceback" not in err, err
+
+
+def test_a_live_holder_keeps_its_lock_past_the_hour_and_a_heartbeat_keeps_a_remote_one(tmp_path, monkeypatch) -> None:
+    """Third attack on issue 44: a lock whose holder runs on this host was broken once an hour old (a
+    long access sync under a per-minute quota). A holder running here is never broken by age; one on
+    another host is judged by its last heartbeat, which a holding apply writes into its locks."""
+    import socket
+    from datetime import datetime, timedelta, timezone
+
+    from analytics_provider.plans import once as once_module
+    from analytics_provider.plans.once import LOCK_FORMAT, AppliedPlans, _left_behind
+    from analytics_provider.plans.saved import SavedPlanError
+
+    storage = tmp_path / "plans"
+    storage.mkdir()
+    lock = storage / "lock-group-members-group-1.json"
+    two_hours_ago = (datetime.now(timezone.utc) - timedelta(hours=2)).isoformat(timespec="seconds")
+    lock.write_text(json.dumps({"format": LOCK_FORMAT, "what": "group members", "scope": "group 1", "token": "t",
+                                "by": "task apply of a long sync", "host": socket.gethostname(), "pid": os.getppid(),
+                                "started_at": two_hours_ago}))
+    other = AppliedPlans(str(storage), "task apply2")
+    with pytest.raises(SavedPlanError, match=r"another apply of group members \(group 1\) is running since"), \
+            other.holding("apply2", "group members", ["group 1"]):
+        pass
+    assert json.loads(lock.read_text())["pid"] == os.getppid()  # kept
+    remote = {"format": LOCK_FORMAT, "host": "worker-7", "pid": 4242, "started_at": two_hours_ago}
+    fresh = json.dumps({**remote, "heartbeat_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    assert _left_behind(fresh, lock) is None
+    assert "more than 1:00:00 ago" in (_left_behind(json.dumps(remote), lock) or "")
+    # a holding apply beats: its lock's heartbeat_at is written while it holds it
+    lock.unlink()
+    beaten = threading.Event()
+    real_beat = once_module.beat
+
+    def beat(at: Any, token: str) -> bool:
+        done = real_beat(at, token)
+        beaten.set()
+        return done
+
+    monkeypatch.setattr(once_module, "HEARTBEAT", timedelta(0))
+    monkeypatch.setattr(once_module, "beat", beat)
+    with AppliedPlans(str(storage), "task apply3").holding("apply3", "group members", ["group 1"]):
+        assert beaten.wait(30)
+        assert json.loads(lock.read_text())["heartbeat_at"]
+    assert not lock.exists()
