@@ -40,6 +40,7 @@ import logging
 import os
 import re
 import socket
+import stat
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -122,12 +123,16 @@ class AppliedPlans:
             record = self.record(data)
             if not record.exists():
                 return
-            text = record.read_text(encoding="utf-8")
+            text = _text(record)
         except OSError as exc:
             raise SavedPlanError(f"{where}: the record of applied plans {record} cannot be read ({exc}); nothing "
                                  "was written") from None
         except SavedPlanError as exc:
             raise SavedPlanError(f"{where}: {exc}") from None
+        if text is None:
+            raise SavedPlanError(f"{where}: the record of applied plans {record} is damaged (not UTF-8 text): this "
+                                 "plan is refused as recorded; if it is known never to have been applied, delete "
+                                 "the record and apply again, else plan again (nothing was written)")
         raise SavedPlanError(f"{where}: {_said(text, record)}; a plan is applied once, even when what it did was "
                              "undone since: plan again (nothing was written)")
 
@@ -142,7 +147,7 @@ class AppliedPlans:
         except FileExistsError:
             text = ""
             with contextlib.suppress(OSError):
-                text = record.read_text(encoding="utf-8")
+                text = _text(record) or ""
             raise SavedPlanError(f"{where}: another apply recorded this plan first: {_said(text, record)}; this one "
                                  "wrote nothing") from None
         except OSError as exc:
@@ -198,14 +203,19 @@ class AppliedPlans:
                 _create(lock, body)
                 return lock, token
             except FileExistsError:
-                text = ""
+                _refuse_no_lock(where, lock)
+                text: str | None = ""
                 try:
-                    text = lock.read_text(encoding="utf-8")
+                    text = _text(lock)
                 except FileNotFoundError:
                     if not attempt:
                         continue  # released meanwhile: taken again
                 except OSError:
                     pass
+                if text is None:
+                    raise SavedPlanError(
+                        f"{where}: {lock} is no apply lock (not UTF-8 text): once no apply of {what} ({scope}) is "
+                        "known to run, delete it and retry; nothing was written") from None
                 why = _left_behind(text, lock)
                 if why is None or attempt or not _broken(lock, text):
                     raise SavedPlanError(
@@ -238,6 +248,26 @@ def _create(path: Any, body: bytes) -> None:
             raise FileExistsError(str(path)) from None
         with path.open("wb") as out:
             out.write(body)
+
+
+def _text(path: Any) -> str | None:
+    """The text of ``path`` (a lock or a record), or None when it is not UTF-8 (damaged)."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _refuse_no_lock(where: str, lock: Any) -> None:
+    """Refuse an apply whose lock's place holds no file (a folder, a pipe): it cannot be taken or broken."""
+    if isinstance(lock, Path):
+        with contextlib.suppress(OSError):
+            mode = lock.lstat().st_mode
+            if not stat.S_ISREG(mode):
+                kind = "a folder" if stat.S_ISDIR(mode) else "a link" if stat.S_ISLNK(mode) else "no regular file"
+                raise SavedPlanError(f"{where}: {lock}, the place of an apply lock, is {kind}: remove it (no apply "
+                                     "ever makes one) and retry; nothing was written")
 
 
 def _slug(name: str) -> str:
@@ -315,7 +345,7 @@ def _broken(lock: Any, text: str) -> bool:
     except FileNotFoundError:
         return True  # broken by another apply meanwhile: this one may take it
     try:
-        if aside.read_text(encoding="utf-8") == text:
+        if _text(aside) == text:
             return True
         with contextlib.suppress(OSError):
             os.link(aside, lock)  # another apply's fresh lock: back in its place
@@ -335,7 +365,7 @@ def beat(lock: Any, token: str) -> bool:
     """Write the time into ``lock`` as its ``heartbeat_at`` when it is still this apply's (``token``):
     a local one replaced whole (a new file renamed over it); whether it was."""
     try:
-        found = _lock_of(lock.read_text(encoding="utf-8"))
+        found = _lock_of(_text(lock) or "")
         if found is None or found.get("token") != token:
             return False
         body = (json.dumps({**found, "heartbeat_at": _now()}, indent=1) + "\n").encode()
@@ -355,7 +385,7 @@ def beat(lock: Any, token: str) -> bool:
 def _release(lock: Any, token: str) -> None:
     """Remove this apply's lock (one broken and taken by another apply since is left to it)."""
     with contextlib.suppress(OSError):
-        found = _lock_of(lock.read_text(encoding="utf-8"))
+        found = _lock_of(_text(lock) or "")
         if found is not None and found.get("token") == token:
             lock.unlink()
 
@@ -386,7 +416,8 @@ def _said(text: str, record: Any) -> str:
     except ValueError:
         found = None
     if not isinstance(found, dict):
-        return f"this plan is being applied now (its record {record} is being written)"
+        return (f"this plan is being applied now, or its record {record} is damaged (no whole record: if no apply "
+                "of it runs and it is known never to have been applied, delete the record)")
     outcome = found.get("outcome")
     when = found.get("started_at")
     if outcome == "applying":

@@ -693,3 +693,40 @@ def test_a_live_holder_keeps_its_lock_past_the_hour_and_a_heartbeat_keeps_a_remo
         assert beaten.wait(30)
         assert json.loads(lock.read_text())["heartbeat_at"]
     assert not lock.exists()
+
+
+def test_bad_files_in_the_plan_storage_are_named_with_what_to_do_before_any_write(
+        tmp_path, hook, analytics_emulator, capsys) -> None:
+    """Third attack on issue 44: a lock that is not UTF-8, a damaged applied record, a folder in a
+    lock's place ended in tracebacks (the folder was moved aside). Each is now a refusal naming the
+    file and what to do, before any write, and the folder is left where it was."""
+    files, saved, storage = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "plans"
+    lock = storage / "lock-deliveries-scope-sales.json"
+    storage.mkdir()
+    write(files, "sales.yml", ONE)
+    assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(saved)]) == 0
+    approved = re.findall(r", digest ([0-9a-f]{64}):", capsys.readouterr().out)[0]
+    record = storage / f"applied-{approved}.json"
+
+    def apply() -> str:
+        analytics_emulator.clear_requests()
+        assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--plan-storage", str(storage)]) == 1
+        assert writes(analytics_emulator) == []
+        return capsys.readouterr().err
+
+    lock.write_bytes(b"\xff\xfe not a lock")
+    assert f"{lock} is no apply lock (not UTF-8 text): once no apply of deliveries (scope sales) is known to run, " \
+           "delete it and retry; nothing was written" in apply()
+    lock.unlink()
+    lock.mkdir()
+    assert f"{lock}, the place of an apply lock, is a folder: remove it (no apply ever makes one) and retry; " \
+           "nothing was written" in apply()
+    assert lock.is_dir() and [p.name for p in storage.iterdir()] == [lock.name]  # not moved aside
+    lock.rmdir()
+    record.write_bytes(b"\xff\xfe")
+    assert f"the record of applied plans {record} is damaged (not UTF-8 text): this plan is refused as recorded; if " \
+           "it is known never to have been applied, delete the record and apply again" in apply()
+    record.write_text('{"format": "analytics_provider applied pl')
+    assert f"its record {record} is damaged (no whole record: if no apply of it runs and it is known never to " \
+           "have been applied, delete the record)" in apply()
+    assert "Traceback" not in capsys.readouterr().err
