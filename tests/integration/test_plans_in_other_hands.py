@@ -730,3 +730,41 @@ def test_bad_files_in_the_plan_storage_are_named_with_what_to_do_before_any_writ
     assert f"its record {record} is damaged (no whole record: if no apply of it runs and it is known never to " \
            "have been applied, delete the record)" in apply()
     assert "Traceback" not in capsys.readouterr().err
+
+
+EDITS: dict[str, Any] = {
+    "touched kind unknown": lambda d: d["touched"][0].update(kind="nosuch"),
+    "touched kind a list": lambda d: d["touched"][0].update(kind=["x"]),
+    "touched id a list": lambda d: d["touched"][0].update(id=[2]),
+    "touched fields a string": lambda d: d["touched"][0].update(fields="x"),
+    "write fields a string": lambda d: d["changes"][0]["write"].update(fields="x"),
+    "write kind a list": lambda d: d["changes"][0]["write"].update(kind=["x"]),
+    "action add in deliveries": lambda d: d["changes"][0].update(action="add"),
+    "prune a string": lambda d: d["params"].update(prune="yes"),
+    "scope a list": lambda d: d["params"].update(scope=["sales"]),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_edited_plan_whose_digest_was_recomputed_is_refused_by_its_shape_and_stays_unused(
+        tmp_path, analytics_emulator, analytics_connection, capsys, edit) -> None:
+    """Third attack on issue 44: a plan edited with its digest recomputed reached tracebacks (an
+    unknown or unhashable touched kind, write fields a string), an ``add`` in a deliveries plan was
+    sent as far as a repr with a lambda and used the plan up, ``prune: "yes"`` passed as true. Each
+    part's shape is checked before anything is said or recorded: exit 2, no write, no record."""
+    from analytics_provider.plans.saved import digest
+
+    files, saved, storage = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "plans"
+    write(files, "sales.yml", ONE)
+    plan_to(files, saved, capsys)
+    data = json.loads(saved.read_text())
+    EDITS[edit](data)
+    data["sha256"] = digest(data)
+    saved.write_text(json.dumps(data))
+    analytics_emulator.clear_requests()
+    code = manage.main(["apply", "--plan", str(saved), "--digest", data["sha256"], "--plan-storage", str(storage)])
+    out = capsys.readouterr()
+    assert code == 2 and out.out == "", out
+    assert out.err.startswith(f"manage apply --plan {saved}: a malformed saved plan ("), out.err
+    assert "plan again (nothing was written)" in out.err and "lambda" not in out.err
+    assert writes(analytics_emulator) == [] and not storage.exists()  # no record: the plan is not used up

@@ -305,3 +305,29 @@ def test_a_direct_access_sync_takes_the_apply_locks_a_reviewed_apply_holds(hook,
         assert task.execute({"ti": FakeTaskInstance()})["applied"] == 1
     assert 1 in groups_of(hook, 3)
     assert list(storage.iterdir()) == []  # its locks removed at its end; a direct sync records no plan
+
+
+@pytest.mark.parametrize("edit", ["managed_group_ids", "touched_id", "membership_user"])
+def test_an_edited_access_plan_is_refused_by_its_shape_before_it_is_used(hook, analytics_emulator, tmp_path,
+                                                                        edit) -> None:
+    """Third attack on issue 44: an access plan edited with its digest recomputed (``managed_group_ids:
+    [[2]]``, a touched ``id: [2]``) ended in TypeError; it is refused as malformed, nothing written,
+    no record made (the plan is not used up)."""
+    from analytics_provider.plans.saved import digest
+
+    storage = tmp_path / "plans"
+    plan = planned()
+    saved = plan["saved"]
+    if edit == "managed_group_ids":
+        saved["params"]["managed_group_ids"] = [[2]]
+    elif edit == "touched_id":
+        next(t for t in saved["touched"] if t["id"] is not None)["id"] = [2]
+    else:
+        next(c for c in saved["changes"] if "membership" in c["write"])["write"]["membership"]["user_id"] = [3]
+    saved["sha256"] = digest(saved)
+    analytics_emulator.clear_requests()
+    with pytest.raises(Exception, match=r"a malformed saved plan \((params\.managed_group_ids \[\[2\]\]|touched\[\d+\]"
+                                        r"\.id \[2\], not a whole number or null|changes\[\d+\]\.write\.membership)"):
+        AnalyticsSyncGroupMembersOperator(task_id="apply", plan=plan, plan_storage=str(storage)).execute(
+            {"ti": FakeTaskInstance()})
+    assert writes(analytics_emulator) == [] and not storage.exists()
