@@ -261,27 +261,37 @@ def _parts_problems(data: Mapping[str, Any]) -> list[str]:
     params = data.get("params") or {}
     found += [f"params.{name} {bounded(repr(params[name]), 60)}" for name, fits in shape.params.items()
               if name in params and not fits(params[name])]
-    for n, change in enumerate(data.get("changes") or []):
-        at = f"changes[{n}]"
-        if not isinstance(change, Mapping):
-            found.append(f"{at} is {_json_type(change)}, not an object")
-            continue
-        found += _not_one_of(change.get("action"), shape.actions, f"{at}.action")
-        found += [f"{at}.{name} is {_json_type(change.get(name))}, not a string"
-                  for name in ("subject", "target", "before", "after") if not isinstance(change.get(name), str)]
-        found += _write_problems(change.get("write"), f"{at}.write")
-    for n, then in enumerate(data.get("touched") or []):
-        at = f"touched[{n}]"
-        if not isinstance(then, Mapping):
-            found.append(f"{at} is {_json_type(then)}, not an object")
-            continue
-        found += _not_one_of(then.get("kind"), shape.kinds, f"{at}.kind")
-        if then.get("id") is not None and not _id(then.get("id")):
-            found.append(f"{at}.id {bounded(repr(then.get('id')), 60)}, not a whole number or null")
-        found += [f"{at}.{name} is {_json_type(then.get(name))}, not a string"
-                  for name in ("key", "label") if not isinstance(then.get(name), str)]
-        if then.get("fields") is not None and not isinstance(then.get("fields"), Mapping):
-            found.append(f"{at}.fields is {_json_type(then.get('fields'))}, not an object or null")
+    for part, check in (("changes", _change_problems), ("touched", _touched_problems)):
+        for n, item in enumerate(data.get(part) or []):
+            at = f"{part}[{n}]"
+            found += check(item, at, shape) if isinstance(item, Mapping) else [
+                f"{at} is {_json_type(item)}, not an object"]
+    return found
+
+
+def _change_problems(change: Mapping[str, Any], at: str, shape: Shape) -> list[str]:
+    return [*_not_one_of(change.get("action"), shape.actions, f"{at}.action"),
+            *_strings(change, at, ("subject", "target", "before", "after")),
+            *_write_problems(change.get("write"), f"{at}.write")]
+
+
+def _touched_problems(then: Mapping[str, Any], at: str, shape: Shape) -> list[str]:
+    return [*_not_one_of(then.get("kind"), shape.kinds, f"{at}.kind"), *_strings(then, at, ("key", "label")),
+            *_id_and_fields(then, at)]
+
+
+def _strings(part: Mapping[str, Any], at: str, names: Iterable[str]) -> list[str]:
+    return [f"{at}.{name} is {_json_type(part.get(name))}, not a string" for name in names
+            if not isinstance(part.get(name), str)]
+
+
+def _id_and_fields(part: Mapping[str, Any], at: str) -> list[str]:
+    """A resource's ``id`` (a whole number or null) and ``fields`` (an object or null), where they are wrong."""
+    found = []
+    if part.get("id") is not None and not _id(part.get("id")):
+        found.append(f"{at}.id {bounded(repr(part.get('id')), 60)}, not a whole number or null")
+    if part.get("fields") is not None and not isinstance(part.get("fields"), Mapping):
+        found.append(f"{at}.fields is {_json_type(part.get('fields'))}, not an object or null")
     return found
 
 
@@ -309,12 +319,7 @@ def _write_problems(write: Any, at: str) -> list[str]:
         found = write["entry"] if isinstance(write["entry"], Mapping) else {}
         fits = _id(found.get("subject_id")) and _id(found.get("user_attribute_id"))
         return [] if fits else [f"{at}.entry {bounded(repr(write['entry']), 80)}"]
-    found_problems = _not_one_of(write.get("kind"), set(KINDS), f"{at}.kind")
-    if write.get("id") is not None and not _id(write.get("id")):
-        found_problems.append(f"{at}.id {bounded(repr(write.get('id')), 60)}, not a whole number or null")
-    if write.get("fields") is not None and not isinstance(write.get("fields"), Mapping):
-        found_problems.append(f"{at}.fields is {_json_type(write.get('fields'))}, not an object or null")
-    return found_problems
+    return [*_not_one_of(write.get("kind"), set(KINDS), f"{at}.kind"), *_id_and_fields(write, at)]
 
 
 _NOT_A_PLAN = ("not a saved plan of analytics_provider ({found}); make one with a plan task, or `python -m "
