@@ -7,7 +7,7 @@ manages (the groups, the attributes): a change of anything else refuses the whol
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from analytics_provider.access.attributes import UserAttributeSync
@@ -15,8 +15,8 @@ from analytics_provider.access.groups import GroupMemberSync, Membership, same_n
 from analytics_provider.access.plan import AccessPlan
 from analytics_provider.access.users import Invitation, shown
 from analytics_provider.api.wire.operations import MAX_PAGE_SIZE
-from analytics_provider.plans.once import applied_once, held
-from analytics_provider.plans.plan import Action
+from analytics_provider.plans.once import AppliedPlans, applied_once, held
+from analytics_provider.plans.plan import Action, Change
 from analytics_provider.plans.saved import (
     Consent,
     SavedPlanError,
@@ -64,9 +64,7 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Conse
     apply task manages, ids and names of groups to create; another version's); the number applied."""
     changes, touched, params = loaded(data, task_id, "group members", hook, consent := consent or Consent(), _decode)
     managed = set(params.get("managed_group_ids") or [])
-    made = {same_name(c.sent.fields.get("name")) for c in changes
-            if isinstance(c.sent, Write) and c.sent.kind is GROUPS and c.sent.id is None
-            and c.action is Action.CREATE and c.sent.fields}
+    made = _made_groups(changes)
     allowed, allowed_made, named = managed, made, "the groups the plan manages"
     if bound is not None:
         allowed = managed & {g for g in bound if isinstance(g, int)}
@@ -79,8 +77,7 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Conse
         and not (isinstance(c.sent, Invitation) and set(c.sent.group_ids) <= allowed)
         and not (isinstance(c.sent, Write) and c.action is Action.CREATE
                  and same_name((c.sent.fields or {}).get("name")) in allowed_made)])
-    with held(consent.once, task_id, "group members",
-              [*(f"group {g}" for g in managed), *(f"group named {name}" for name in made)]):
+    with held(consent.once, task_id, *_locks(GroupMemberSync, managed, changes)):
         users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
                  if not u.get("is_deleted")}
         emails = {str(u.get("email") or "").lower(): u for u in users.values()}
@@ -136,7 +133,7 @@ def apply_saved_user_attributes(hook: Any, data: Any, task_id: str, consent: Con
         if not (isinstance(c.sent, dict) and c.sent.get("user_attribute_id") in allowed
                 and c.action in ATTRIBUTE_ORDER[1:])
         and not (isinstance(c.sent, Invitation) and c.action is Action.INVITE)])
-    with held(consent.once, task_id, "user attributes", [f"attribute {a}" for a in managed]):
+    with held(consent.once, task_id, *_locks(UserAttributeSync, managed, changes)):
         emails = _emails(hook) if any(t.id is None for t in touched) else {}
         values: dict[int, Json] = {}
 
@@ -150,6 +147,31 @@ def apply_saved_user_attributes(hook: Any, data: Any, task_id: str, consent: Con
         refuse_if_stale(task_id, stale(touched, current))
         plan = AccessPlan("user attributes", "user", "attribute", changes=list(changes))
         return applied_once(task_id, data, consent.once, ready, lambda: UserAttributeSync(hook, task_id).apply(plan))
+
+
+def apply_held(sync: GroupMemberSync | UserAttributeSync, plan: AccessPlan, task_id: str,
+               once: AppliedPlans | None) -> int:
+    """Apply a plan just made by ``sync`` under the apply locks a saved plan of it takes (of its
+    managed groups and the groups it creates, or of its attributes), so that it never writes while
+    a reviewed apply of the same groups or attributes runs (one holding them refuses it, nothing
+    written); ``once`` None: no locks."""
+    with held(once, task_id, *_locks(type(sync), sync.managed, plan.changes)):
+        return sync.apply(plan)
+
+
+def _locks(sync: type, managed: Iterable[Any], changes: Iterable[Change[Any]]) -> tuple[str, list[str]]:
+    """The kind and scopes of the apply locks of a plan of ``sync`` managing ``managed``."""
+    if sync is UserAttributeSync:
+        return "user attributes", [f"attribute {a}" for a in managed if isinstance(a, int)]
+    return "group members", [*(f"group {g}" for g in managed if isinstance(g, int)),
+                             *(f"group named {name}" for name in _made_groups(changes))]
+
+
+def _made_groups(changes: Iterable[Change[Any]]) -> set[str]:
+    """The names of the groups ``changes`` create (as :func:`same_name` spells them)."""
+    return {same_name(c.sent.fields.get("name")) for c in changes
+            if isinstance(c.sent, Write) and c.sent.kind is GROUPS and c.sent.id is None
+            and c.action is Action.CREATE and c.sent.fields}
 
 
 def _refuse_outside(task_id: str, managed: str, outside: list[Any]) -> None:

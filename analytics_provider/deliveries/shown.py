@@ -5,7 +5,9 @@ when the service was asked), on which schedule. A URL is shown with its secrets 
 token, each query value, a password and a fragment; so a webhook moved to another path shows,
 while its token does not. Where two values differ only in what is masked, the row says so. The
 apply sends the real values; only what people read (rows, a saved plan's record of the resources
-it touches, a stale plan's refusal) is masked."""
+it touches, a stale plan's refusal, the review's rendered plan) is masked, by one function
+(:func:`masked_fields`), which also hides the value of every field with a secret's name
+(``headers.Authorization``, ``options.password``, ``api_key``) and of every header."""
 
 from __future__ import annotations
 
@@ -49,11 +51,11 @@ def destination(dest: Any) -> str:
     if kind == "SlackDest":
         return "Slack " + _listed(dest.get("slack_channels"))
     if kind == "WebhookDest":
-        return f"webhook {masked(dest.get('endpoint'), address=True)}"
+        return f"webhook {masked_fields(dest.get('endpoint'), 'endpoint')}"
     if kind == "GsheetDest":
-        return f"Google Sheet {masked(dest.get('sheet_url'), address=True)} ({dest.get('sheet_title')})"
+        return f"Google Sheet {masked_fields(dest.get('sheet_url'), 'sheet_url')} ({dest.get('sheet_title')})"
     if kind == "SftpDest":
-        return f"SFTP data source {dest.get('data_source_id')}, {dest.get('file_path')}"
+        return f"SFTP data source {dest.get('data_source_id')}, {masked_fields(dest.get('file_path'))}"
     if kind == "EmailSubscriptionDest":
         return "the subscribers' e-mail"
     return str(kind)
@@ -62,48 +64,84 @@ def destination(dest: Any) -> str:
 def masked(value: Any, *, address: bool = False) -> Any:
     """A URL with its secrets masked (``https://hooks.example.com/services/T000/B000/***``): scheme,
     host and port and the path's segments as they are, but :data:`HIDDEN` for a user and password, each
-    path segment that looks like a token (:data:`SECRET_LOOKING`), each query value (their names
-    shown) and the fragment; blanks around it dropped. ``address``: the value of a field that holds
-    an address (:data:`ADDRESSES`), masked so even without a scheme (``hooks.example.com/...``: read
-    as host and path). Any other value as it is."""
+    host label and path segment that looks like a token (:data:`SECRET_LOOKING`), each query value
+    (their names shown) and the fragment; blanks around it dropped, a backslash read as a ``/``
+    (``https://host\\services\\TOKEN``). ``address``: the value of a field that holds an address
+    (:data:`ADDRESSES`), masked so even without a scheme (``hooks.example.com/...``: read as host and
+    path). A URL inside another text (``see sftp://user:PW@host/x``) is masked in its place; any
+    other value as it is."""
     if not isinstance(value, str):
         return value
-    text = value.strip()
+    text = value.strip().replace("\\", "/")
     if not URL.match(text) and not (address and text):
-        return value
+        return URL_IN_TEXT.sub(lambda found: _masked_url(found.group(0)), value) if URL.search(text) else value
+    return _masked_url(text if URL.match(text) else f"//{text}")
+
+
+URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]*")
+
+
+def _masked_url(text: str) -> str:
+    text = text.replace("\\", "/")
+    scheme = text.split("://", 1)[0] + "://" if URL.match(text) else ""
     try:
-        parts = urlsplit(text if URL.match(text) else f"//{text}")
+        parts = urlsplit(text)
         port = parts.port
     except ValueError:  # not a URL urlsplit can read (a port out of range, a bad IPv6 address)
-        return f"{parts.scheme}://{HIDDEN}" if URL.match(text) else HIDDEN
+        return f"{scheme}{HIDDEN}"
     user = f"{HIDDEN}@" if "@" in parts.netloc else ""  # a user and password: often a token itself
-    host = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else parts.hostname or ""
+    host = ".".join(HIDDEN if SECRET_LOOKING.fullmatch(label) else label
+                    for label in (parts.hostname or "").split("."))
+    host = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else host
     path = "/".join(HIDDEN if SECRET_LOOKING.fullmatch(segment) else segment for segment in parts.path.split("/"))
     query = "&".join(f"{pair.split('=', 1)[0]}={HIDDEN}" if "=" in pair else HIDDEN
                      for pair in parts.query.split("&")) if parts.query else ""
-    return (f"{parts.scheme + '://' if parts.scheme else ''}{user}{host}{f':{port}' if port is not None else ''}"
+    return (f"{scheme}{user}{host}{f':{port}' if port is not None else ''}"
             f"{path}{'?' + query if query else ''}{'#' + HIDDEN if parts.fragment else ''}")
 
 
 ADDRESSES = frozenset({"endpoint", "sheet_url"})
 """The fields of a ``dest`` that hold an address (a webhook's, a sheet's): masked whatever their form."""
+SECRET_WORDS = frozenset({"authorization", "auth", "cookie", "token", "secret", "password", "passwd", "pwd",
+                          "passphrase", "credential", "credentials", "signature", "apikey"})
+"""A field named with one of these words (``Authorization``, ``access_token``, ``options.password``)
+holds a secret: its value is shown as :data:`HIDDEN`; so does a ``key`` of a longer name
+(``api_key``, ``X-Api-Key``: not a plan's own ``key``), and every value under ``headers``."""
 
 
-def masked_fields(value: Any, name: Any = None) -> Any:
-    """``value`` with every URL in it :func:`masked` (mappings and lists walked; the value of a field
-    named in :data:`ADDRESSES` masked even without a scheme)."""
+def secret_name(name: Any) -> bool:
+    """Whether a field named ``name`` holds a secret (:data:`SECRET_WORDS`)."""
+    if not isinstance(name, str):
+        return False
+    words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+    return any(w in SECRET_WORDS or w.endswith(("token", "secret", "password")) for w in words) or (
+        "key" in words and len(words) > 1)
+
+
+def masked_fields(value: Any, name: Any = None, *, secret: bool = False) -> Any:
+    """``value`` as people may read it: every URL in it :func:`masked` (mappings and lists walked; the
+    value of a field named in :data:`ADDRESSES` masked even without a scheme), the value of a field
+    with a secret's name (:func:`secret_name`) and every header's value :data:`HIDDEN` (``None`` kept).
+    The one masking of what a plan shows: its rows, a saved plan's ``touched``, a stale plan's
+    refusal, the review's rendered ``plan``."""
+    secret = secret or secret_name(name)
     if isinstance(value, Mapping):
-        return {key: masked_fields(item, key) for key, item in value.items()}
+        inner = secret or name == "headers"
+        return {key: masked_fields(item, key if name not in ADDRESSES else name, secret=inner)
+                for key, item in value.items()}
     if isinstance(value, list):
-        return [masked_fields(item, name) for item in value]
+        return [masked_fields(item, name, secret=secret) for item in value]
+    if secret and value is not None:
+        return HIDDEN
     return masked(value, address=name in ADDRESSES)
 
 
 def compared(held: Any, declared: Any, field: str = "") -> tuple[str, str]:
     """An update's two sides of ``field`` (its dotted path: ``dest.endpoint``) as a row shows them,
     masked; when they differ only in what is masked (a webhook's token), the second says so."""
-    name = re.split(r"[.\[]", field)[-1]
-    before, after = masked_fields(held, name), masked_fields(declared, name)
+    *outer, name = re.split(r"[.\[]", field)
+    secret = any(part == "headers" or secret_name(part) for part in outer)  # dest.headers.X-Team
+    before, after = masked_fields(held, name, secret=secret), masked_fields(declared, name, secret=secret)
     hidden_change = before == after and held != declared
     return repr(before), repr(after) + (" (differs in a masked part)" if hidden_change else "")
 

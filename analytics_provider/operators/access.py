@@ -114,8 +114,10 @@ class _AccessSyncOperator(AsCodeOperator):
             self.lineage_targets = sync.targets()
 
             def apply() -> int:
+                from analytics_provider.access.saved import apply_held
+
                 try:
-                    return sync.apply(plan)
+                    return apply_held(sync, plan, self.task_id, self.consent(context).once)
                 finally:
                     self.lineage_targets = sync.targets()  # with what it created
 

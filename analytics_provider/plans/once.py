@@ -23,10 +23,12 @@ exclusively before the apply reads the service for its stale check and removed w
 second apply of the scope meanwhile is refused at once, naming the holder, and writes nothing; the
 later apply takes the lock only once the earlier one has written, so its stale check sees those
 writes. The service offers no conditional write: the lock holds only applies that share the
-folder. A lock an apply left behind (it crashed, its machine went away) is broken, with a note,
-when its holder ran on this host and its process is gone, or when it was taken more than
-:data:`LOCK_BOUND` ago; any other is refused, naming the file to delete once its holder is known
-to have stopped.
+folder. While it holds its locks, an apply writes the time into them every :data:`HEARTBEAT`. A
+lock an apply left behind (it crashed, its machine went away) is broken, with a note, when its
+holder ran on this host and its process is gone, or when its holder ran on another host and its
+last heartbeat (or its taking) is more than :data:`LOCK_BOUND` ago; a holder running on this host
+is never broken. Any other is refused, naming the file to delete once its holder is known to have
+stopped.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ import logging
 import os
 import re
 import socket
+import stat
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -51,8 +55,12 @@ from analytics_provider.plans.saved import SavedPlanError, digest, write_file
 RECORD_FORMAT = "analytics_provider applied plan 1"
 LOCK_FORMAT = "analytics_provider apply lock 1"
 LOCK_BOUND = timedelta(hours=1)
-"""How long an apply may hold its scope's lock before another apply breaks it as left behind (an
-apply of a saved plan takes seconds to minutes; one crashed on another machine leaves its lock)."""
+"""How long since its last heartbeat (or since it was taken) a lock whose holder ran on another host
+stands before another apply breaks it as left behind (one crashed on another machine leaves its
+lock). A holder on this host whose process runs is never broken, however old its lock."""
+HEARTBEAT = timedelta(minutes=5)
+"""How often an apply holding locks writes the time into them (``heartbeat_at``): an apply that runs
+for hours (a long access sync under a per-minute quota) keeps its locks fresh."""
 log = logging.getLogger(__name__)
 
 
@@ -115,12 +123,16 @@ class AppliedPlans:
             record = self.record(data)
             if not record.exists():
                 return
-            text = record.read_text(encoding="utf-8")
+            text = _text(record)
         except OSError as exc:
             raise SavedPlanError(f"{where}: the record of applied plans {record} cannot be read ({exc}); nothing "
                                  "was written") from None
         except SavedPlanError as exc:
             raise SavedPlanError(f"{where}: {exc}") from None
+        if text is None:
+            raise SavedPlanError(f"{where}: the record of applied plans {record} is damaged (not UTF-8 text): this "
+                                 "plan is refused as recorded; if it is known never to have been applied, delete "
+                                 "the record and apply again, else plan again (nothing was written)")
         raise SavedPlanError(f"{where}: {_said(text, record)}; a plan is applied once, even when what it did was "
                              "undone since: plan again (nothing was written)")
 
@@ -135,7 +147,7 @@ class AppliedPlans:
         except FileExistsError:
             text = ""
             with contextlib.suppress(OSError):
-                text = record.read_text(encoding="utf-8")
+                text = _text(record) or ""
             raise SavedPlanError(f"{where}: another apply recorded this plan first: {_said(text, record)}; this one "
                                  "wrote nothing") from None
         except OSError as exc:
@@ -163,11 +175,17 @@ class AppliedPlans:
         each taken in turn (sorted), and all released at its end; one held by another apply refuses
         this one (:class:`SavedPlanError`, naming the holder) before anything is read or written."""
         taken: list[tuple[Any, str]] = []
+        stop = threading.Event()
+        beating = threading.Thread(target=_heartbeat, args=(taken, stop), name="apply-lock-heartbeat", daemon=True)
         try:
             for scope in sorted(set(scopes)):
                 taken.append(self._lock(where, what, scope))
+            beating.start()
             yield
         finally:
+            stop.set()
+            if beating.is_alive():
+                beating.join()
             for lock, token in reversed(taken):
                 _release(lock, token)
 
@@ -185,14 +203,19 @@ class AppliedPlans:
                 _create(lock, body)
                 return lock, token
             except FileExistsError:
-                text = ""
+                _refuse_no_lock(where, lock)
+                text: str | None = ""
                 try:
-                    text = lock.read_text(encoding="utf-8")
+                    text = _text(lock)
                 except FileNotFoundError:
                     if not attempt:
                         continue  # released meanwhile: taken again
                 except OSError:
                     pass
+                if text is None:
+                    raise SavedPlanError(
+                        f"{where}: {lock} is no apply lock (not UTF-8 text): once no apply of {what} ({scope}) is "
+                        "known to run, delete it and retry; nothing was written") from None
                 why = _left_behind(text, lock)
                 if why is None or attempt or not _broken(lock, text):
                     raise SavedPlanError(
@@ -225,6 +248,26 @@ def _create(path: Any, body: bytes) -> None:
             raise FileExistsError(str(path)) from None
         with path.open("wb") as out:
             out.write(body)
+
+
+def _text(path: Any) -> str | None:
+    """The text of ``path`` (a lock or a record), or None when it is not UTF-8 (damaged)."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _refuse_no_lock(where: str, lock: Any) -> None:
+    """Refuse an apply whose lock's place holds no file (a folder, a pipe): it cannot be taken or broken."""
+    if isinstance(lock, Path):
+        with contextlib.suppress(OSError):
+            mode = lock.lstat().st_mode
+            if not stat.S_ISREG(mode):
+                kind = "a folder" if stat.S_ISDIR(mode) else "a link" if stat.S_ISLNK(mode) else "no regular file"
+                raise SavedPlanError(f"{where}: {lock}, the place of an apply lock, is {kind}: remove it (no apply "
+                                     "ever makes one) and retry; nothing was written")
 
 
 def _slug(name: str) -> str:
@@ -262,16 +305,18 @@ def _left_behind(text: str, lock: Any, now: datetime | None = None) -> str | Non
             since = None
     else:
         pid, host = found.get("pid"), found.get("host")
-        if host == socket.gethostname() and isinstance(pid, int) and not _running(pid):
+        if host == socket.gethostname() and isinstance(pid, int):
+            if _running(pid):
+                return None  # running here: never broken by age
             return f"its holder, process {pid} on this host ({host}), is no longer running"
         try:
-            since = datetime.fromisoformat(str(found.get("started_at")))
+            since = datetime.fromisoformat(str(found.get("heartbeat_at") or found.get("started_at")))
         except ValueError:
             since = None
         if since is not None and since.tzinfo is None:  # written by hand without its zone: taken as UTC
             since = since.replace(tzinfo=timezone.utc)
     if since is not None and now - since > LOCK_BOUND:
-        return f"taken at {since.isoformat(timespec='seconds')}, more than {LOCK_BOUND} ago"
+        return f"taken or last refreshed at {since.isoformat(timespec='seconds')}, more than {LOCK_BOUND} ago"
     return None
 
 
@@ -300,7 +345,7 @@ def _broken(lock: Any, text: str) -> bool:
     except FileNotFoundError:
         return True  # broken by another apply meanwhile: this one may take it
     try:
-        if aside.read_text(encoding="utf-8") == text:
+        if _text(aside) == text:
             return True
         with contextlib.suppress(OSError):
             os.link(aside, lock)  # another apply's fresh lock: back in its place
@@ -309,10 +354,38 @@ def _broken(lock: Any, text: str) -> bool:
         aside.unlink(missing_ok=True)
 
 
+def _heartbeat(taken: list[tuple[Any, str]], stop: threading.Event) -> None:
+    """Every :data:`HEARTBEAT` until ``stop``, write the time into each lock of ``taken`` still this apply's."""
+    while not stop.wait(HEARTBEAT.total_seconds()):
+        for lock, token in list(taken):
+            beat(lock, token)
+
+
+def beat(lock: Any, token: str) -> bool:
+    """Write the time into ``lock`` as its ``heartbeat_at`` when it is still this apply's (``token``):
+    a local one replaced whole (a new file renamed over it); whether it was."""
+    try:
+        found = _lock_of(_text(lock) or "")
+        if found is None or found.get("token") != token:
+            return False
+        body = (json.dumps({**found, "heartbeat_at": _now()}, indent=1) + "\n").encode()
+        if isinstance(lock, Path):
+            part = lock.with_name(f".{lock.name}.{uuid.uuid4().hex}.beat")
+            part.write_bytes(body)
+            os.replace(part, lock)
+        else:
+            with lock.open("wb") as out:
+                out.write(body)
+    except OSError as exc:
+        log.warning("the apply lock %s could not be refreshed: %s", lock, exc)
+        return False
+    return True
+
+
 def _release(lock: Any, token: str) -> None:
     """Remove this apply's lock (one broken and taken by another apply since is left to it)."""
     with contextlib.suppress(OSError):
-        found = _lock_of(lock.read_text(encoding="utf-8"))
+        found = _lock_of(_text(lock) or "")
         if found is not None and found.get("token") == token:
             lock.unlink()
 
@@ -343,7 +416,8 @@ def _said(text: str, record: Any) -> str:
     except ValueError:
         found = None
     if not isinstance(found, dict):
-        return f"this plan is being applied now (its record {record} is being written)"
+        return (f"this plan is being applied now, or its record {record} is damaged (no whole record: if no apply "
+                "of it runs and it is known never to have been applied, delete the record)")
     outcome = found.get("outcome")
     when = found.get("started_at")
     if outcome == "applying":

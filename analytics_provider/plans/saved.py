@@ -25,7 +25,7 @@ import re
 import stat
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -210,14 +210,116 @@ def not_a_plan(data: Any) -> str | None:
         return _NOT_A_PLAN.format(found=found)
     wrong = [f"{name} is {_json_type(data[name])}, not {_json_type(kinds[0]())}" for name, kinds in SHAPES.items()
              if data.get(name) is not None and not isinstance(data[name], kinds)]
+    wrong = wrong or _parts_problems(data)
     if wrong:
-        return f"a malformed saved plan ({'; '.join(wrong)}): plan again (nothing was written)"
+        return f"a malformed saved plan ({'; '.join(wrong[:5])}): plan again (nothing was written)"
     try:
         _canonical(data).encode("utf-8")
     except UnicodeEncodeError as exc:
         return (f"a malformed saved plan: it holds {exc.object[exc.start:exc.end]!a}, a lone surrogate that is no "
                 "text: plan again (nothing was written)")
     return None
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a saved plan of one kind (its ``what``) may hold: its changes' actions, the kinds of the
+    resources it touches, and its ``params`` with a check of each (a value it may not be: refused)."""
+
+    actions: frozenset[str]
+    kinds: frozenset[str]
+    params: Mapping[str, Callable[[Any], bool]]
+
+
+def _ids(value: Any) -> bool:
+    return isinstance(value, list) and all(_id(v) for v in value)
+
+
+def _id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+PLAN_SHAPES: dict[str, Shape] = {
+    "deliveries": Shape(frozenset({"create", "change", "remove"}), frozenset({"data_schedules", "data_alerts"}),
+                        {"scope": lambda v: v is None or isinstance(v, str), "prune": lambda v: isinstance(v, bool)}),
+    "group members": Shape(frozenset({"create", "invite", "add", "remove"}), frozenset({"users", "groups"}),
+                           {"managed_group_ids": _ids}),
+    "user attributes": Shape(frozenset({"invite", "add", "change", "remove"}),
+                             frozenset({"users", "user_attribute_values"}), {"managed_attribute_ids": _ids}),
+}
+"""The shape of each kind of saved plan the provider makes (by its ``what``): a plan of another
+``what`` is refused where it is applied."""
+
+
+def _parts_problems(data: Mapping[str, Any]) -> list[str]:
+    """What in a saved plan's changes, touched resources and params has not the shape its kind
+    (:data:`PLAN_SHAPES`) gives them: each named by its place (``changes[0].action 'add'``)."""
+    shape = PLAN_SHAPES.get(str(data.get("what")))
+    if shape is None:
+        return []
+    found: list[str] = []
+    params = data.get("params") or {}
+    found += [f"params.{name} {bounded(repr(params[name]), 60)}" for name, fits in shape.params.items()
+              if name in params and not fits(params[name])]
+    for part, check in (("changes", _change_problems), ("touched", _touched_problems)):
+        for n, item in enumerate(data.get(part) or []):
+            at = f"{part}[{n}]"
+            found += check(item, at, shape) if isinstance(item, Mapping) else [
+                f"{at} is {_json_type(item)}, not an object"]
+    return found
+
+
+def _change_problems(change: Mapping[str, Any], at: str, shape: Shape) -> list[str]:
+    return [*_not_one_of(change.get("action"), shape.actions, f"{at}.action"),
+            *_strings(change, at, ("subject", "target", "before", "after")),
+            *_write_problems(change.get("write"), f"{at}.write")]
+
+
+def _touched_problems(then: Mapping[str, Any], at: str, shape: Shape) -> list[str]:
+    return [*_not_one_of(then.get("kind"), shape.kinds, f"{at}.kind"), *_strings(then, at, ("key", "label")),
+            *_id_and_fields(then, at)]
+
+
+def _strings(part: Mapping[str, Any], at: str, names: Iterable[str]) -> list[str]:
+    return [f"{at}.{name} is {_json_type(part.get(name))}, not a string" for name in names
+            if not isinstance(part.get(name), str)]
+
+
+def _id_and_fields(part: Mapping[str, Any], at: str) -> list[str]:
+    """A resource's ``id`` (a whole number or null) and ``fields`` (an object or null), where they are wrong."""
+    found = []
+    if part.get("id") is not None and not _id(part.get("id")):
+        found.append(f"{at}.id {bounded(repr(part.get('id')), 60)}, not a whole number or null")
+    if part.get("fields") is not None and not isinstance(part.get("fields"), Mapping):
+        found.append(f"{at}.fields is {_json_type(part.get('fields'))}, not an object or null")
+    return found
+
+
+def _not_one_of(value: Any, allowed: Iterable[str], at: str) -> list[str]:
+    if isinstance(value, str) and value in allowed:
+        return []
+    return [f"{at} {bounded(repr(value), 60)}, not one of {', '.join(sorted(allowed))}"]
+
+
+def _write_problems(write: Any, at: str) -> list[str]:
+    """What in a change's saved write has not its shape: a resource's (kind, id, fields), a
+    membership, an invitation or an attribute entry."""
+    if not isinstance(write, Mapping):
+        return [f"{at} is {_json_type(write)}, not an object"]
+    if "membership" in write:
+        found = write["membership"] if isinstance(write["membership"], Mapping) else {}
+        fits = _id(found.get("user_id")) and (_id(found.get("group")) or isinstance(found.get("group"), str))
+        return [] if fits else [f"{at}.membership {bounded(repr(write['membership']), 80)}"]
+    if "invitation" in write:
+        found = write["invitation"] if isinstance(write["invitation"], Mapping) else {}
+        fits = isinstance(found.get("email"), str) and isinstance(found.get("role"), str) and _ids(
+            found.get("group_ids"))
+        return [] if fits else [f"{at}.invitation {bounded(repr(write['invitation']), 80)}"]
+    if "entry" in write:
+        found = write["entry"] if isinstance(write["entry"], Mapping) else {}
+        fits = _id(found.get("subject_id")) and _id(found.get("user_attribute_id"))
+        return [] if fits else [f"{at}.entry {bounded(repr(write['entry']), 80)}"]
+    return [*_not_one_of(write.get("kind"), set(KINDS), f"{at}.kind"), *_id_and_fields(write, at)]
 
 
 _NOT_A_PLAN = ("not a saved plan of analytics_provider ({found}); make one with a plan task, or `python -m "

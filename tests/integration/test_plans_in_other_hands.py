@@ -6,6 +6,7 @@ bounded; the CLI says which plan it applies before writing."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -465,7 +466,8 @@ def test_a_lock_left_behind_is_broken_by_its_rule_and_any_other_refuses_naming_t
     left("worker-7", 4242, timedelta(minutes=61))
     assert apply() == 0
     assert [r.operation for r in writes(analytics_emulator)] == ["create_data_schedule"] and not lock.exists()
-    assert re.search(rf"the apply lock {lock} was broken: taken at \S+, more than 1:00:00 ago \(since \S+ by task "
+    assert re.search(rf"the apply lock {lock} was broken: taken or last refreshed at \S+, more than 1:00:00 ago "
+                     r"\(since \S+ by task "
                      r"apply of a run that crashed \(host worker-7, pid 4242;", caplog.text), caplog.text
     caplog.clear()
     write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
@@ -646,3 +648,123 @@ def test_a_service_that_cannot_be_reached_is_said_not_a_traceback(tmp_path, hook
                         "--plan-storage", str(tmp_path / "plans")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("manage apply: TransportError on GET /users/me: ") and "Traceback" not in err, err
+
+
+def test_a_live_holder_keeps_its_lock_past_the_hour_and_a_heartbeat_keeps_a_remote_one(tmp_path, monkeypatch) -> None:
+    """Third attack on issue 44: a lock whose holder runs on this host was broken once an hour old (a
+    long access sync under a per-minute quota). A holder running here is never broken by age; one on
+    another host is judged by its last heartbeat, which a holding apply writes into its locks."""
+    import socket
+    from datetime import datetime, timedelta, timezone
+
+    from analytics_provider.plans import once as once_module
+    from analytics_provider.plans.once import LOCK_FORMAT, AppliedPlans, _left_behind
+    from analytics_provider.plans.saved import SavedPlanError
+
+    storage = tmp_path / "plans"
+    storage.mkdir()
+    lock = storage / "lock-group-members-group-1.json"
+    two_hours_ago = (datetime.now(timezone.utc) - timedelta(hours=2)).isoformat(timespec="seconds")
+    lock.write_text(json.dumps({"format": LOCK_FORMAT, "what": "group members", "scope": "group 1", "token": "t",
+                                "by": "task apply of a long sync", "host": socket.gethostname(), "pid": os.getppid(),
+                                "started_at": two_hours_ago}))
+    other = AppliedPlans(str(storage), "task apply2")
+    with pytest.raises(SavedPlanError, match=r"another apply of group members \(group 1\) is running since"), \
+            other.holding("apply2", "group members", ["group 1"]):
+        pass
+    assert json.loads(lock.read_text())["pid"] == os.getppid()  # kept
+    remote = {"format": LOCK_FORMAT, "host": "worker-7", "pid": 4242, "started_at": two_hours_ago}
+    fresh = json.dumps({**remote, "heartbeat_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    assert _left_behind(fresh, lock) is None
+    assert "more than 1:00:00 ago" in (_left_behind(json.dumps(remote), lock) or "")
+    # a holding apply beats: its lock's heartbeat_at is written while it holds it
+    lock.unlink()
+    beaten = threading.Event()
+    real_beat = once_module.beat
+
+    def beat(at: Any, token: str) -> bool:
+        done = real_beat(at, token)
+        beaten.set()
+        return done
+
+    monkeypatch.setattr(once_module, "HEARTBEAT", timedelta(0))
+    monkeypatch.setattr(once_module, "beat", beat)
+    with AppliedPlans(str(storage), "task apply3").holding("apply3", "group members", ["group 1"]):
+        assert beaten.wait(30)
+        assert json.loads(lock.read_text())["heartbeat_at"]
+    assert not lock.exists()
+
+
+def test_bad_files_in_the_plan_storage_are_named_with_what_to_do_before_any_write(
+        tmp_path, hook, analytics_emulator, capsys) -> None:
+    """Third attack on issue 44: a lock that is not UTF-8, a damaged applied record, a folder in a
+    lock's place ended in tracebacks (the folder was moved aside). Each is now a refusal naming the
+    file and what to do, before any write, and the folder is left where it was."""
+    files, saved, storage = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "plans"
+    lock = storage / "lock-deliveries-scope-sales.json"
+    storage.mkdir()
+    write(files, "sales.yml", ONE)
+    assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(saved)]) == 0
+    approved = re.findall(r", digest ([0-9a-f]{64}):", capsys.readouterr().out)[0]
+    record = storage / f"applied-{approved}.json"
+
+    def apply() -> str:
+        analytics_emulator.clear_requests()
+        assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--plan-storage", str(storage)]) == 1
+        assert writes(analytics_emulator) == []
+        return capsys.readouterr().err
+
+    lock.write_bytes(b"\xff\xfe not a lock")
+    assert f"{lock} is no apply lock (not UTF-8 text): once no apply of deliveries (scope sales) is known to run, " \
+           "delete it and retry; nothing was written" in apply()
+    lock.unlink()
+    lock.mkdir()
+    assert f"{lock}, the place of an apply lock, is a folder: remove it (no apply ever makes one) and retry; " \
+           "nothing was written" in apply()
+    assert lock.is_dir() and [p.name for p in storage.iterdir()] == [lock.name]  # not moved aside
+    lock.rmdir()
+    record.write_bytes(b"\xff\xfe")
+    assert f"the record of applied plans {record} is damaged (not UTF-8 text): this plan is refused as recorded; if " \
+           "it is known never to have been applied, delete the record and apply again" in apply()
+    record.write_text('{"format": "analytics_provider applied pl')
+    assert f"its record {record} is damaged (no whole record: if no apply of it runs and it is known never to " \
+           "have been applied, delete the record)" in apply()
+    assert "Traceback" not in capsys.readouterr().err
+
+
+EDITS: dict[str, Any] = {
+    "touched kind unknown": lambda d: d["touched"][0].update(kind="nosuch"),
+    "touched kind a list": lambda d: d["touched"][0].update(kind=["x"]),
+    "touched id a list": lambda d: d["touched"][0].update(id=[2]),
+    "touched fields a string": lambda d: d["touched"][0].update(fields="x"),
+    "write fields a string": lambda d: d["changes"][0]["write"].update(fields="x"),
+    "write kind a list": lambda d: d["changes"][0]["write"].update(kind=["x"]),
+    "action add in deliveries": lambda d: d["changes"][0].update(action="add"),
+    "prune a string": lambda d: d["params"].update(prune="yes"),
+    "scope a list": lambda d: d["params"].update(scope=["sales"]),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_edited_plan_whose_digest_was_recomputed_is_refused_by_its_shape_and_stays_unused(
+        tmp_path, analytics_emulator, analytics_connection, capsys, edit) -> None:
+    """Third attack on issue 44: a plan edited with its digest recomputed reached tracebacks (an
+    unknown or unhashable touched kind, write fields a string), an ``add`` in a deliveries plan was
+    sent as far as a repr with a lambda and used the plan up, ``prune: "yes"`` passed as true. Each
+    part's shape is checked before anything is said or recorded: exit 2, no write, no record."""
+    from analytics_provider.plans.saved import digest
+
+    files, saved, storage = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "plans"
+    write(files, "sales.yml", ONE)
+    plan_to(files, saved, capsys)
+    data = json.loads(saved.read_text())
+    EDITS[edit](data)
+    data["sha256"] = digest(data)
+    saved.write_text(json.dumps(data))
+    analytics_emulator.clear_requests()
+    code = manage.main(["apply", "--plan", str(saved), "--digest", data["sha256"], "--plan-storage", str(storage)])
+    out = capsys.readouterr()
+    assert code == 2 and out.out == "", out
+    assert out.err.startswith(f"manage apply --plan {saved}: a malformed saved plan ("), out.err
+    assert "plan again (nothing was written)" in out.err and "lambda" not in out.err
+    assert writes(analytics_emulator) == [] and not storage.exists()  # no record: the plan is not used up

@@ -277,3 +277,57 @@ def test_an_access_apply_is_refused_while_another_apply_holds_what_it_manages(
                                                                                                         "EMEA"]
     assert sorted(p.name for p in storage.iterdir()) == sorted(
         f"applied-{digest(p['saved'])}.json" for p in (grant, attributes))  # the locks removed at the ends
+
+
+def test_a_direct_access_sync_takes_the_apply_locks_a_reviewed_apply_holds(hook, analytics_emulator, tmp_path) -> None:
+    """Issue 44 (third attack): a plain sync (no plan=, no dry run) writes under the same apply locks
+    as an apply of its saved plan: while another apply holds a group (attribute) it manages, it is
+    refused before any write; once released it applies, and leaves no lock behind."""
+    from analytics_provider.plans.once import AppliedPlans
+    from analytics_provider.plans.saved import SavedPlanError
+
+    storage = tmp_path / "plans"
+    other = AppliedPlans(str(storage), "task reviewed_apply, try 1")
+    rows = [*sales_members(hook), {"user": "priya.raman@example.com", "group": "Sales"}]
+    tasks = [AnalyticsSyncGroupMembersOperator(task_id="direct", groups=["Sales"], rows=rows,
+                                               plan_storage=str(storage)),
+             AnalyticsSyncUserAttributesOperator(task_id="direct_attributes", rows=ATTRIBUTE_ROWS,
+                                                 plan_storage=str(storage))]
+    region = next(a["id"] for a in hook.list_user_attributes() if a["name"] == "region")
+    for task, what, scope in ((tasks[0], "group members", "group 1"),
+                              (tasks[1], "user attributes", f"attribute {region}")):
+        analytics_emulator.clear_requests()
+        with other.holding("reviewed_apply", what, [scope]):
+            with pytest.raises(SavedPlanError, match=rf"^{task.task_id}: another apply of {what} \({scope}\) is "
+                                                     r"running since \S+ by task reviewed_apply"):
+                task.execute({"ti": FakeTaskInstance()})
+            assert [r for r in analytics_emulator.requests if r.method != "GET"] == []
+        assert task.execute({"ti": FakeTaskInstance()})["applied"] == 1
+    assert 1 in groups_of(hook, 3)
+    assert list(storage.iterdir()) == []  # its locks removed at its end; a direct sync records no plan
+
+
+@pytest.mark.parametrize("edit", ["managed_group_ids", "touched_id", "membership_user"])
+def test_an_edited_access_plan_is_refused_by_its_shape_before_it_is_used(hook, analytics_emulator, tmp_path,
+                                                                        edit) -> None:
+    """Third attack on issue 44: an access plan edited with its digest recomputed (``managed_group_ids:
+    [[2]]``, a touched ``id: [2]``) ended in TypeError; it is refused as malformed, nothing written,
+    no record made (the plan is not used up)."""
+    from analytics_provider.plans.saved import digest
+
+    storage = tmp_path / "plans"
+    plan = planned()
+    saved = plan["saved"]
+    if edit == "managed_group_ids":
+        saved["params"]["managed_group_ids"] = [[2]]
+    elif edit == "touched_id":
+        next(t for t in saved["touched"] if t["id"] is not None)["id"] = [2]
+    else:
+        next(c for c in saved["changes"] if "membership" in c["write"])["write"]["membership"]["user_id"] = [3]
+    saved["sha256"] = digest(saved)
+    analytics_emulator.clear_requests()
+    with pytest.raises(Exception, match=r"a malformed saved plan \((params\.managed_group_ids \[\[2\]\]|touched\[\d+\]"
+                                        r"\.id \[2\], not a whole number or null|changes\[\d+\]\.write\.membership)"):
+        AnalyticsSyncGroupMembersOperator(task_id="apply", plan=plan, plan_storage=str(storage)).execute(
+            {"ti": FakeTaskInstance()})
+    assert writes(analytics_emulator) == [] and not storage.exists()
