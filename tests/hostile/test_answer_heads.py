@@ -1,5 +1,6 @@
 """An answer's head (status line and headers) is bounded on both transports: in time (a head
-dripped a byte at a time ends within the connection's timeouts) and in bytes (``max_header_bytes``)."""
+dripped a byte at a time ends within the connection's timeouts) and in bytes (``max_header_bytes``);
+so is a chunked body's framing (chunk-size lines, trailers) on the worker, in time."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from analytics_provider.api.call.retry import RetryPolicy
-from analytics_provider.exceptions import AnalyticsTransportError, AnswerTooLargeError
+from analytics_provider.exceptions import (
+    AnalyticsJobTimeout,
+    AnalyticsTransportError,
+    AnswerTooLargeError,
+    DownloadTooSlowError,
+)
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
-from hostile.server import RawServer, drip_head, huge_head
+from hostile.server import RawServer, drip_head, dripped_chunk_size, endless_trailers, huge_head
 
 ONCE = RetryPolicy(max_attempts=1)
 DRIP_SECONDS = 30.0  # how long the dripping server goes on before it ends its head
@@ -119,3 +125,46 @@ def test_a_bad_max_header_bytes_is_refused_by_name(raw) -> None:
     raw(huge_head(10), max_header_bytes="64k")
     with pytest.raises(ConnectionConfigError, match="max_header_bytes must be a whole number of bytes from 1,024"):
         sync_call()
+
+
+# A chunked body's framing (its chunk-size lines and trailers) is read inside http.client, in one
+# read of the driver: each read of the socket there must hold the call's time too (issue 46, a
+# third attack: a call, a job's wait and a download each held for as long as the server went on).
+FRAMING = [endless_trailers, dripped_chunk_size]
+
+
+@pytest.mark.parametrize("script", FRAMING, ids=["endless trailers", "dripped chunk size"])
+def test_a_chunked_bodys_framing_ends_within_the_timeouts_on_the_worker(raw, script) -> None:
+    raw(script(for_seconds=DRIP_SECONDS))
+    started = time.monotonic()
+    with pytest.raises(AnalyticsTransportError, match=r"ReadTimeout: the answer did not come whole in time"):
+        sync_call()
+    assert time.monotonic() - started < DRIP_SECONDS / 2  # connect + read timeout: 2 s; the old call took 30 s
+
+
+@pytest.mark.parametrize("script", FRAMING, ids=["endless trailers", "dripped chunk size"])
+def test_a_jobs_wait_ends_at_its_timeout_whatever_the_framing(raw, script) -> None:
+    raw(script(for_seconds=DRIP_SECONDS))
+    hook = AnalyticsHook()
+    started = time.monotonic()
+    try:
+        with pytest.raises(AnalyticsJobTimeout, match="did not finish before the deadline"):
+            hook.wait_for_job(1, poll_interval=1, timeout=3)
+    finally:
+        hook.close()
+    assert time.monotonic() - started < DRIP_SECONDS / 2  # the old wait (timeout=3) took the server's 30 s
+
+
+@pytest.mark.parametrize("script", FRAMING, ids=["endless trailers", "dripped chunk size"])
+def test_a_download_ends_at_max_download_seconds_whatever_the_framing(raw, script, tmp_path) -> None:
+    raw(script(b"a,b\n1,2\n", for_seconds=DRIP_SECONDS))
+    hook = AnalyticsHook()
+    target = tmp_path / "out.csv"
+    started = time.monotonic()
+    try:
+        with pytest.raises(DownloadTooSlowError, match=r"did not come whole within 2 s; refused"):
+            hook.download_export(1, str(target), max_download_seconds=2)
+    finally:
+        hook.close()
+    assert time.monotonic() - started < DRIP_SECONDS / 2  # the old download took 30 s, and succeeded
+    assert list(tmp_path.iterdir()) == []  # no partial file
