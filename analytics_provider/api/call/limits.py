@@ -136,9 +136,10 @@ class HeadNotRead(Exception):
     headers) passes its bound: ``size`` (more than ``limit`` bytes) or ``time`` (not whole within
     ``limit`` seconds of sending). The exchange turns it into the error (:meth:`BodyLimit.head_error`)."""
 
-    def __init__(self, kind: str, limit: float, received: int | None = None) -> None:
+    def __init__(self, kind: str, limit: float, received: int | None = None, bound: str = "") -> None:
         super().__init__(f"the answer's head passed its {kind} bound ({limit:g})")
         self.kind, self.limit, self.received = kind, limit, received
+        self.bound = bound  # the HTTP library's own bound it passed, said as such ("a line longer than ...")
 
 
 @dataclass(frozen=True)
@@ -158,9 +159,9 @@ class BodyLimit:
         ``timeouts`` names the settings that bound the time."""
         read = "" if problem.received is None else f"; {size_text(problem.received)} of it read"
         if problem.kind == "size":
+            past = problem.bound or f"larger than {size_text(self.head)}"
             return AnswerTooLargeError(
-                f"the answer of {host} has a head (status line and headers) larger than "
-                f"{size_text(self.head)}{read}; refused. max_header_bytes={self.head} (a setting of the "
+                f"the answer of {host} has a head (status line and headers) {past}{read}; refused. max_header_bytes={self.head} (a setting of the "
                 "connection's extra, 64 KiB by default) is the limit of an answer's head", method=method, path=path)
         return AnalyticsTransportError(
             f"the answer of {host} did not send its head (status line and headers) whole within "
