@@ -161,7 +161,8 @@ class BodyLimit:
         if problem.kind == "size":
             past = problem.bound or f"larger than {size_text(self.head)}"
             return AnswerTooLargeError(
-                f"the answer of {host} has a head (status line and headers) {past}{read}; refused. max_header_bytes={self.head} (a setting of the "
+                f"the answer of {host} has a head (status line and headers) {past}{read}; refused. "
+                f"max_header_bytes={self.head} (a setting of the "
                 "connection's extra, 64 KiB by default) is the limit of an answer's head", method=method, path=path)
         return AnalyticsTransportError(
             f"the answer of {host} did not send its head (status line and headers) whole within "
