@@ -63,7 +63,7 @@ def test_the_form_and_the_code_agree_on_the_minimum() -> None:
 def test_a_connection_timeout_past_a_day_is_refused_by_name(connect, server, extra, value) -> None:
     """``timeout=1e12`` was taken, and every call then failed on the socket (OverflowError), retried."""
     connect(**{extra: value})
-    with pytest.raises(ConnectionConfigError, match=f"{extra} must be a number of seconds of at least 0.1 and at "
+    with pytest.raises(ConnectionConfigError, match=rf"{extra} must be a number of seconds of at least 0\.1 and at "
                                                     "most 86,400, got "):
         AnalyticsHook().get_job(1)
     assert server.requests == []
@@ -73,7 +73,7 @@ def test_a_day_is_a_timeout_and_so_are_the_hooks_own(connect, server) -> None:
     server.answer = always(RUNNING)
     connect(timeout=MAX_TIMEOUT, connect_timeout="86400")
     assert AnalyticsHook().get_job(7)["status"] == "running"
-    with pytest.raises(ConnectionConfigError, match="timeout must be a number of seconds of at least 0.1 and at most"):
+    with pytest.raises(ConnectionConfigError, match=r"timeout must be a number of seconds of at least 0\.1 and at most"):
         AnalyticsHook(timeout=1e12).get_job(7)
     with pytest.raises(AnalyticsParameterError, match=r"max_retry_time must be .* at most 604,800 \(7 days\)"):
         AnalyticsHook(max_retry_time=1e12)

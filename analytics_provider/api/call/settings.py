@@ -232,8 +232,8 @@ def seconds_or_default(value: Any, default: float, name: str, where: str, minimu
     except (TypeError, ValueError):
         number = math.nan
     if isinstance(value, bool) or not math.isfinite(number) or not minimum <= number <= maximum:
-        raise ConnectionConfigError(
-            where, f"{name} must be a number of seconds of at least {minimum:g} and at most {maximum:,g}, got {value!r}")
+        raise ConnectionConfigError(where, f"{name} must be a number of seconds of at least {minimum:g} and at most "
+                                           f"{maximum:,g}, got {value!r}")
     return number
 
 
