@@ -214,9 +214,14 @@ class AsyncAnalyticsClient:
         answer = Answer(response.status, response.headers, url=step.url, raw=response)  # no redirect is followed
         if step.stream:
             return answer
+        # an upload's answer (no total: its body took its time) comes whole within the head's bound of its head
+        whole = step.head_within if step.left is None else None
         try:
             async with response:
-                answer.body = await _read(response, step.body_limit.to_read(response.status, response.headers))
+                answer.body = await asyncio.wait_for(
+                    _read(response, step.body_limit.to_read(response.status, response.headers)), whole)
+        except asyncio.TimeoutError:  # aiohttp's total, or ours: its text was empty
+            return Failure(TimeoutError("the answer did not come whole in time"), sent=True)
         except Exception as exc:
             return Failure(exc, sent=True)
         return answer

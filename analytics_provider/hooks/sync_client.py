@@ -156,8 +156,10 @@ class AnalyticsClient:
         answer = Answer(response.status_code, response.headers, url=response.url, raw=response)
         if step.stream:
             return answer
-        end = None if step.left is None else time.monotonic() + step.left  # an I/O bound: real time, as aiohttp's
-        left = (lambda: None) if end is None else (lambda: end - time.monotonic())
+        # an I/O bound: real time, as aiohttp's; an upload's answer (its body took its time) comes whole
+        # within the head's bound of its head
+        end = time.monotonic() + (step.head_within if step.left is None else step.left)
+        left = lambda: end - time.monotonic()  # noqa: E731
         with response:
             try:
                 body = BoundedBody(content_coding(response.headers),

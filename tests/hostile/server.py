@@ -335,3 +335,16 @@ def dripped_chunk_size(body: bytes = b'{"job": {"id": 1, "status": "success"}}',
         conn.sendall(b"\r\n%s\r\n0\r\n\r\n" % body)
 
     return script
+
+
+def dripped_body(every: float = 0.2, for_seconds: float = 30.0) -> Callable[[socket.socket, threading.Event], None]:
+    """An answer whose head comes at once, announcing 1,000 bytes of JSON that then come a space
+    every ``every`` seconds for ``for_seconds``: each read returns within any timeout."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[")
+        end = time.monotonic() + for_seconds
+        while time.monotonic() < end and not closing.wait(every):
+            conn.sendall(b" ")
+
+    return script

@@ -20,7 +20,7 @@ from analytics_provider.exceptions import (
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 from hostile.measure import measured
-from hostile.server import RawServer, drip_head, dripped_chunk_size, endless_trailers, huge_head
+from hostile.server import RawServer, drip_head, dripped_body, dripped_chunk_size, endless_trailers, huge_head
 
 ONCE = RetryPolicy(max_attempts=1)
 DRIP_SECONDS = 30.0  # how long the dripping server goes on before it ends its head
@@ -181,3 +181,28 @@ def test_a_download_ends_at_max_download_seconds_whatever_the_framing(raw, scrip
         hook.close()
     assert time.monotonic() - started < DRIP_SECONDS / 2  # the old download took 30 s, and succeeded
     assert list(tmp_path.iterdir()) == []  # no partial file
+
+
+def test_the_answer_to_a_call_that_sends_a_body_comes_whole_in_time_on_the_worker(raw) -> None:
+    """An upload's time is its own, but its answer's body had no bound at all (held 15 s past the
+    2 s of a GET): now it comes whole within connect + read timeout of its head."""
+    raw(dripped_body(0.2, DRIP_SECONDS))
+    hook = AnalyticsHook(retry_policy=ONCE)
+    started = time.monotonic()
+    try:
+        with pytest.raises(AnalyticsTransportError, match=r"on POST /git_webhooks/gitlab_event: ReadTimeout: the "
+                                                          r"answer did not come whole in time \(\d+ bytes read\)"):
+            hook.send_gitlab_event({"a": 1}, event="Push Hook", token="t" * 12)
+    finally:
+        hook.close()
+    assert time.monotonic() - started < DRIP_SECONDS / 2
+
+
+async def test_a_dripped_body_in_the_triggerer_says_what_timed_out(raw) -> None:
+    raw(dripped_body(0.2, DRIP_SECONDS))
+    started = time.monotonic()
+    with pytest.raises(AnalyticsTransportError) as failed:
+        await async_call()
+    assert time.monotonic() - started < DRIP_SECONDS / 2
+    assert str(failed.value) == ("TransportError on GET /jobs/1: TimeoutError: the answer did not come whole in "
+                                 "time")  # was "TimeoutError: ", empty
