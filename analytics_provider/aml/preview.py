@@ -14,6 +14,7 @@ from analytics_provider.aml import compiler
 from analytics_provider.aml.checks_def import check_def
 from analytics_provider.aml.checks_template import check_template
 from analytics_provider.aml.diagnostics import Diagnostic, Reporter, Source
+from analytics_provider.aml.limits import FileNotRead, read_source
 from analytics_provider.aml.lint import check_timeout, parse_source
 from analytics_provider.aml.model import ChartDef
 from analytics_provider.aml.sample import fill, read_rows, sample_rows
@@ -81,8 +82,8 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
         raise PreviewError(f"preview needs {compiler.PACKAGE}: {compiler.INSTALL_HINT}")
     source_path = Path(path)
     try:
-        source = Source(source_path.read_text(encoding="utf-8"), str(source_path))
-    except (OSError, UnicodeDecodeError) as exc:
+        source = Source(read_source(source_path), str(source_path))
+    except (OSError, UnicodeDecodeError, FileNotRead) as exc:
         raise PreviewError(f"cannot read {source_path}: {exc}") from None
     parsed = parse_source(source)
     definition = _pick(parsed.model.defs, chart, source_path)
