@@ -140,6 +140,10 @@ class _TimedReader:
 
 
 CHUNK = 64 * 1024
+MAX_INFORMATIONAL = 8
+_HTTP_CLIENT_MAXLINE: int = getattr(http.client, "_MAXLINE", 65536)  # http.client's own bounds of a head
+_HTTP_CLIENT_MAXHEADERS: int = getattr(http.client, "_MAXHEADERS", 100)
+"""Informational answers (``103 Early Hints``) skipped before an answer; past them, it is refused."""
 
 
 def read_by(raw: Any, seconds: float, read_timeout: float) -> bool:
@@ -161,12 +165,24 @@ class _BoundedResponse(http.client.HTTPResponse):
         reader = _TimedReader(fp, getattr(fp.raw, "_sock", None), time.monotonic() + within, within, max_bytes)
         self.fp = reader  # type: ignore[assignment]
         try:
-            super().begin()
-        except http.client.LineTooLong:  # a line past http.client's own bound (64 KiB)
-            raise HeadNotRead("size", max_bytes, reader.received) from None
+            for _ in range(MAX_INFORMATIONAL + 1):
+                super().begin()
+                if not 100 <= self.status < 200 or self.status == 101:
+                    break
+                self.headers = self.msg = None  # type: ignore[assignment]  # an informational answer (103 Early
+                # Hints): skipped, the answer follows on the connection, its head in the same bounds
+            else:
+                raise HeadNotRead("size", max_bytes, reader.received,
+                                  bound=f"after more than {MAX_INFORMATIONAL} informational (1xx) answers")
+        except http.client.LineTooLong:  # a line past http.client's own bound
+            raise HeadNotRead("size", max_bytes, reader.received,
+                              bound=f"with a line longer than {_HTTP_CLIENT_MAXLINE:,} bytes (http.client's own "
+                              "bound)") from None
         except http.client.HTTPException as exc:
             if "more than" in str(exc):  # more than 100 headers
-                raise HeadNotRead("size", max_bytes, reader.received) from None
+                raise HeadNotRead("size", max_bytes, reader.received,
+                                  bound=f"with more than {_HTTP_CLIENT_MAXHEADERS} header lines (http.client's own "
+                                  "bound)") from None
             raise
         finally:
             reader.restore()

@@ -348,3 +348,15 @@ def dripped_body(every: float = 0.2, for_seconds: float = 30.0) -> Callable[[soc
             conn.sendall(b" ")
 
     return script
+
+
+def early_hints(count: int) -> Callable[[socket.socket, threading.Event], None]:
+    """``count`` informational answers (103 Early Hints), then a job that succeeded."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        conn.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" * count)
+        body = b'{"job": {"id": 1, "status": "success"}}'
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                     b"Connection: close\r\n\r\n%s" % (len(body), body))
+
+    return script

@@ -20,7 +20,15 @@ from analytics_provider.exceptions import (
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
 from hostile.measure import measured
-from hostile.server import RawServer, drip_head, dripped_body, dripped_chunk_size, endless_trailers, huge_head
+from hostile.server import (
+    RawServer,
+    drip_head,
+    dripped_body,
+    dripped_chunk_size,
+    early_hints,
+    endless_trailers,
+    huge_head,
+)
 
 ONCE = RetryPolicy(max_attempts=1)
 DRIP_SECONDS = 30.0  # how long the dripping server goes on before it ends its head
@@ -206,3 +214,28 @@ async def test_a_dripped_body_in_the_triggerer_says_what_timed_out(raw) -> None:
     assert time.monotonic() - started < DRIP_SECONDS / 2
     assert str(failed.value) == ("TransportError on GET /jobs/1: TimeoutError: the answer did not come whole in "
                                  "time")  # was "TimeoutError: ", empty
+
+
+@pytest.mark.parametrize("transport", ["worker", "triggerer"])
+async def test_early_hints_are_skipped_on_both_transports(raw, transport) -> None:
+    """A 103 Early Hints before the answer: the worker failed with AnalyticsApiError 103."""
+    raw(early_hints(2))
+    assert (sync_call() if transport == "worker" else await async_call()) == {"id": 1, "status": "success"}
+
+
+def test_endless_informational_answers_are_refused_on_the_worker(raw) -> None:
+    raw(early_hints(50))
+    with pytest.raises(AnswerTooLargeError, match=r"has a head \(status line and headers\) after more than 8 "
+                                                  r"informational \(1xx\) answers"):
+        sync_call()
+
+
+def test_http_clients_own_bounds_are_named_as_such_on_the_worker(raw) -> None:
+    """Past 64 KiB a line is http.client's own bound, not max_header_bytes (here 1 MiB): the error said 1 MiB."""
+    raw(huge_head(200_000, 70_000), max_header_bytes=1024 * 1024)
+    with pytest.raises(AnswerTooLargeError, match=r"has a head \(status line and headers\) with a line longer than "
+                                                  r"65,536 bytes \(http.client's own bound\)"):
+        sync_call()
+    raw(huge_head(200_000, 1_000), max_header_bytes=1024 * 1024)
+    with pytest.raises(AnswerTooLargeError, match=r"with more than 100 header lines \(http.client's own bound\)"):
+        sync_call()
