@@ -3,8 +3,8 @@ csv file's) and rendered by the same compilers the lint uses."""
 
 from __future__ import annotations
 
-import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,17 +38,19 @@ painted (a chart of 600 x 400 at scale 10 is 24 million). ``--scale=200`` of a s
 6.1 GiB before it was refused."""
 
 
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def check_scale(scale: Any) -> float:
     """``scale`` as a number within :data:`SCALES`, else ``ValueError`` naming the range."""
     low, high = SCALES
     number = None if isinstance(scale, bool) else scale
-    if isinstance(number, str):
-        try:
-            number = float(number)
-        except ValueError:
-            number = None
-    if not isinstance(number, (int, float)) or not math.isfinite(number) or not low <= number <= high:
-        raise ValueError(f"--scale must be a number from {low:g} to {high:g}, got {scale!r}")
+    if isinstance(number, str):  # ASCII digits only: float() takes "\u0663" (3) and "1_0" (10)
+        number = float(number) if _DECIMAL.fullmatch(number.strip()) else None
+    # compared, not converted: math.isfinite(10**400) overflows; NaN and infinities fail the range
+    if not isinstance(number, (int, float)) or not low <= number <= high:
+        shown = repr(scale) if len(repr(scale)) <= 40 else f"{repr(scale)[:30]}... ({len(repr(scale))} characters)"
+        raise ValueError(f"--scale must be a number from {low:g} to {high:g}, got {shown}")
     return float(number)
 
 
