@@ -93,11 +93,11 @@ def get_provider_info() -> dict[str, Any]:
                     },
                     "timeout": {
                         "label": "Read timeout (seconds)",
-                        "schema": {"type": ["number", "null"], "default": 60, "minimum": 0.1},
+                        "schema": {"type": ["number", "null"], "default": 60, "minimum": 0.1, "maximum": 86400},
                     },
                     "connect_timeout": {
                         "label": "Connect timeout (seconds)",
-                        "schema": {"type": ["number", "null"], "default": 10, "minimum": 0.1},
+                        "schema": {"type": ["number", "null"], "default": 10, "minimum": 0.1, "maximum": 86400},
                     },
                     "max_answer_bytes": {
                         "label": "Largest answer (bytes)",

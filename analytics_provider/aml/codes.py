@@ -38,6 +38,8 @@ CODES: dict[str, Code] = {
     "CC004": _e("CustomChartDef outside a .chart.aml file", "move the definition to a file ending in .chart.aml"),
     "CC005": _e("beyond what the linter reads: nesting deeper than 100 levels, an expression of more than 1,000 "
                 "terms, a number of more than 500 digits or out of range (1e999)", "simplify the text at the position"),
+    "CC006": _e("file not read: not a regular file (a FIFO, a device), or larger than 16 MiB",
+                "lint regular files only; split a file past the limit"),
     # CustomChartDef
     "CC101": _e("required property missing (chart_name, label, fields, template)", "add the property"),
     "CC102": _e("chart_name is not a snake_case identifier", "rename it, e.g. my_bar_chart"),

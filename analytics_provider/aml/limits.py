@@ -9,9 +9,40 @@ from __future__ import annotations
 
 import math
 import re
+import stat
 import unicodedata
+from pathlib import Path
 
 LIMIT_CODE = "CC005"
+FILE_CODE = "CC006"
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""Bytes of one file the linter reads (16 MiB): a chart file has a few KiB, a large AML project
+file a few hundred; a file past it is a finding (CC006) and is not read."""
+
+
+class FileNotRead(Exception):
+    """A file the linter does not read (not a regular file, or past :data:`MAX_FILE_BYTES`); its
+    text says why, for the finding at the file."""
+
+
+def read_source(path: Path, errors: str = "strict") -> str:
+    """The text of a regular file of at most :data:`MAX_FILE_BYTES` bytes (a symbolic link is
+    followed). Raises :class:`FileNotRead` otherwise, before anything is read (a FIFO would block
+    the linter, ``/dev/zero`` fill its memory); OSError and UnicodeDecodeError as reading does."""
+    mode, size = (info := path.stat()).st_mode, info.st_size
+    if not stat.S_ISREG(mode):
+        raise FileNotRead("not read: it is not a regular file (a FIFO, a device or a socket; a symbolic link is "
+                          "followed); the linter reads regular files only")
+    data = bytearray()
+    if size <= MAX_FILE_BYTES:
+        with path.open("rb") as handle:  # in pieces: read(n) would take n bytes of memory at once
+            while len(data) <= MAX_FILE_BYTES and (piece := handle.read(1 << 16)):
+                data += piece  # a file that grew since is read no further than the limit
+    if max(size, len(data)) > MAX_FILE_BYTES:
+        raise FileNotRead(f"not read: it has {max(size, len(data)):,} bytes; the linter reads files of at most "
+                          f"{MAX_FILE_BYTES:,} bytes (16 MiB)")
+    return bytes(data).decode("utf-8", errors)
+
 MAX_DEPTH = 100
 """Levels of nesting ({ [ and parentheses) in AML, and in a template on its own."""
 MAX_TERMS = 1_000

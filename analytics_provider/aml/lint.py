@@ -26,6 +26,7 @@ from analytics_provider.aml.checks_use import check_use
 from analytics_provider.aml.compiler import DEFAULT_COMPILE_TIMEOUT
 from analytics_provider.aml.diagnostics import Diagnostic, Reporter, Source
 from analytics_provider.aml.lexer import AmlSyntaxError
+from analytics_provider.aml.limits import FILE_CODE, FileNotRead, read_source
 from analytics_provider.aml.model import ChartDef, DefInfo, FileModel, extract, extract_objects
 from analytics_provider.aml.nodes import Entry, Heredoc, Obj
 from analytics_provider.aml.parser import parse, scan_objects
@@ -59,7 +60,7 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
     found: dict[Path, None] = {}
     for raw in paths:
         path = Path(raw)
-        if path.is_file():
+        if path.exists() and not path.is_dir():  # a FIFO or a device too: a finding (CC006), not a stall
             found[path] = None
         elif path.is_dir():
             for file in sorted(_walk(path)):
@@ -82,8 +83,8 @@ def _walk(folder: Path) -> list[Path]:
 
 def _mentions_chart(path: Path) -> bool:
     try:
-        return _MENTIONS_CHART.search(path.read_text(encoding="utf-8", errors="replace")) is not None
-    except OSError:
+        return _MENTIONS_CHART.search(read_source(path, errors="replace")) is not None
+    except (OSError, FileNotRead):  # not a chart's file, or one the linter would not read
         return False
 
 
@@ -110,7 +111,12 @@ def lint_each(paths: Iterable[str | Path], *, schema: bool = True, compiler: boo
     files = []
     for path in discover(paths):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_source(path)
+        except FileNotRead as exc:
+            rep = Reporter(Source("", str(path)))
+            rep.add(FILE_CODE, 0, str(exc))
+            files.append(_File(rep, parsed=False))
+            continue
         except (OSError, UnicodeDecodeError) as exc:
             rep = Reporter(Source("", str(path)))
             rep.add("CC002", 0, f"cannot read the file as UTF-8 text ({exc.__class__.__name__}); save it as UTF-8")

@@ -3,8 +3,8 @@ csv file's) and rendered by the same compilers the lint uses."""
 
 from __future__ import annotations
 
-import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +14,7 @@ from analytics_provider.aml import compiler
 from analytics_provider.aml.checks_def import check_def
 from analytics_provider.aml.checks_template import check_template
 from analytics_provider.aml.diagnostics import Diagnostic, Reporter, Source
+from analytics_provider.aml.limits import FileNotRead, read_source
 from analytics_provider.aml.lint import check_timeout, parse_source
 from analytics_provider.aml.model import ChartDef
 from analytics_provider.aml.sample import fill, read_rows, sample_rows
@@ -37,17 +38,19 @@ painted (a chart of 600 x 400 at scale 10 is 24 million). ``--scale=200`` of a s
 6.1 GiB before it was refused."""
 
 
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def check_scale(scale: Any) -> float:
     """``scale`` as a number within :data:`SCALES`, else ``ValueError`` naming the range."""
     low, high = SCALES
     number = None if isinstance(scale, bool) else scale
-    if isinstance(number, str):
-        try:
-            number = float(number)
-        except ValueError:
-            number = None
-    if not isinstance(number, (int, float)) or not math.isfinite(number) or not low <= number <= high:
-        raise ValueError(f"--scale must be a number from {low:g} to {high:g}, got {scale!r}")
+    if isinstance(number, str):  # ASCII digits only: float() takes "\u0663" (3) and "1_0" (10)
+        number = float(number) if _DECIMAL.fullmatch(number.strip()) else None
+    # compared, not converted: math.isfinite(10**400) overflows; NaN and infinities fail the range
+    if not isinstance(number, (int, float)) or not low <= number <= high:
+        shown = repr(scale) if len(repr(scale)) <= 40 else f"{repr(scale)[:30]}... ({len(repr(scale))} characters)"
+        raise ValueError(f"--scale must be a number from {low:g} to {high:g}, got {shown}")
     return float(number)
 
 
@@ -81,8 +84,8 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
         raise PreviewError(f"preview needs {compiler.PACKAGE}: {compiler.INSTALL_HINT}")
     source_path = Path(path)
     try:
-        source = Source(source_path.read_text(encoding="utf-8"), str(source_path))
-    except (OSError, UnicodeDecodeError) as exc:
+        source = Source(read_source(source_path), str(source_path))
+    except (OSError, UnicodeDecodeError, FileNotRead) as exc:
         raise PreviewError(f"cannot read {source_path}: {exc}") from None
     parsed = parse_source(source)
     definition = _pick(parsed.model.defs, chart, source_path)

@@ -189,6 +189,7 @@ class AsyncAnalyticsClient:
         connect, read = step.timeout
         shared = self._shared or self._require()
         head = step.body_limit.head
+        line = head_line_bound(head)
         within = step.head_within if step.data is None else None  # an upload's time is its own (left bounds it)
         end = time.monotonic() + (within or 0)
         try:
@@ -196,13 +197,15 @@ class AsyncAnalyticsClient:
                 step.method, step.url, params=step.params, json=step.json, data=step.data, headers=headers,
                 timeout=shared.timeout(step.left, connect, read if step.left is None or step.stream else None),
                 allow_redirects=False, proxy=proxy, proxy_headers=proxy_headers, ssl=step.network.ssl_context,
-                max_line_size=head, max_field_size=head, max_headers=MAX_HEADERS,
+                max_line_size=line, max_field_size=line, max_headers=MAX_HEADERS,
             ), within)
         except Exception as exc:
             if isinstance(exc, asyncio.TimeoutError) and within is not None and time.monotonic() >= end - 0.01:
                 exc = HeadNotRead("time", step.head_within)
             elif isinstance(exc, aiohttp.ClientResponseError) and _HEAD_TOO_LARGE.search(str(exc.message)):
-                exc = HeadNotRead("size", head)  # a line past the limit, or too many (aiohttp's parser said so)
+                exc = HeadNotRead("size", head, bound=f"with a line longer than {line:,} bytes or more than "
+                                  f"{MAX_HEADERS} header lines (the triggerer reads a head in lines of at most "
+                                  f"1/{MAX_HEADERS // 2} of max_header_bytes)")  # aiohttp's parser said so
             return Failure(exc, sent=not isinstance(exc, _not_sent_errors()))
         received = _head_size(response)
         if received > head:
@@ -211,9 +214,14 @@ class AsyncAnalyticsClient:
         answer = Answer(response.status, response.headers, url=step.url, raw=response)  # no redirect is followed
         if step.stream:
             return answer
+        # an upload's answer (no total: its body took its time) comes whole within the head's bound of its head
+        whole = step.head_within if step.left is None else None
         try:
             async with response:
-                answer.body = await _read(response, step.body_limit.to_read(response.status, response.headers))
+                answer.body = await asyncio.wait_for(
+                    _read(response, step.body_limit.to_read(response.status, response.headers)), whole)
+        except asyncio.TimeoutError:  # aiohttp's total, or ours: its text was empty
+            return Failure(TimeoutError("the answer did not come whole in time"), sent=True)
         except Exception as exc:
             return Failure(exc, sent=True)
         return answer
@@ -339,9 +347,16 @@ async def _read(response: aiohttp.ClientResponse, limit: int) -> bytes:
 
 
 _HEAD_TOO_LARGE = re.compile(r"^Got more than \d+ bytes|^Too many headers")
-MAX_HEADERS = 128
-"""Header lines aiohttp's parser takes at most (http.client's bound is 100): with ``max_header_bytes``
-per line, what a head can hold before :func:`_head_size` judges it whole."""
+MAX_HEADERS = 32
+"""Header lines aiohttp's parser takes at most. With :func:`head_line_bound` bytes per line, a head
+holds at most twice ``max_header_bytes`` before :func:`_head_size` judges it whole (aiohttp has no
+bound on a head's total: with ``max_header_bytes`` per line and 128 lines it held 126 times it)."""
+
+
+def head_line_bound(head: int) -> int:
+    """The longest head line (and header value) aiohttp is to take: ``head`` / 16, 4 KiB for the
+    default 64 KiB (a real answer's longest line is a cookie or a policy of a few hundred bytes)."""
+    return max(head // (MAX_HEADERS // 2), 256)
 
 
 def _head_size(response: aiohttp.ClientResponse) -> int:

@@ -38,7 +38,6 @@ from analytics_provider.exceptions import (
     AnalyticsApiError,
     AnalyticsDeadlineExceeded,
     AnalyticsParameterError,
-    AnalyticsTransportError,
     IncompleteDownloadError,
     error_from_response,
 )
@@ -235,7 +234,10 @@ class AnalyticsClientHook(BaseHook):
         job_id = dict(exchange.request.params)["job_id"]
         with answer.raw:
             if answer.status in (301, 302, 303, 307, 308):
-                raise AnalyticsTransportError(f"more than {MAX_REDIRECTS} redirects from {exchange.request.describe()}")
+                raise AnalyticsApiError(  # final: the file host would send the same redirects again
+                    f"export of job {job_id}: more than {MAX_REDIRECTS} redirects (the last from "
+                    f"{urlsplit(answer.url).hostname}); not retried", status=answer.status,
+                    error_type="TooManyRedirects", method=exchange.request.method, path=exchange.request.path)
             if not 200 <= answer.status < 300:
                 limit = exchange.settings.body_limit.to_read(answer.status, answer.headers)
                 answer.body = b"".join(self.client.iter_body(answer, exchange, limit=limit))

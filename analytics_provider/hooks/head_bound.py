@@ -8,11 +8,16 @@ read of the socket; past either, it raises
 :class:`~analytics_provider.api.call.limits.HeadNotRead`, which the exchange turns into the
 error. The bounds are the exchange's (``Send.head_within``, ``body_limit.head``), set for the
 thread's request by :func:`bounded_head`; aiohttp is given the same ones (its driver).
+
+The same reader then serves the body, its chunked framing included (chunk-size lines and
+trailers, read inside one read of the driver): each read of the socket is bounded by the time
+the driver set with :func:`read_by`, past which it raises :class:`AnswerLate`.
 """
 
 from __future__ import annotations
 
 import http.client
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -40,45 +45,115 @@ def bounded_head(within: float, max_bytes: int) -> Iterator[None]:
         _bounds.value = None
 
 
-class _HeadReader:
-    """The ``readline`` that ``http.client`` reads a head with, bounded in time and bytes."""
+class AnswerLate(Exception):
+    """Raised inside ``http.client`` when a read of an answer's body (its chunk-size lines and
+    trailers included) would pass the time set by :func:`read_by`; not an ``OSError``, so urllib3
+    lets it through (closing the connection) and the driver names it."""
+
+
+class _TimedReader:
+    """The file ``http.client`` reads an answer from (head, chunk-size lines, data, trailers): every
+    read of the socket is bounded by the time left, and the head by ``max_bytes`` too. A head is
+    read within its own bound (``within`` seconds); the body within the end :func:`read_by` sets
+    before each read of the driver (none: the socket's own timeout per read)."""
 
     def __init__(self, fp: Any, sock: Any, end: float, within: float, max_bytes: int) -> None:
         self._fp, self._sock = fp, sock
         self._end, self._within, self._max = end, within, max_bytes
-        self._timeout = sock.gettimeout() if sock is not None else None
+        self.timeout = sock.gettimeout() if sock is not None else None
         self.received = 0
+        self.in_head = True
+
+    def body_end(self, end: float, read_timeout: float | None) -> None:
+        self._end, self.timeout, self.in_head = end, read_timeout, False
+
+    def _late(self) -> Exception:
+        if self.in_head:
+            return HeadNotRead("time", self._within, self.received)
+        return AnswerLate("the answer did not come whole in time")
+
+    def _socket_read(self, read: Any, *args: Any) -> Any:
+        """``read(*args)``, at most one read of the socket, bounded by the time left."""
+        left = self._end - time.monotonic()
+        if left <= 0:
+            raise self._late()
+        if self._sock is not None:
+            seconds = left if self.timeout is None else min(self.timeout, left)
+            self._sock.settimeout(None if math.isinf(seconds) else seconds)
+        try:
+            return read(*args)
+        except TimeoutError:
+            if time.monotonic() >= self._end:
+                raise self._late() from None
+            raise
+
+    def peek(self, n: int = 1) -> bytes:
+        return self._socket_read(self._fp.peek, n)
+
+    def read1(self, n: int = -1) -> bytes:
+        return self._socket_read(self._fp.read1, n)
+
+    def read(self, n: int | None = -1) -> bytes:
+        data = bytearray()
+        while n is None or n < 0 or len(data) < n:
+            piece = self.read1(CHUNK if n is None or n < 0 else n - len(data))
+            if not piece:
+                break
+            data += piece
+        return bytes(data)
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        filled = 0
+        while filled < len(view):
+            piece = self.read1(len(view) - filled)
+            if not piece:
+                break
+            view[filled : filled + len(piece)] = piece
+            filled += len(piece)
+        return filled
 
     def readline(self, limit: int = -1) -> bytes:
         line = bytearray()
         while limit < 0 or len(line) < limit:
-            left = self._end - time.monotonic()
-            if left <= 0:
-                raise HeadNotRead("time", self._within, self.received)
-            if self._sock is not None:
-                self._sock.settimeout(left if self._timeout is None else min(self._timeout, left))
-            try:
-                data = self._fp.peek(1)  # what is buffered, or one read of the socket
-            except TimeoutError:
-                if time.monotonic() >= self._end:
-                    raise HeadNotRead("time", self._within, self.received) from None
-                raise
+            data = self.peek(1)  # what is buffered, or one read of the socket
             if not data:
                 break
             want = len(data) if limit < 0 else min(len(data), limit - len(line))
             newline = data.find(b"\n", 0, want)
             take = want if newline < 0 else newline + 1
             line += self._fp.read(take)
-            self.received += take
-            if self.received > self._max:
-                raise HeadNotRead("size", self._max, self.received)
+            if self.in_head:
+                self.received += take
+                if self.received > self._max:
+                    raise HeadNotRead("size", self._max, self.received)
             if newline >= 0:
                 break
         return bytes(line)
 
     def restore(self) -> None:
         if self._sock is not None:
-            self._sock.settimeout(self._timeout)
+            self._sock.settimeout(self.timeout)
+
+    def __getattr__(self, name: str) -> Any:  # close, fileno, flush...: the file's own
+        return getattr(self._fp, name)
+
+
+CHUNK = 64 * 1024
+MAX_INFORMATIONAL = 8
+_HTTP_CLIENT_MAXLINE: int = getattr(http.client, "_MAXLINE", 65536)  # http.client's own bounds of a head
+_HTTP_CLIENT_MAXHEADERS: int = getattr(http.client, "_MAXHEADERS", 100)
+"""Informational answers (``103 Early Hints``) skipped before an answer; past them, it is refused."""
+
+
+def read_by(raw: Any, seconds: float, read_timeout: float) -> bool:
+    """Bound the reads of a streamed answer's body (``raw``: urllib3's answer) until ``seconds``
+    from now, each at most ``read_timeout``; False when the answer was not read by this module."""
+    reader = getattr(getattr(raw, "_fp", None), "fp", None)
+    if not isinstance(reader, _TimedReader):
+        return False
+    reader.body_end(time.monotonic() + seconds, read_timeout)
+    return True
 
 
 class _BoundedResponse(http.client.HTTPResponse):
@@ -87,20 +162,31 @@ class _BoundedResponse(http.client.HTTPResponse):
         if bound is None or self.fp is None:
             return super().begin()
         fp, (within, max_bytes) = self.fp, bound
-        reader = _HeadReader(fp, getattr(fp.raw, "_sock", None), time.monotonic() + within, within, max_bytes)
+        reader = _TimedReader(fp, getattr(fp.raw, "_sock", None), time.monotonic() + within, within, max_bytes)
         self.fp = reader  # type: ignore[assignment]
         try:
-            super().begin()
-        except http.client.LineTooLong:  # a line past http.client's own bound (64 KiB)
-            raise HeadNotRead("size", max_bytes, reader.received) from None
+            for _ in range(MAX_INFORMATIONAL + 1):
+                super().begin()
+                if not 100 <= self.status < 200 or self.status == 101:
+                    break
+                self.headers = self.msg = None  # type: ignore[assignment]  # an informational answer (103 Early
+                # Hints): skipped, the answer follows on the connection, its head in the same bounds
+            else:
+                raise HeadNotRead("size", max_bytes, reader.received,
+                                  bound=f"after more than {MAX_INFORMATIONAL} informational (1xx) answers")
+        except http.client.LineTooLong:  # a line past http.client's own bound
+            raise HeadNotRead("size", max_bytes, reader.received,
+                              bound=f"with a line longer than {_HTTP_CLIENT_MAXLINE:,} bytes (http.client's own "
+                              "bound)") from None
         except http.client.HTTPException as exc:
             if "more than" in str(exc):  # more than 100 headers
-                raise HeadNotRead("size", max_bytes, reader.received) from None
+                raise HeadNotRead("size", max_bytes, reader.received,
+                                  bound=f"with more than {_HTTP_CLIENT_MAXHEADERS} header lines (http.client's own "
+                                  "bound)") from None
             raise
         finally:
-            if self.fp is reader:
-                self.fp = fp
             reader.restore()
+            reader.body_end(math.inf, reader.timeout)  # the body's reads: bounded by read_by
 
 
 class _Connection(HTTPConnection):

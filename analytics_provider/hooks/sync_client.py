@@ -24,7 +24,7 @@ from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 from analytics_provider.hooks.decoding import ACCEPTED, BoundedBody, content_coding, decode_all
 from analytics_provider.hooks.download import CHUNK_SIZE
-from analytics_provider.hooks.head_bound import BoundedAdapter, bounded_head
+from analytics_provider.hooks.head_bound import AnswerLate, BoundedAdapter, bounded_head, read_by
 
 T = TypeVar("T")
 
@@ -156,8 +156,10 @@ class AnalyticsClient:
         answer = Answer(response.status_code, response.headers, url=response.url, raw=response)
         if step.stream:
             return answer
-        end = None if step.left is None else time.monotonic() + step.left  # an I/O bound: real time, as aiohttp's
-        left = (lambda: None) if end is None else (lambda: end - time.monotonic())
+        # an I/O bound: real time, as aiohttp's; an upload's answer (its body took its time) comes whole
+        # within the head's bound of its head
+        end = time.monotonic() + (step.head_within if step.left is None else step.left)
+        left = lambda: end - time.monotonic()  # noqa: E731
         with response:
             try:
                 body = BoundedBody(content_coding(response.headers),
@@ -184,18 +186,25 @@ def _chunks(response: requests.Response, read_timeout: float, left: Callable[[],
         seconds = left()
         if seconds is not None:
             if seconds <= 0:  # a drip whose every read returns in time: the whole answer did not
-                raise requests.exceptions.ReadTimeout(f"the answer did not come whole in time ({received:,} bytes "
-                                                      "read)")
-            _set_read_timeout(response, min(read_timeout, seconds))
-        chunk = response.raw.read1(CHUNK_SIZE, decode_content=False)
+                raise _late(received)
+            if not read_by(response.raw, seconds, read_timeout):  # each read of the socket, framing included
+                _set_read_timeout(response, min(read_timeout, seconds))
+        try:
+            chunk = response.raw.read1(CHUNK_SIZE, decode_content=False)
+        except AnswerLate:  # inside a chunk-size line, a chunk or the trailers
+            raise _late(received) from None
         if not chunk:
             return
         received += len(chunk)
         yield chunk
 
 
+def _late(received: int) -> requests.exceptions.ReadTimeout:
+    return requests.exceptions.ReadTimeout(f"the answer did not come whole in time ({received:,} bytes read)")
+
+
 def _set_read_timeout(response: requests.Response, seconds: float) -> None:
-    """Bound the next read of a streamed answer (the socket is urllib3's; absent when pooled)."""
+    """Bound the next read of a streamed answer not read through :mod:`~analytics_provider.hooks.head_bound`."""
     sock = getattr(getattr(response.raw, "_connection", None), "sock", None)
     if sock is not None:
         sock.settimeout(max(seconds, 0.001))

@@ -264,3 +264,45 @@ def test_nesting_up_to_the_limit_is_linted_whole() -> None:
     assert codes(CHART % f'"usermeta": {{"b": {deep}}},') == ["CC005 9:626"]
     aml = "CustomChartDef c {\n  label: " + "[" * 99 + "]" * 99 + "\n}\n"
     assert [c.split(" ")[0] for c in codes(aml, compiler=False)] == ["CC101", "CC101", "CC105"]
+
+
+def test_a_fifo_a_device_and_a_huge_file_are_findings_and_the_rest_is_linted(tmp_path: Path) -> None:
+    """A FIFO named *.chart.aml stalled the linter (or ended it, exit 3, the other files unlinted),
+    a link to /dev/zero and a 400 MB file were read whole (837 MB of memory): each is now a finding
+    at its file (CC006), read no further than its size, and the other files are linted (issue 46)."""
+    import os
+    import tracemalloc
+
+    from analytics_provider.aml import lint_paths
+    from analytics_provider.aml.limits import MAX_FILE_BYTES
+
+    (tmp_path / "bad.chart.aml").write_text("CustomChartDef { label: }\n")
+    os.mkfifo(tmp_path / "pipe.chart.aml")
+    (tmp_path / "zero.chart.aml").symlink_to("/dev/zero")
+    with (tmp_path / "huge.chart.aml").open("wb") as huge:  # sparse: it takes no disk
+        huge.truncate(4 * MAX_FILE_BYTES)
+    tracemalloc.start()
+    try:
+        found = lint_paths([tmp_path], compiler=False, schema=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    by_file = {Path(d.path).name: d for d in found if d.code == "CC006"}
+    assert sorted(by_file) == ["huge.chart.aml", "pipe.chart.aml", "zero.chart.aml"]
+    assert "it is not a regular file" in by_file["pipe.chart.aml"].message
+    assert "it is not a regular file" in by_file["zero.chart.aml"].message
+    assert by_file["huge.chart.aml"].message == (
+        "not read: it has 67,108,864 bytes; the linter reads files of at most 16,777,216 bytes (16 MiB)")
+    assert any(Path(d.path).name == "bad.chart.aml" and d.code == "CC001" for d in found)  # still linted
+    assert peak < 8 * 1024 * 1024  # the 64 MiB file was not read
+
+
+def test_the_command_reports_a_fifo_and_goes_on(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe.chart.aml")
+    (tmp_path / "bad.chart.aml").write_text("CustomChartDef { label: }\n")
+    done = run("lint", "--no-compile", "--no-schema", str(tmp_path))
+    assert done.returncode == EXIT_ERRORS, done.stderr
+    assert "pipe.chart.aml:1:1: CC006 not read: it is not a regular file" in done.stdout
+    assert "bad.chart.aml" in done.stdout

@@ -142,3 +142,14 @@ def test_a_picture_past_the_pixel_bound_is_refused_before_it_is_painted(tmp_path
     assert not out.exists()
     drawn = preview(chart, out=out, scale=1)  # 4,0xx x 2,0xx: within the bound
     assert png_size(out.read_bytes())[0] > 4000 and drawn.chart_name == "revenue_bars"
+
+
+@pytest.mark.parametrize("scale", [10**400, "\u0663", "1_0", "\u0661\u0660", -(10**400), "1e400"])
+def test_a_scale_of_other_digits_or_past_a_float_is_refused_by_name(scale) -> None:
+    """Arabic-Indic three, 1_0 (float() takes both) and 10**400 (bare OverflowError) were not refused by name."""
+    from analytics_provider.aml.preview import check_scale
+
+    with pytest.raises(ValueError, match=r"^--scale must be a number from 0.1 to 10, got ") as refused:
+        check_scale(scale)
+    assert len(str(refused.value)) < 120
+    assert check_scale(" 2.5 ") == 2.5 and check_scale(".5") == 0.5 and check_scale("1e0") == 1.0

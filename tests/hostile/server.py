@@ -302,3 +302,61 @@ def huge_head(size: int, line: int = 8000) -> Callable[[socket.socket, threading
         conn.sendall(b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
 
     return script
+
+
+def endless_trailers(body: bytes = b'{"job": {"id": 1, "status": "success"}}',
+                     for_seconds: float = 30.0) -> Callable[[socket.socket, threading.Event], None]:
+    """A chunked answer whose body comes at once and whose trailer section goes on for
+    ``for_seconds`` (lines of 1 KB, fifty every 10 ms), then ends: read whole, a good answer."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     b"%x\r\n%s\r\n0\r\n" % (len(body), body))
+        lines = b"X-Trailer: %s\r\n" % (b"t" * 1000) * 50
+        end = time.monotonic() + for_seconds
+        while time.monotonic() < end and not closing.wait(0.01):
+            conn.sendall(lines)
+        conn.sendall(b"\r\n")
+
+    return script
+
+
+def dripped_chunk_size(body: bytes = b'{"job": {"id": 1, "status": "success"}}', every: float = 0.2,
+                       for_seconds: float = 30.0) -> Callable[[socket.socket, threading.Event], None]:
+    """A chunked answer whose first chunk-size line comes a byte (of a chunk extension) every
+    ``every`` seconds for ``for_seconds``, then the body: each read returns within any timeout."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     b"%x;" % len(body))
+        end = time.monotonic() + for_seconds
+        while time.monotonic() < end and not closing.wait(every):
+            conn.sendall(b"x")
+        conn.sendall(b"\r\n%s\r\n0\r\n\r\n" % body)
+
+    return script
+
+
+def dripped_body(every: float = 0.2, for_seconds: float = 30.0) -> Callable[[socket.socket, threading.Event], None]:
+    """An answer whose head comes at once, announcing 1,000 bytes of JSON that then come a space
+    every ``every`` seconds for ``for_seconds``: each read returns within any timeout."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[")
+        end = time.monotonic() + for_seconds
+        while time.monotonic() < end and not closing.wait(every):
+            conn.sendall(b" ")
+
+    return script
+
+
+def early_hints(count: int) -> Callable[[socket.socket, threading.Event], None]:
+    """``count`` informational answers (103 Early Hints), then a job that succeeded."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        conn.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" * count)
+        body = b'{"job": {"id": 1, "status": "success"}}'
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                     b"Connection: close\r\n\r\n%s" % (len(body), body))
+
+    return script

@@ -1,5 +1,6 @@
 """An answer's head (status line and headers) is bounded on both transports: in time (a head
-dripped a byte at a time ends within the connection's timeouts) and in bytes (``max_header_bytes``)."""
+dripped a byte at a time ends within the connection's timeouts) and in bytes (``max_header_bytes``);
+so is a chunked body's framing (chunk-size lines, trailers) on the worker, in time."""
 
 from __future__ import annotations
 
@@ -10,10 +11,24 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from analytics_provider.api.call.retry import RetryPolicy
-from analytics_provider.exceptions import AnalyticsTransportError, AnswerTooLargeError
+from analytics_provider.exceptions import (
+    AnalyticsJobTimeout,
+    AnalyticsTransportError,
+    AnswerTooLargeError,
+    DownloadTooSlowError,
+)
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
-from hostile.server import RawServer, drip_head, huge_head
+from hostile.measure import measured
+from hostile.server import (
+    RawServer,
+    drip_head,
+    dripped_body,
+    dripped_chunk_size,
+    early_hints,
+    endless_trailers,
+    huge_head,
+)
 
 ONCE = RetryPolicy(max_attempts=1)
 DRIP_SECONDS = 30.0  # how long the dripping server goes on before it ends its head
@@ -62,13 +77,18 @@ def test_a_dripped_head_ends_within_the_timeouts_on_the_worker(raw) -> None:
     assert "connect_timeout=1 and timeout=1" in text
 
 
-async def test_a_dripped_head_ends_within_the_timeouts_in_the_triggerer(raw) -> None:
-    raw(drip_head(0.1, DRIP_SECONDS))
+async def triggerer_error_in_time() -> str:
+    """The text of the transport error the triggerer's call fails with, well before the drip ends."""
     started = time.monotonic()
     with pytest.raises(AnalyticsTransportError) as failed:
         await async_call()
     assert time.monotonic() - started < DRIP_SECONDS / 2
-    text = str(failed.value)  # the old text was empty (an asyncio.TimeoutError's)
+    return str(failed.value)
+
+
+async def test_a_dripped_head_ends_within_the_timeouts_in_the_triggerer(raw) -> None:
+    raw(drip_head(0.1, DRIP_SECONDS))
+    text = await triggerer_error_in_time()  # the old text was empty (an asyncio.TimeoutError's)
     assert "the answer of 127.0.0.1 did not send its head (status line and headers) whole within 2 s" in text
     assert "connect_timeout=1 and timeout=1" in text
 
@@ -102,9 +122,21 @@ async def test_a_huge_head_is_refused_by_name_in_the_triggerer(raw, size, line) 
     with pytest.raises(AnswerTooLargeError) as refused:
         await async_call()
     text = str(refused.value)
-    assert "the answer of 127.0.0.1 has a head (status line and headers) larger than 65,536 bytes" in text
+    assert ("the answer of 127.0.0.1 has a head (status line and headers) with a line longer than 4,096 bytes or "
+            "more than 32 header lines (the triggerer reads a head in lines of at most 1/16 of max_header_bytes)"
+            ) in text
     assert "max_header_bytes=65536" in text
     assert server.requests == 1
+
+
+@pytest.mark.parametrize("line", [61_440, 4_000], ids=["lines just under the limit", "lines under aiohttp's bound"])
+async def test_the_triggerer_holds_about_max_header_bytes_of_a_head_before_refusing(raw, line) -> None:
+    """aiohttp has no bound on a head's total, only per line and a count: with max_header_bytes per
+    line and 128 lines it held 126 times the limit (8 MB here) before the head was judged whole."""
+    raw(huge_head(8_000_000, line))
+    with measured() as cost, pytest.raises(AnswerTooLargeError):
+        await async_call()
+    assert cost.peak_memory < 4 * 65_536 + 512 * 1024, cost  # at most twice the head's limit, and the call's own
 
 
 async def test_the_connections_max_header_bytes_lets_a_large_head_through_on_both(raw) -> None:
@@ -118,4 +150,93 @@ def test_a_bad_max_header_bytes_is_refused_by_name(raw) -> None:
 
     raw(huge_head(10), max_header_bytes="64k")
     with pytest.raises(ConnectionConfigError, match="max_header_bytes must be a whole number of bytes from 1,024"):
+        sync_call()
+
+
+# A chunked body's framing (its chunk-size lines and trailers) is read inside http.client, in one
+# read of the driver: each read of the socket there must hold the call's time too (issue 46, a
+# third attack: a call, a job's wait and a download each held for as long as the server went on).
+FRAMING = [endless_trailers, dripped_chunk_size]
+
+
+@pytest.mark.parametrize("script", FRAMING, ids=["endless trailers", "dripped chunk size"])
+def test_a_chunked_bodys_framing_ends_within_the_timeouts_on_the_worker(raw, script) -> None:
+    raw(script(for_seconds=DRIP_SECONDS))
+    started = time.monotonic()
+    with pytest.raises(AnalyticsTransportError, match=r"ReadTimeout: the answer did not come whole in time"):
+        sync_call()
+    assert time.monotonic() - started < DRIP_SECONDS / 2  # connect + read timeout: 2 s; the old call took 30 s
+
+
+@pytest.mark.parametrize("script", FRAMING, ids=["endless trailers", "dripped chunk size"])
+def test_a_jobs_wait_ends_at_its_timeout_whatever_the_framing(raw, script) -> None:
+    raw(script(for_seconds=DRIP_SECONDS))
+    hook = AnalyticsHook()
+    started = time.monotonic()
+    try:
+        with pytest.raises(AnalyticsJobTimeout, match="did not finish before the deadline"):
+            hook.wait_for_job(1, poll_interval=1, timeout=3)
+    finally:
+        hook.close()
+    assert time.monotonic() - started < DRIP_SECONDS / 2  # the old wait (timeout=3) took the server's 30 s
+
+
+@pytest.mark.parametrize("script", FRAMING, ids=["endless trailers", "dripped chunk size"])
+def test_a_download_ends_at_max_download_seconds_whatever_the_framing(raw, script, tmp_path) -> None:
+    raw(script(b"a,b\n1,2\n", for_seconds=DRIP_SECONDS))
+    hook = AnalyticsHook()
+    target = tmp_path / "out.csv"
+    started = time.monotonic()
+    try:
+        with pytest.raises(DownloadTooSlowError, match=r"did not come whole within 2 s; refused"):
+            hook.download_export(1, str(target), max_download_seconds=2)
+    finally:
+        hook.close()
+    assert time.monotonic() - started < DRIP_SECONDS / 2  # the old download took 30 s, and succeeded
+    assert list(tmp_path.iterdir()) == []  # no partial file
+
+
+def test_the_answer_to_a_call_that_sends_a_body_comes_whole_in_time_on_the_worker(raw) -> None:
+    """An upload's time is its own, but its answer's body had no bound at all (held 15 s past the
+    2 s of a GET): now it comes whole within connect + read timeout of its head."""
+    raw(dripped_body(0.2, DRIP_SECONDS))
+    hook = AnalyticsHook(retry_policy=ONCE)
+    started = time.monotonic()
+    try:
+        with pytest.raises(AnalyticsTransportError, match=r"on POST /git_webhooks/gitlab_event: ReadTimeout: the "
+                                                          r"answer did not come whole in time \(\d+ bytes read\)"):
+            hook.send_gitlab_event({"a": 1}, event="Push Hook", token="t" * 12)
+    finally:
+        hook.close()
+    assert time.monotonic() - started < DRIP_SECONDS / 2
+
+
+async def test_a_dripped_body_in_the_triggerer_says_what_timed_out(raw) -> None:
+    raw(dripped_body(0.2, DRIP_SECONDS))
+    text = await triggerer_error_in_time()  # was "TimeoutError: ", empty
+    assert text == "TransportError on GET /jobs/1: TimeoutError: the answer did not come whole in time"
+
+
+@pytest.mark.parametrize("transport", ["worker", "triggerer"])
+async def test_early_hints_are_skipped_on_both_transports(raw, transport) -> None:
+    """A 103 Early Hints before the answer: the worker failed with AnalyticsApiError 103."""
+    raw(early_hints(2))
+    assert (sync_call() if transport == "worker" else await async_call()) == {"id": 1, "status": "success"}
+
+
+def test_endless_informational_answers_are_refused_on_the_worker(raw) -> None:
+    raw(early_hints(50))
+    with pytest.raises(AnswerTooLargeError, match=r"has a head \(status line and headers\) after more than 8 "
+                                                  r"informational \(1xx\) answers"):
+        sync_call()
+
+
+def test_http_clients_own_bounds_are_named_as_such_on_the_worker(raw) -> None:
+    """Past 64 KiB a line is http.client's own bound, not max_header_bytes (here 1 MiB): the error said 1 MiB."""
+    raw(huge_head(200_000, 70_000), max_header_bytes=1024 * 1024)
+    with pytest.raises(AnswerTooLargeError, match=r"has a head \(status line and headers\) with a line longer than "
+                                                  r"65,536 bytes \(http.client's own bound\)"):
+        sync_call()
+    raw(huge_head(200_000, 1_000), max_header_bytes=1024 * 1024)
+    with pytest.raises(AnswerTooLargeError, match=r"with more than 100 header lines \(http.client's own bound\)"):
         sync_call()

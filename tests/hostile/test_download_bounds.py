@@ -139,3 +139,14 @@ def test_a_bad_limit_of_the_hook_is_refused_before_any_request(hook, server, tar
                                                       r"bytes per byte received from 1 to 1,100 .*, got 0.5"):
         hook.download_export(9, target, max_decode_ratio=0.5)
     assert server.requests == []
+
+
+def test_each_setting_is_named_with_where_it_was_set(hook, server, target) -> None:
+    """The operator set max_download_bytes; the default ratio stopped the bomb: the error called the
+    ratio "the operator's argument" (found by a third attack on issue 46)."""
+    server.answer = always(bomb())
+    with pytest.raises(DownloadTooLargeError) as refused:
+        hook.download_export(9, target, max_download_bytes=60 * MiB)
+    assert "max_decode_ratio=100 (the default; set it in the connection's extra or the operator's argument)" in str(
+        refused.value)
+    assert leaves_only_the_good_file(target)

@@ -9,9 +9,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from analytics_provider.exceptions import AnalyticsParameterError, IncompleteDownloadError, PermissionDeniedError
+from analytics_provider.exceptions import (
+    AnalyticsApiError,
+    AnalyticsParameterError,
+    AnalyticsTransportError,
+    IncompleteDownloadError,
+    PermissionDeniedError,
+)
 from analytics_provider.hooks.download import check_destination
-from hostile.conftest import KEY
+from hostile.conftest import GOOD, KEY
 from hostile.server import Answer, HostileServer, Seen, always
 
 CSV = b"id,name\n" + b"".join(b"%d,row number %d\n" % (i, i) for i in range(2000))
@@ -118,3 +124,17 @@ def test_a_refusal_of_the_api_still_names_the_api(hook, server, tmp_path) -> Non
     with pytest.raises(PermissionDeniedError, match="403 PermissionDeniedError on GET /exports/download: not yours"):
         hook.download_export(9, tmp_path / "out.csv")
     assert KEY not in str(server.requests[0].path)
+
+
+def test_a_redirect_loop_is_a_final_error_not_retried(hook, server, target) -> None:
+    """A file host that redirects to itself for ever: six requests (the first and five redirects),
+    then one error, not retried (the old download retried the loop: 24 requests)."""
+    server.answer = always(Answer(302, b"", {"Location": f"{server.base_url}/exports/download?job_id=9"}))
+    with pytest.raises(AnalyticsApiError) as raised:
+        hook.download_export(9, target)
+    assert not isinstance(raised.value, AnalyticsTransportError)
+    assert str(raised.value) == ("302 TooManyRedirects on GET /exports/download: export of job 9: more than 5 "
+                                 "redirects "
+                                 "(the last from 127.0.0.1); not retried")
+    assert len(server.requests) == 6
+    assert target.read_bytes() == GOOD  # left as it was

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from analytics_provider.api.call.retry import RetryPolicy
-from analytics_provider.api.call.settings import MIN_TIMEOUT, ConnectionConfigError
+from analytics_provider.api.call.settings import MAX_TIMEOUT, MIN_TIMEOUT, ConnectionConfigError
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsParameterError, AnalyticsTransportError
 from analytics_provider.get_provider_info import get_provider_info
 from analytics_provider.hooks.analytics import AnalyticsHook
@@ -56,6 +56,27 @@ def test_the_form_and_the_code_agree_on_the_minimum() -> None:
     fields = get_provider_info()["connection-types"][0]["conn-fields"]
     assert fields["timeout"]["schema"]["minimum"] == MIN_TIMEOUT
     assert fields["connect_timeout"]["schema"]["minimum"] == MIN_TIMEOUT
+    assert fields["timeout"]["schema"]["maximum"] == fields["connect_timeout"]["schema"]["maximum"] == MAX_TIMEOUT
+
+
+@pytest.mark.parametrize(("extra", "value"), [("timeout", 1e12), ("timeout", "86401"), ("connect_timeout", 10**12)])
+def test_a_connection_timeout_past_a_day_is_refused_by_name(connect, server, extra, value) -> None:
+    """``timeout=1e12`` was taken, and every call then failed on the socket (OverflowError), retried."""
+    connect(**{extra: value})
+    with pytest.raises(ConnectionConfigError, match=rf"{extra} must be a number of seconds of at least 0\.1 and at "
+                                                    "most 86,400, got "):
+        AnalyticsHook().get_job(1)
+    assert server.requests == []
+
+
+def test_a_day_is_a_timeout_and_so_are_the_hooks_own(connect, server) -> None:
+    server.answer = always(RUNNING)
+    connect(timeout=MAX_TIMEOUT, connect_timeout="86400")
+    assert AnalyticsHook().get_job(7)["status"] == "running"
+    with pytest.raises(ConnectionConfigError, match=r"timeout must be a number of seconds of at least 0\.1 and at"):
+        AnalyticsHook(timeout=1e12).get_job(7)
+    with pytest.raises(AnalyticsParameterError, match=r"max_retry_time must be .* at most 604,800 \(7 days\)"):
+        AnalyticsHook(max_retry_time=1e12)
 
 
 # -- size and ratio settings (issue 46): one parser, one set of rules, wherever they are set -------

@@ -119,14 +119,15 @@ def test_the_file_is_asked_for_uncompressed_so_its_size_can_be_checked(hook, moc
     assert mock.request_history[1].headers["Accept-Encoding"] == "identity"
 
 
-def test_endless_redirects_end_in_a_transport_error(hook, mock, tmp_path) -> None:
-    from analytics_provider.exceptions import AnalyticsTransportError
+def test_endless_redirects_end_in_a_final_error(hook, mock, tmp_path) -> None:
+    from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
 
-    hook.retry_policy = type(hook.retry_policy)(max_attempts=1)
     mock.get(BASE + "/exports/download", status_code=302, headers={"Location": FILES})
     mock.get(FILES, status_code=302, headers={"Location": FILES})
-    with pytest.raises(AnalyticsTransportError, match="more than 5 redirects"):
+    with pytest.raises(AnalyticsApiError, match="more than 5 redirects") as raised:
         hook.download_export(7, tmp_path / "x.csv")
+    assert not isinstance(raised.value, AnalyticsTransportError)  # not retried: the loop would come again
+    assert mock.call_count == 6
     assert not list(tmp_path.iterdir())
 
 

@@ -136,9 +136,10 @@ class HeadNotRead(Exception):
     headers) passes its bound: ``size`` (more than ``limit`` bytes) or ``time`` (not whole within
     ``limit`` seconds of sending). The exchange turns it into the error (:meth:`BodyLimit.head_error`)."""
 
-    def __init__(self, kind: str, limit: float, received: int | None = None) -> None:
+    def __init__(self, kind: str, limit: float, received: int | None = None, bound: str = "") -> None:
         super().__init__(f"the answer's head passed its {kind} bound ({limit:g})")
         self.kind, self.limit, self.received = kind, limit, received
+        self.bound = bound  # the HTTP library's own bound it passed, said as such ("a line longer than ...")
 
 
 @dataclass(frozen=True)
@@ -158,9 +159,10 @@ class BodyLimit:
         ``timeouts`` names the settings that bound the time."""
         read = "" if problem.received is None else f"; {size_text(problem.received)} of it read"
         if problem.kind == "size":
+            past = problem.bound or f"larger than {size_text(self.head)}"
             return AnswerTooLargeError(
-                f"the answer of {host} has a head (status line and headers) larger than "
-                f"{size_text(self.head)}{read}; refused. max_header_bytes={self.head} (a setting of the "
+                f"the answer of {host} has a head (status line and headers) {past}{read}; refused. "
+                f"max_header_bytes={self.head} (a setting of the "
                 "connection's extra, 64 KiB by default) is the limit of an answer's head", method=method, path=path)
         return AnalyticsTransportError(
             f"the answer of {host} did not send its head (status line and headers) whole within "
@@ -204,12 +206,17 @@ class BodyLimit:
 class DownloadLimits:
     """What a downloaded file may weigh decoded: ``max_bytes``, and ``max_ratio`` decoded bytes per
     byte received once past :data:`RATIO_FREE`; and ``max_seconds`` the whole download may take.
-    ``source`` names where the values were set."""
+    ``source`` names where a value not in ``sources`` (setting: where it was set) comes from."""
 
     max_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES
     max_ratio: float = DEFAULT_MAX_DECODE_RATIO
     source: str = "the default; set it in the connection's extra or the operator's argument"
     max_seconds: float = DEFAULT_MAX_DOWNLOAD_SECONDS
+    sources: tuple[tuple[str, str], ...] = ()
+
+    def source_of(self, setting: str) -> str:
+        """Where ``setting``'s value was set: an override's source, or :attr:`source`."""
+        return dict(self.sources).get(setting, self.source)
 
     def deadline(self, now: float, deadline: float | None) -> float:
         """The download's deadline: ``max_seconds`` from ``now``, or the caller's when sooner."""
@@ -221,7 +228,7 @@ class DownloadLimits:
         return DownloadTooSlowError(
             f"{what}: the file for destination {destination!r} did not come whole within "
             f"{self.max_seconds:g} s; refused, the destination is left as it was. max_download_seconds="
-            f"{self.max_seconds:g} ({self.source}) would have to be raised to allow it",
+            f"{self.max_seconds:g} ({self.source_of('max_download_seconds')}) would have to be raised to allow it",
             method="GET", path="/exports/download")
 
     def allowed(self, wire: int) -> int:
@@ -250,16 +257,19 @@ class DownloadLimits:
         shown = str(value) if isinstance(value, int) else f"{value:g}"
         return DownloadTooLargeError(
             f"{what}: the file for destination {destination!r} {how}; refused, the destination is left as "
-            f"it was. {setting}={shown} ({self.source}) would have to be raised to allow it",
+            f"it was. {setting}={shown} ({self.source_of(setting)}) would have to be raised to allow it",
             method="GET", path="/exports/download")
 
     def with_overrides(self, max_bytes: int | None, max_ratio: float | None, max_seconds: float | None,
                        source: str) -> DownloadLimits:
         if max_bytes is None and max_ratio is None and max_seconds is None:
             return self
+        given = (("max_download_bytes", max_bytes), ("max_decode_ratio", max_ratio),
+                 ("max_download_seconds", max_seconds))
         return DownloadLimits(self.max_bytes if max_bytes is None else max_bytes,
-                              self.max_ratio if max_ratio is None else max_ratio, source,
-                              self.max_seconds if max_seconds is None else max_seconds)
+                              self.max_ratio if max_ratio is None else max_ratio, self.source,
+                              self.max_seconds if max_seconds is None else max_seconds,
+                              (*self.sources, *((name, source) for name, value in given if value is not None)))
 
 
 def task_setting(value: Any, name: str, who: str) -> Any:

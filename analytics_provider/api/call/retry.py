@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 NOT_PROCESSED_STATUSES = frozenset({429, 503})
+MAX_RETRY_TIME = 604_800  # seconds (7 days): the longest a call may go on retrying; longer is a mistake
 
 Clock = Callable[[], float]
 
@@ -83,10 +84,11 @@ class RetryPolicy:
             policy = dataclasses.replace(policy, max_attempts=max_attempts)
         if max_retry_time is not None:
             if isinstance(max_retry_time, bool) or not isinstance(max_retry_time, (int, float)) or not (
-                0 < max_retry_time < math.inf
+                0 < max_retry_time <= MAX_RETRY_TIME
             ):
                 raise AnalyticsParameterError(
-                    f"max_retry_time must be a positive number of seconds, got {max_retry_time!r}"
+                    f"max_retry_time must be a positive number of seconds, at most {MAX_RETRY_TIME:,} (7 days), "
+                    f"got {max_retry_time!r}"
                 )
             policy = dataclasses.replace(policy, max_elapsed=float(max_retry_time))
         return policy

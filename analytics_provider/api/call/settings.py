@@ -29,6 +29,7 @@ DEFAULT_REGION = "eu"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 60.0
 MIN_TIMEOUT = 0.1  # seconds; the connection form says the same
+MAX_TIMEOUT = 86_400.0  # seconds (a day): a socket's timeout past it overflows (1e12 did), and no wait is that long
 USER_AGENT = f"airflow-provider-analytics/{__version__}"
 
 
@@ -221,16 +222,18 @@ def resolve_base_url(region: str | None, base_url: str | None, *, where: str = "
     return REGION_BASE_URLS[region]
 
 
-def seconds_or_default(value: Any, default: float, name: str, where: str, minimum: float = MIN_TIMEOUT) -> float:
-    """A duration setting: ``default`` when unset, else a finite number of at least ``minimum``."""
+def seconds_or_default(value: Any, default: float, name: str, where: str, minimum: float = MIN_TIMEOUT,
+                       maximum: float = MAX_TIMEOUT) -> float:
+    """A duration setting: ``default`` when unset, else a number from ``minimum`` to ``maximum``."""
     if value is None or value == "":
         return default
     try:
         number = float(value)
     except (TypeError, ValueError):
         number = math.nan
-    if isinstance(value, bool) or not math.isfinite(number) or number < minimum:
-        raise ConnectionConfigError(where, f"{name} must be a number of seconds of at least {minimum:g}, got {value!r}")
+    if isinstance(value, bool) or not math.isfinite(number) or not minimum <= number <= maximum:
+        raise ConnectionConfigError(where, f"{name} must be a number of seconds of at least {minimum:g} and at most "
+                                           f"{maximum:,g}, got {value!r}")
     return number
 
 
