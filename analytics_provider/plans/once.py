@@ -240,6 +240,8 @@ def _create(path: Any, body: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError:  # its folder is there and no folder (/dev/null): not a lock or record found
         raise NotADirectoryError(f"{path.parent} is there and is no folder") from None
+    if isinstance(path, Path) and _linked_whole(path, body):
+        return
     try:
         with path.open("xb") as out:
             out.write(body)
@@ -248,6 +250,23 @@ def _create(path: Any, body: bytes) -> None:
             raise FileExistsError(str(path)) from None
         with path.open("wb") as out:
             out.write(body)
+
+
+def _linked_whole(path: Path, body: bytes) -> bool:
+    """Create the local file ``path`` whole (written aside, then hard-linked to its name, which fails when
+    it is there): another apply never reads a lock half written. False where the file system has no
+    hard links (it is then created in place)."""
+    aside = path.with_name(f".{path.name}.{uuid.uuid4().hex}.new")
+    aside.write_bytes(body)
+    try:
+        os.link(aside, path)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here
+        return False
+    finally:
+        aside.unlink(missing_ok=True)
+    return True
 
 
 def _text(path: Any) -> str | None:
