@@ -323,13 +323,15 @@ class Database:
         return [(d, r, s) for d, r, s in self.rows("SELECT dag_id, run_id, state FROM dag_run")]
 
     def refresh_jobs(self, operator: str) -> int:
-        """The jobs the refresh tasks submitted, as their results (XCom) list them."""
+        """The jobs the refresh tasks submitted, as their results (XCom) list them: each action's own, and each
+        ``already_existed`` answer it met (a job of its own on the service, listed by the earlier job it named)."""
         results = self.rows(
             "SELECT x.value FROM xcom x JOIN task_instance t ON t.dag_id = x.dag_id AND t.run_id = x.run_id "
             "AND t.task_id = x.task_id AND t.map_index = x.map_index WHERE x.key = 'return_value' AND t.operator = %s",
             operator)
         values = [xcom_value(v) for (v,) in results]
-        return sum(1 for value in values for job in value.get("jobs", []) if job.get("job_id") is not None)
+        return sum((job.get("job_id") is not None) + len(job.get("earlier") or ())
+                   for value in values for job in value.get("jobs", []))
 
     def results(self, dag_id: str, task_id: str) -> list[dict[str, Any]]:
         """The return values (XCom) of a task in each of its DAG's runs."""

@@ -612,7 +612,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         return {**{k: self.plan.get(k, []) for k in keys}, "dry_run": self.is_dry_run,
                 **({"dbt_unresolved": self.plan["dbt_unresolved"]} if self.plan.get("dbt_unresolved") else {}),
                 **({"nothing_refreshed": self.plan["nothing_refreshed"]} if self.plan.get("nothing_refreshed") else {}),
-                "jobs": [{k: j[k] for k in ("kind", "id", "job_id", "status")} for j in jobs],
+                "jobs": [{**{k: j[k] for k in ("kind", "id", "job_id", "status")},
+                          **({"earlier": j["earlier"]} if j.get("earlier") else {})} for j in jobs],
                 "job_counts": {**counted, "failed": len(jobs) - counted["succeeded"] - counted["blocked"]}}
 
 

@@ -51,7 +51,8 @@ def test_a_preload_started_before_the_bust_is_waited_out_and_submitted_anew(anal
     own = [j for j in preloads_of(analytics_emulator, 2) if j.existing_job_id is None and j.id != earlier["id"]]
     assert len(own) == 1 and own[0].created >= bust.created  # its own preload, after the bust
     counted = next(j for j in result["jobs"] if j["kind"] == "preload" and j["id"] == 2)
-    assert counted == {"kind": "preload", "id": 2, "job_id": own[0].id, "status": "success"}
+    assert counted == {"kind": "preload", "id": 2, "job_id": own[0].id, "status": "success",
+                       "earlier": [earlier["id"]]}  # the earlier job it waited out, named
     fresh = {e["dashboard_id"]: e["job_id"] for _, e in events}
     assert fresh[2] == own[0].id != earlier["id"]  # the freshness event names the post-bust preload only
 
