@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.exceptions import AirflowProviderDeprecationWarning
 
-from analytics_provider.api.call.limits import download_overrides
 from analytics_provider.api.wire.choices import EXPORT_OUTPUTS
 from analytics_provider.api.wire.filters import check_filter_conditions, check_filters
 from analytics_provider.assets import (
@@ -199,8 +198,12 @@ class AnalyticsExportWidgetOperator(_DashboardJobOperator):
                           "left out when widget_id is given (the widget's own dashboard is used)")
         with naming_the_task(self.task_id):
             check_file_mode(file_mode)
-            self.max_download_bytes, self.max_decode_ratio, self.max_download_seconds = download_overrides(
-                max_download_bytes, max_decode_ratio, max_download_seconds, self.task_id)
+            self.max_download_bytes = self.max_decode_ratio = self.max_download_seconds = None
+            if (max_download_bytes, max_decode_ratio, max_download_seconds) != (None, None, None):
+                from analytics_provider.api.call.limits import download_overrides  # (5 ms of import: given only)
+
+                self.max_download_bytes, self.max_decode_ratio, self.max_download_seconds = download_overrides(
+                    max_download_bytes, max_decode_ratio, max_download_seconds, self.task_id)
             if not is_templated(output):
                 self.export_format = normalize_output(output)
             if not is_templated(dashboard_filter_conditions):

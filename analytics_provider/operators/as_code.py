@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseOperator
 
-from analytics_provider.api.call.limits import task_setting
 from analytics_provider.exceptions import AnalyticsParameterError, refused
 from analytics_provider.hook_task import HookTask
 from analytics_provider.lineage_mixin import OpenLineageMixin
@@ -59,7 +58,11 @@ class AsCodeOperator(HookTask, OpenLineageMixin, BaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.max_xcom_bytes = task_setting(max_xcom_bytes, "max_xcom_bytes", self.task_id)
+        self.max_xcom_bytes = None
+        if max_xcom_bytes is not None:
+            from analytics_provider.api.call.limits import task_setting  # (5 ms of import: given only)
+
+            self.max_xcom_bytes = task_setting(max_xcom_bytes, "max_xcom_bytes", self.task_id)
         self.plan_storage = plan_storage
         if plan_storage is not None:
             from analytics_provider.plans.by_reference import STORAGE_FORMS, storage_problem
