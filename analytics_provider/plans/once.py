@@ -240,7 +240,7 @@ def _create(path: Any, body: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError:  # its folder is there and no folder (/dev/null): not a lock or record found
         raise NotADirectoryError(f"{path.parent} is there and is no folder") from None
-    if isinstance(path, Path) and _linked_whole(path, body):
+    if isinstance(path, Path) and not hasattr(path, "protocol") and _linked_whole(path, body):  # local only
         return
     try:
         with path.open("xb") as out:
