@@ -32,6 +32,7 @@ from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.api.call.settings import ConnectionSettings, TransportOptions, user_agent
 from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
+from analytics_provider.hooks.aiohttp_head import TAKES_MAX_HEADERS, bound_heads
 from analytics_provider.hooks.decoding import ACCEPTED, BoundedBody, Decoder, content_coding
 from analytics_provider.hooks.job_reader import JobReader
 
@@ -197,7 +198,7 @@ class AsyncAnalyticsClient:
                 step.method, step.url, params=step.params, json=step.json, data=step.data, headers=headers,
                 timeout=shared.timeout(step.left, connect, read if step.left is None or step.stream else None),
                 allow_redirects=False, proxy=proxy, proxy_headers=proxy_headers, ssl=step.network.ssl_context,
-                max_line_size=line, max_field_size=line, max_headers=MAX_HEADERS,
+                max_line_size=line, max_field_size=line, **_HEADER_COUNT,
             ), within)
         except Exception as exc:
             if isinstance(exc, asyncio.TimeoutError) and within is not None and time.monotonic() >= end - 0.01:
@@ -268,7 +269,7 @@ class LoopShared:
             self.session = aiohttp.ClientSession(  # trust_env off: the environment is read by network.py
                 headers={"User-Agent": user_agent("triggerer"), "Accept": "application/json",
                          "Accept-Encoding": ACCEPTED},
-                connector=aiohttp.TCPConnector(limit=100, keepalive_timeout=60),
+                connector=bound_heads(aiohttp.TCPConnector(limit=100, keepalive_timeout=60), MAX_HEADERS),
                 auto_decompress=False,  # decoded by hooks/decoding, in bounded pieces
             )
         self.users += 1
@@ -351,6 +352,10 @@ MAX_HEADERS = 32
 """Header lines aiohttp's parser takes at most. With :func:`head_line_bound` bytes per line, a head
 holds at most twice ``max_header_bytes`` before :func:`_head_size` judges it whole (aiohttp has no
 bound on a head's total: with ``max_header_bytes`` per line and 128 lines it held 126 times it)."""
+
+
+# (an older aiohttp takes no max_headers: bound_heads counts the bytes of its heads instead)
+_HEADER_COUNT: dict[str, Any] = {"max_headers": MAX_HEADERS} if TAKES_MAX_HEADERS else {}
 
 
 def head_line_bound(head: int) -> int:

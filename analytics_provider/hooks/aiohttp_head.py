@@ -1,0 +1,59 @@
+"""The triggerer's bound on a head's header count where aiohttp takes none (before aiohttp 3.14).
+
+aiohttp 3.14 takes ``max_headers`` per request; 3.12 and 3.13 (the constraints of Airflow 2.11
+to 3.2) take only a line's length, and their C parser has no count at all: a server that sends
+header lines of just under the line bound, for as long as the head's time allows, was held
+whole. There, :func:`bound_heads` gives the session's connector a protocol that counts the bytes
+a head has taken while no answer has come out of it, and refuses the head past
+``MAX_HEADERS`` lines' worth (the same twice ``max_header_bytes`` as 3.14's count), with the
+words of aiohttp's own refusal, so that the driver reports both the same way.
+This leans on aiohttp's connector and protocol internals, unchanged from 3.12 to 3.14; the
+hostile tests run on each aiohttp the supported Airflows pin.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+import aiohttp
+from aiohttp.client_proto import ResponseHandler
+from aiohttp.http_exceptions import HttpProcessingError
+
+TAKES_MAX_HEADERS = "max_headers" in inspect.signature(aiohttp.ClientSession._request).parameters
+"""Whether this aiohttp bounds a head's header count itself (3.14 and later)."""
+
+
+class _HeadCountingHandler(ResponseHandler):
+    """aiohttp's protocol, refusing a head past ``lines`` times the request's longest line."""
+
+    lines = 32
+    _head_left: int | None = None  # bytes the current head may still take; None once an answer came out
+
+    def set_response_params(self, *args: Any, **kwargs: Any) -> None:
+        super().set_response_params(*args, **kwargs)
+        self._head_left = self.lines * int(kwargs.get("max_field_size") or 8190)
+
+    def feed_data(self, data: Any, size: int = 0) -> None:  # an answer's head, parsed whole
+        self._head_left = None
+        super().feed_data(data, size)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._head_left is None or self.transport is None:
+            return
+        self._head_left -= len(data)
+        if self._head_left < 0:
+            self._head_left = None
+            self.transport.close()
+            refused = f"Too many headers: past {self.lines} lines' worth"
+            self.set_exception(HttpProcessingError(code=400, message=refused))
+
+
+def bound_heads(connector: aiohttp.TCPConnector, lines: int) -> aiohttp.TCPConnector:
+    """``connector``, its connections counting each head's bytes where aiohttp does not count its lines."""
+    if not TAKES_MAX_HEADERS:
+        handler = type("HeadCountingHandler", (_HeadCountingHandler,), {"lines": lines})
+        connector._factory = functools.partial(handler, loop=connector._loop)
+    return connector
