@@ -4,9 +4,9 @@ aiohttp 3.14 takes ``max_headers`` per request; 3.12 and 3.13 (the constraints o
 to 3.2) take only a line's length, and their C parser has no count at all: a server that sends
 header lines of just under the line bound, for as long as the head's time allows, was held
 whole. There, :func:`bound_heads` gives the session's connector a protocol that counts the bytes
-a head has taken while no answer has come out of it, and refuses the head past
-``MAX_HEADERS`` lines' worth (the same twice ``max_header_bytes`` as 3.14's count), with the
-words of aiohttp's own refusal, so that the driver reports both the same way.
+a head has taken while no answer has come out of it, and refuses, before its parser reads them,
+bytes that take the head past ``MAX_HEADERS`` lines' worth (twice ``max_header_bytes``, as
+3.14's count), in the words of aiohttp's own refusal, so that the driver reports both alike.
 This leans on aiohttp's connector and protocol internals, unchanged from 3.12 to 3.14; the
 hostile tests run on each aiohttp the supported Airflows pin.
 """
@@ -30,25 +30,33 @@ class _HeadCountingHandler(ResponseHandler):
 
     lines = 32
     _head_left: int | None = None  # bytes the current head may still take; None once an answer came out
+    _seen = b""  # the last bytes of the head so far (its blank line may come split)
 
     def set_response_params(self, *args: Any, **kwargs: Any) -> None:
         super().set_response_params(*args, **kwargs)
-        self._head_left = self.lines * int(kwargs.get("max_field_size") or 8190)
+        self._head_left, self._seen = self.lines * int(kwargs.get("max_field_size") or 8190), b""
 
     def feed_data(self, data: Any, size: int = 0) -> None:  # an answer's head, parsed whole
         self._head_left = None
         super().feed_data(data, size)
 
     def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if self._head_left is None or self.transport is None:
+        left = self._head_left
+        if left is not None and len(data) > left and not _ends_a_head(self._seen + data[:left + 4]):
+            self._head_left = None  # refused before the parser holds a byte past the bound
+            if self.transport is not None:
+                self.transport.close()
+            self.set_exception(HttpProcessingError(code=400, message=f"Too many headers: past {self.lines} lines' "
+                                                                     "worth"))
             return
-        self._head_left -= len(data)
-        if self._head_left < 0:
-            self._head_left = None
-            self.transport.close()
-            refused = f"Too many headers: past {self.lines} lines' worth"
-            self.set_exception(HttpProcessingError(code=400, message=refused))
+        if left is not None:
+            self._head_left, self._seen = left - len(data), data[-3:]
+        super().data_received(data)
+
+
+def _ends_a_head(data: bytes) -> bool:
+    """Whether ``data`` holds the blank line that ends a head (CRLF or, as some servers send, bare LF)."""
+    return b"\n\r\n" in data or b"\n\n" in data
 
 
 def bound_heads(connector: aiohttp.TCPConnector, lines: int) -> aiohttp.TCPConnector:

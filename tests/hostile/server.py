@@ -304,6 +304,21 @@ def huge_head(size: int, line: int = 8000) -> Callable[[socket.socket, threading
     return script
 
 
+def head_and_large_body(lines: int = 20, line: int = 3000,
+                        body_bytes: int = 600_000) -> Callable[[socket.socket, threading.Event], None]:
+    """A good answer sent in one write: ``lines`` header lines of ``line`` bytes (a head within the
+    bounds), then a JSON body of about ``body_bytes``, so that the head's end and much of the body
+    arrive in one read."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        head = b"".join(b"X-Big-%d: %s\r\n" % (n, b"b" * (line - 20)) for n in range(lines))
+        body = json.dumps({"job": {"id": 1, "status": "success", "note": "n" * body_bytes}}).encode()
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n"
+                     b"Connection: close\r\n\r\n%s" % (head, len(body), body))
+
+    return script
+
+
 def endless_trailers(body: bytes = b'{"job": {"id": 1, "status": "success"}}',
                      for_seconds: float = 30.0) -> Callable[[socket.socket, threading.Event], None]:
     """A chunked answer whose body comes at once and whose trailer section goes on for

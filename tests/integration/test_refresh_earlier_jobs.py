@@ -28,9 +28,18 @@ class Events:
         self.added.append((asset.uri, dict(extra or {})))
 
 
-def run(outlet_events: defaultdict[Any, Events] | None = None, **kwargs: Any
-        ) -> tuple[Any, list[tuple[str, dict[str, Any]]]]:
-    outlet_events = defaultdict(Events) if outlet_events is None else outlet_events
+class OutletEvents(defaultdict):  # type: ignore[type-arg]
+    """``outlet_events`` keyed by the outlet's name (an ``AssetAlias`` is unhashable on Airflow 3.1)."""
+
+    def __init__(self) -> None:
+        super().__init__(Events)
+
+    def __getitem__(self, outlet: Any) -> Events:
+        return super().__getitem__((type(outlet).__name__, getattr(outlet, "name", outlet)))
+
+
+def run(outlet_events: OutletEvents | None = None, **kwargs: Any) -> tuple[Any, list[tuple[str, dict[str, Any]]]]:
+    outlet_events = OutletEvents() if outlet_events is None else outlet_events
     operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["marketing.campaigns"], deferrable=False,
                                                 poll_interval=0.05, **kwargs)
     result = operator.execute({"ti": FakeTaskInstance(), "outlet_events": outlet_events})
@@ -65,7 +74,7 @@ def test_a_preload_that_keeps_pointing_at_earlier_jobs_fails_and_emits_no_event(
     monkeypatch.setattr(refresh, "MAX_EARLIER", 0)  # the first earlier job is already one too many
     analytics_emulator.script_next_job("preload_dashboard", [("running", 2), ("success", 0)], by_reads=True)
     earlier = AnalyticsHook(analytics_connection).preload_dashboard(2)
-    outlet_events: defaultdict[Any, Events] = defaultdict(Events)
+    outlet_events = OutletEvents()
     with pytest.raises(AnalyticsJobError, match=rf"preload of dashboard 2: the service answered already_existed 1 "
                                                 rf"times in a row \(jobs {earlier['id']}\)"):
         run(outlet_events)
@@ -91,19 +100,19 @@ def test_a_retry_submits_a_stale_preload_anew_and_never_counts_the_earlier_job(a
     earlier = AnalyticsHook(analytics_connection).preload_dashboard(2)
     store = StateStore()
 
-    def attempt(try_number: int, outlet_events: defaultdict[Any, Events]) -> Any:
+    def attempt(try_number: int, outlet_events: OutletEvents) -> Any:
         operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["marketing.campaigns"],
                                                     deferrable=False, poll_interval=0.05)
         return operator.execute({"ti": FakeTaskInstance(try_number), "outlet_events": outlet_events,
                                  "dag_run": SimpleNamespace(run_id="r", clear_number=0), "task_state_store": store})
 
     with pytest.raises(AnalyticsJobError, match="already_existed 1 times in a row"):
-        attempt(1, defaultdict(Events))
+        attempt(1, OutletEvents())
     assert store[BOOK_KEY]["jobs"]["preload:2"]["status"] == "stale"
     monkeypatch.setattr(refresh, "MAX_EARLIER", 3)
     while AnalyticsHook(analytics_connection).get_job(earlier["id"])["status"] != "success":
         pass  # the other party's job ends before the retry (two reads)
-    outlet_events: defaultdict[Any, Events] = defaultdict(Events)
+    outlet_events = OutletEvents()
     result = attempt(2, outlet_events)
     own = [j for j in preloads_of(analytics_emulator, 2) if j.existing_job_id is None and j.id != earlier["id"]]
     assert len(own) == 1  # submitted anew on the retry
