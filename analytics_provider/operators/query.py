@@ -226,7 +226,7 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
         encode = encode_csv if file_format == "csv" else encode_json
         with task_named_on_write_failure(self.task_id):
             path, size = save_stream(
-                encode(fields, rows()),
+                self.bounded(encode(fields, rows())),
                 self.destination,
                 expected_bytes=None,
                 suggested_name=f"data-set-{self.data_set_id}.{file_format}",
@@ -234,6 +234,21 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
             )
         self.log.info("Wrote %d row(s), %d bytes (%s) to %s", counted["rows"], size, file_format, path)
         return {"path": path, "bytes": size, "rows": counted["rows"], "format": file_format}
+
+
+    def bounded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """``chunks``, refused once they pass the connection's ``max_download_bytes`` or take past its
+        ``max_download_seconds`` (a service whose pages never end would fill the disk)."""
+        limits = self.hook.settings.download_limits
+        what, where = f"{self.task_id}: query on data set {self.data_set_id}", str(self.destination)
+        path = f"/data_sets/{self.data_set_id}/submit_query"
+        ends, written = self.hook.clock() + limits.max_seconds, 0
+        for chunk in chunks:
+            written += len(chunk)
+            limits.check_written(written, what, where, "POST", path)
+            if self.hook.clock() > ends:
+                raise limits.too_slow(what, where, "POST", path)
+            yield chunk
 
 
 def as_records(fields: list[str], values: list[list[Any]]) -> list[dict[str, Any]]:

@@ -223,13 +223,20 @@ class DownloadLimits:
         end = now + self.max_seconds
         return end if deadline is None else min(deadline, end)
 
-    def too_slow(self, what: str, destination: str) -> DownloadTooSlowError:
-        """The error of a download that ``max_seconds`` ended."""
+    def too_slow(self, what: str, destination: str, method: str = "GET",
+                 path: str = "/exports/download") -> DownloadTooSlowError:
+        """The error of a download (or a file written from pages of answers) that ``max_seconds`` ended."""
         return DownloadTooSlowError(
             f"{what}: the file for destination {destination!r} did not come whole within "
             f"{self.max_seconds:g} s; refused, the destination is left as it was. max_download_seconds="
             f"{self.max_seconds:g} ({self.source_of('max_download_seconds')}) would have to be raised to allow it",
-            method="GET", path="/exports/download")
+            method=method, path=path)
+
+    def check_written(self, written: int, what: str, destination: str, method: str, path: str) -> None:
+        """Refuse a file written from pages of answers (a query's rows) past ``max_bytes``."""
+        if written > self.max_bytes:
+            raise self._refused(what, destination, f"passes {size_text(self.max_bytes)}", "max_download_bytes",
+                                self.max_bytes, method, path)
 
     def allowed(self, wire: int) -> int:
         """The decoded bytes allowed after ``wire`` bytes received."""
@@ -253,12 +260,13 @@ class DownloadLimits:
             f"decodes to more than {size_text(decoded)} from {size_text(wire)} received (over "
             f"{decoded / max(wire, 1):.0f} times its size on the wire)", "max_decode_ratio", self.max_ratio)
 
-    def _refused(self, what: str, destination: str, how: str, setting: str, value: float) -> DownloadTooLargeError:
+    def _refused(self, what: str, destination: str, how: str, setting: str, value: float, method: str = "GET",
+                 path: str = "/exports/download") -> DownloadTooLargeError:
         shown = str(value) if isinstance(value, int) else f"{value:g}"
         return DownloadTooLargeError(
             f"{what}: the file for destination {destination!r} {how}; refused, the destination is left as "
             f"it was. {setting}={shown} ({self.source_of(setting)}) would have to be raised to allow it",
-            method="GET", path="/exports/download")
+            method=method, path=path)
 
     def with_overrides(self, max_bytes: int | None, max_ratio: float | None, max_seconds: float | None,
                        source: str) -> DownloadLimits:
