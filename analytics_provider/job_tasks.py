@@ -9,12 +9,23 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.exceptions import AirflowProviderDeprecationWarning
 
-from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE  # noqa: F401 (the job tasks' default, named here too)
+from analytics_provider.api.wire.choices import (  # noqa: F401 (DEFAULT_MAX_OUTAGE: the job tasks' default, named here too)
+    DEFAULT_MAX_OUTAGE,
+    wait_argument_problem,
+)
 from analytics_provider.exceptions import MAX_TEXT, bounded, refused
 
 if TYPE_CHECKING:
     from analytics_provider.hooks.analytics import AnalyticsHook
 
+
+
+def check_wait(task_id: str, poll_interval: Any, timeout: Any) -> None:
+    """Refuse a job wait's ``poll_interval`` or ``timeout`` outside its bounds, naming the task."""
+    for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
+        problem = wait_argument_problem(name, value)
+        if problem:
+            raise refused(task_id, name, value, problem)
 
 
 def check_max_outage(task_id: str, max_outage: float, max_failures: int | None) -> None:

@@ -31,7 +31,7 @@ from analytics_provider.api.call.settings import (
 )
 from analytics_provider.api.jobs.status import JobState
 from analytics_provider.api.jobs.wait import JobWatch, WaitResult, final_state, first_look, follow_job
-from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
+from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE, wait_argument_problem
 from analytics_provider.api.wire.operations import operation
 from analytics_provider.api.wire.pagination import Pages
 from analytics_provider.exceptions import (
@@ -175,6 +175,10 @@ class AnalyticsClientHook(BaseHook):
         Raises :class:`AnalyticsJobTimeout` when it is still pending after ``timeout`` seconds
         (no read or sleep goes past that), :class:`AnalyticsJobError` when it cannot be waited on.
         """
+        for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
+            if wait_argument_problem(name, value):
+                raise AnalyticsParameterError(f"wait_for_job: {name} must be {wait_argument_problem(name, value)}, "
+                                              f"got {value!r}")
         watch = JobWatch(job_id, poll_interval=poll_interval, deadline=self.clock() + timeout,
                          max_outage=max_outage, clock=self.clock)
         return final_state(self.client.run(follow_job(watch)))

@@ -13,6 +13,7 @@ from analytics_provider.fresh_retry import FreshRetryMixin
 from analytics_provider.hook_task import HookTask
 from analytics_provider.job_tasks import (
     check_max_outage,
+    check_wait,
     data_source_stats,
     describe_cost,
     describe_job_failure,
@@ -73,9 +74,7 @@ class AnalyticsJobOperator(HookTask, OpenLineageMixin, ResumableJobMixin, FreshR
         super().__init__(**kwargs)
         if not isinstance(include_data_source_stats, bool):
             raise refused(self.task_id, "include_data_source_stats", include_data_source_stats, "True or False")
-        for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise refused(self.task_id, name, value, "a positive number of seconds")
+        check_wait(self.task_id, poll_interval, timeout)
         check_max_outage(self.task_id, max_outage, max_failures)
         self.analytics_conn_id = analytics_conn_id
         self.wait_for_completion = wait_for_completion

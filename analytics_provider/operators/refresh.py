@@ -17,7 +17,7 @@ from analytics_provider.exceptions import (
 )
 from analytics_provider.fresh_retry import FreshRetryMixin
 from analytics_provider.hook_task import HookTask
-from analytics_provider.job_tasks import DEFAULT_MAX_OUTAGE, check_max_outage
+from analytics_provider.job_tasks import DEFAULT_MAX_OUTAGE, check_max_outage, check_wait
 from analytics_provider.lineage_mixin import LineageFunction, OpenLineageMixin
 from analytics_provider.operators.analytics import is_templated
 from analytics_provider.operators.dbt import _holds_xcom_arg
@@ -184,9 +184,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             raise refused(self.task_id, "unmatched_tables", unmatched_tables, " or ".join(map(repr, UNMATCHED)))
         if isinstance(max_active_jobs, bool) or not isinstance(max_active_jobs, int) or max_active_jobs < 1:
             raise refused(self.task_id, "max_active_jobs", max_active_jobs, "a positive integer")
-        for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise refused(self.task_id, name, value, "a positive number of seconds")
+        check_wait(self.task_id, poll_interval, timeout)
         check_max_outage(self.task_id, max_outage, None)
         if not is_templated(tables) and not _holds_xcom_arg(tables):
             self._check_tables()

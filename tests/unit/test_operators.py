@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from typing import Any
@@ -257,6 +258,29 @@ def test_excel_is_accepted_as_xlsx_with_a_deprecation_warning(tmp_path) -> None:
 def test_wait_settings_are_checked(bad) -> None:
     with pytest.raises(ValueError):
         AnalyticsBustDataSourceCacheOperator(task_id="b", data_source_id=1, **bad)
+
+
+@pytest.mark.parametrize("name, value, most", [("poll_interval", 1e12, "86,400 (a day)"),
+                                               ("timeout", float("inf"), "604,800 (7 days)"),
+                                               ("timeout", 604_801, "604,800 (7 days)")])
+def test_a_wait_past_its_bound_is_refused_naming_the_task_and_the_bound(name, value, most) -> None:
+    from analytics_provider.operators import AnalyticsRefreshImpactedOperator
+
+    # (a sleep of 1e12 s overflows; no job is waited for a week)
+    for make in (lambda: AnalyticsBustDataSourceCacheOperator(task_id="bust", data_source_id=1, **{name: value}),
+                 lambda: AnalyticsRefreshImpactedOperator(task_id="bust", tables=["a.b"], **{name: value})):
+        with pytest.raises(ValueError, match=rf"bust: {name} must be .*at most {re.escape(most)}"):
+            make()
+    AnalyticsBustDataSourceCacheOperator(task_id="ok", data_source_id=1, poll_interval=86_400, timeout=604_800)
+
+
+def test_the_hooks_wait_past_its_bound_is_refused_before_any_request(requests_mock) -> None:
+    from analytics_provider.exceptions import AnalyticsParameterError
+    from analytics_provider.hooks.analytics import AnalyticsHook
+
+    with pytest.raises(AnalyticsParameterError, match=r"wait_for_job: timeout must be .*at most 604,800"):
+        AnalyticsHook().wait_for_job(1, timeout=1e9)
+    assert requests_mock.call_count == 0
 
 
 def test_max_failures_is_deprecated_in_favour_of_max_outage() -> None:

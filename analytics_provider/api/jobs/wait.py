@@ -30,7 +30,7 @@ from typing import Any, Literal
 from analytics_provider.api.call.events import Pause, ReadJob, Steps
 from analytics_provider.api.call.retry import RetryPolicy, backoff, is_transient
 from analytics_provider.api.jobs.status import FINAL_JOB_STATUSES, JobOutcome, JobState, job_state
-from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
+from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE, wait_argument_problem
 from analytics_provider.exceptions import AnalyticsDeadlineExceeded, AnalyticsJobError, AnalyticsJobTimeout
 
 log = logging.getLogger(__name__)
@@ -127,8 +127,9 @@ class JobWatch:
         spread_first_wait: bool = False,
         rng: random.Random | None = None,
     ) -> None:
-        if poll_interval <= 0:
-            raise ValueError(f"poll_interval must be a positive number of seconds, got {poll_interval!r}")
+        if wait_argument_problem("poll_interval", poll_interval):
+            raise ValueError(f"poll_interval must be {wait_argument_problem('poll_interval', poll_interval)}, "
+                             f"got {poll_interval!r}")
         if max_outage < 0:
             raise ValueError(f"max_outage must be a number of seconds (0 or more), got {max_outage!r}")
         self.job_id = int(job_id)

@@ -7,6 +7,8 @@ parsed, without loading the operations table (:mod:`.operations`), which is buil
 
 from __future__ import annotations
 
+from typing import Any
+
 USER_ROLES = ("user", "explorer", "analyst", "admin", "growth_admin", "it_admin")
 USER_STATUSES = ("active", "deleted", "pending")
 SCHEDULE_DEST_TYPES = ("EmailDest", "SlackDest", "Adls2Dest", "SftpDest", "EmailSubscriptionDest")
@@ -36,3 +38,16 @@ MANIFEST_FIELD = "files"
 DEFAULT_MAX_OUTAGE = 600.0
 """Seconds of failures in a row a wait (hook, sensor, trigger) tolerates before it ends in an error:
 the default of the operators' and the sensor's ``max_outage``, needed when a DAG file is parsed."""
+
+
+WAIT_BOUNDS = {"poll_interval": (86_400.0, "a day"), "timeout": (604_800.0, "7 days")}
+"""The most a job wait's ``poll_interval`` and ``timeout`` may be: no job is polled less than daily
+or waited for longer than a week (a larger value is a slip, and a huge one overflows a sleep)."""
+
+
+def wait_argument_problem(name: str, value: Any) -> str | None:
+    """What ``value`` would have to be as a wait's ``poll_interval`` or ``timeout``; None when it is."""
+    most, said = WAIT_BOUNDS[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
+        return f"a positive number of seconds, at most {most:,g} ({said})"
+    return None
