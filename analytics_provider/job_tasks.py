@@ -11,6 +11,7 @@ from airflow.exceptions import AirflowProviderDeprecationWarning
 
 from analytics_provider.api.wire.choices import (  # noqa: F401 (DEFAULT_MAX_OUTAGE: the job tasks' default, named here too)
     DEFAULT_MAX_OUTAGE,
+    WAIT_BOUNDS,
     wait_argument_problem,
 )
 from analytics_provider.exceptions import MAX_TEXT, bounded, refused
@@ -20,18 +21,20 @@ if TYPE_CHECKING:
 
 
 
-def check_wait(task_id: str, poll_interval: Any, timeout: Any) -> None:
-    """Refuse a job wait's ``poll_interval`` or ``timeout`` outside its bounds, naming the task."""
-    for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
+def check_wait(task_id: str, poll_interval: Any, timeout: Any, poll_name: str = "poll_interval") -> None:
+    """Refuse a job wait's ``poll_interval`` (a sensor's ``poke_interval``) or ``timeout`` outside its
+    bounds, naming the task and the argument."""
+    for name, value, shown in (("poll_interval", poll_interval, poll_name), ("timeout", timeout, "timeout")):
         problem = wait_argument_problem(name, value)
         if problem:
-            raise refused(task_id, name, value, problem)
+            raise refused(task_id, shown, value, problem)
 
 
 def check_max_outage(task_id: str, max_outage: float, max_failures: int | None) -> None:
     """Refuse a negative ``max_outage``; warn that ``max_failures`` (its predecessor) is ignored."""
-    if isinstance(max_outage, bool) or not isinstance(max_outage, (int, float)) or not max_outage >= 0:
-        raise refused(task_id, "max_outage", max_outage, "a number of seconds, 0 or more")
+    most = WAIT_BOUNDS["timeout"][0]  # an outage outlasted past the longest wait is a slip (inf was taken)
+    if isinstance(max_outage, bool) or not isinstance(max_outage, (int, float)) or not 0 <= max_outage <= most:
+        raise refused(task_id, "max_outage", max_outage, f"a number of seconds, from 0 to {most:,g} (7 days)")
     if max_failures is not None:
         warnings.warn(
             "max_failures is deprecated and ignored: a wait now outlasts failures for max_outage seconds",

@@ -37,7 +37,8 @@ class _HeadCountingHandler(ResponseHandler):
         self._head_left, self._seen = self.lines * int(kwargs.get("max_field_size") or 8190), b""
 
     def feed_data(self, data: Any, size: int = 0) -> None:  # an answer's head, parsed whole
-        self._head_left = None
+        if getattr(data[0] if isinstance(data, tuple) and data else None, "code", 200) >= 200:
+            self._head_left = None  # (an interim 1xx answer's head counts against the final head's bound)
         super().feed_data(data, size)
 
     def data_received(self, data: bytes) -> None:

@@ -16,7 +16,7 @@ from analytics_provider.api.wire.choices import DEFAULT_MAX_OUTAGE
 from analytics_provider.exceptions import AnalyticsJobError
 from analytics_provider.fresh_retry import FreshRetryMixin
 from analytics_provider.hook_task import HookTask
-from analytics_provider.job_tasks import check_max_outage, describe_job_failure
+from analytics_provider.job_tasks import check_max_outage, check_wait, describe_job_failure
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -54,6 +54,7 @@ class AnalyticsJobSensor(HookTask, FreshRetryMixin, BaseSensorOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        check_wait(self.task_id, self.poke_interval, self.timeout, poll_name="poke_interval")
         check_max_outage(self.task_id, max_outage, max_failures)
         self.job_id = job_id
         self.analytics_conn_id = analytics_conn_id

@@ -88,3 +88,13 @@ def test_each_request_on_a_kept_connection_has_its_own_count(handler) -> None:
     handler.set_response_params(read_until_eof=False, max_line_size=LINE, max_field_size=LINE)
     handler.data_received(head(40, body=b"{}"))  # the first head's bytes do not count against the second's
     assert parsed(handler)
+
+
+def test_an_interim_answer_does_not_end_the_count(handler) -> None:
+    """A 100 Continue is a head the parser hands on: the final head after it was counted by no one
+    (200 MiB of it held 530 MiB on aiohttp 3.13)."""
+    handler.data_received(b"HTTP/1.1 100 Continue\r\n\r\n")
+    data = head(100)
+    handler.data_received(data[:100_000])
+    handler.data_received(data[100_000:])
+    assert handler.transport.closed and "Too many headers" in str(handler.exception())

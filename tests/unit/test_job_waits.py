@@ -296,6 +296,15 @@ def test_events_round_trip() -> None:
     assert WaitResult.from_event({"status": "success", "job_id": "7"}).job_id == 7
 
 
+def test_an_event_carries_the_end_of_a_huge_error_log_only() -> None:
+    """A failed job's 30 MB error log went whole into the event (Airflow stores it as next_kwargs)."""
+    log = "ERROR first\n" + "x" * 30_000_000 + "\nERROR the decisive last line"
+    event = WaitResult("failed", 4, "failure", "job 4 ended failure", log).to_event()
+    assert len(json.dumps(event)) < 70_000
+    assert event["last_error_log"].endswith("ERROR the decisive last line")
+    assert event["last_error_log"].startswith("[the first 29,934,")
+
+
 def test_watch_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="poll_interval"):
         JobWatch(1, poll_interval=0, clock=lambda: 0.0)

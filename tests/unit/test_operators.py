@@ -274,6 +274,16 @@ def test_a_wait_past_its_bound_is_refused_naming_the_task_and_the_bound(name, va
     AnalyticsBustDataSourceCacheOperator(task_id="ok", data_source_id=1, poll_interval=86_400, timeout=604_800)
 
 
+@pytest.mark.parametrize("kwargs, named", [({"poke_interval": 1e7}, "poke_interval"), ({"timeout": 1e12}, "timeout"),
+                                           ({"max_outage": float("inf")}, "max_outage")])
+def test_the_sensors_wait_past_its_bound_is_refused_at_parse_naming_the_task(kwargs, named) -> None:
+    """The sensor deferred 31,700 years (timeout=1e12) and failed its first poke with a bare ValueError
+    (poke_interval=1e7); max_outage=inf was taken everywhere."""
+    with pytest.raises(ValueError, match=rf"^wait: {named} must be .*at most|^wait: {named} must be .*to 604,800"):
+        AnalyticsJobSensor(task_id="wait", job_id=1, **kwargs)
+    AnalyticsJobSensor(task_id="wait", job_id=1)  # Airflow's own defaults: a minute, and 7 days
+
+
 def test_the_hooks_wait_past_its_bound_is_refused_before_any_request(requests_mock) -> None:
     from analytics_provider.exceptions import AnalyticsParameterError
     from analytics_provider.hooks.analytics import AnalyticsHook

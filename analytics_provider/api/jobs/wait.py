@@ -49,6 +49,18 @@ UNREADABLE = "unreadable"
 """The status of a job kept by an earlier try that cannot be waited on at all (it is submitted anew)."""
 
 ONE_LOOK = RetryPolicy(max_attempts=1)
+
+MAX_EVENT_LOG = 65_536
+"""The characters of a job's ``last_error_log`` a trigger's event carries: its end (the decisive error
+is usually last). The event is stored in Airflow's database as the task's ``next_kwargs``; the
+failure's text is cut further (``job_tasks``)."""
+
+
+def event_log(log: str | None) -> str | None:
+    """``log`` as an event carries it: whole up to :data:`MAX_EVENT_LOG` characters, else its end."""
+    if log is None or len(log) <= MAX_EVENT_LOG:
+        return log
+    return f"[the first {len(log) - MAX_EVENT_LOG:,} characters cut]\n" + log[-MAX_EVENT_LOG:]
 """The retry policy of each read: the wait itself outlasts failures (with ``max_outage``)."""
 
 
@@ -72,7 +84,7 @@ class WaitResult:
             "job_id": self.job_id,
             "job_status": self.job_status,
             "message": self.message,
-            "last_error_log": self.last_error_log,
+            "last_error_log": event_log(self.last_error_log),
         }
 
     @classmethod
