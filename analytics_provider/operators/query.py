@@ -24,6 +24,9 @@ QUERY_FILE_FORMATS = ("csv", "json")
 PAGE_SIZE = 1000
 """Rows asked for in one page: the most the service gives."""
 DEFAULT_MAX_RETURN_ROWS = 1000
+DEFAULT_MAX_XCOM_BYTES = 4 * 1_048_576
+"""The bytes of JSON the rows a query task returns may take in XCom (Airflow's database): 1000 rows
+of 20 fields are about 0.5 MB; a record repeats every field name, which the service chooses."""
 
 
 class AnalyticsQueryResultTooLargeError(AirflowFailException):
@@ -69,6 +72,8 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
         keyed by the result's field names); by default from the destination's suffix (templated).
     :param max_return_rows: without a destination, the most rows the task returns (through
         XCom); more fail the task with :class:`AnalyticsQueryResultTooLargeError`.
+    :param max_xcom_bytes: without a destination, the most bytes of JSON those rows may take
+        (default 4 MiB, at most 16 MiB); more fail the task the same way.
 
     With a destination, returns ``{"job_id", "data_set_id", "path", "bytes", "rows", "format",
     "fields"}``; the file is written page by page to a temporary file and appears at the
@@ -95,11 +100,17 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
         destination: Any = None,
         file_format: str | None = None,
         max_return_rows: int = DEFAULT_MAX_RETURN_ROWS,
+        max_xcom_bytes: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if not isinstance(max_return_rows, int) or isinstance(max_return_rows, bool) or max_return_rows < 1:
             raise refused(self.task_id, "max_return_rows", max_return_rows, "a positive integer")
+        self.max_xcom_bytes = DEFAULT_MAX_XCOM_BYTES
+        if max_xcom_bytes is not None:
+            from analytics_provider.api.call.limits import task_setting  # (5 ms of import: given only)
+
+            self.max_xcom_bytes = task_setting(max_xcom_bytes, "max_xcom_bytes", self.task_id)
         self.data_set_id = data_set_id
         self.query = query
         self.destination = destination
@@ -198,10 +209,18 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
         if isinstance(total, int) and total > len(first["values"]) and total > self.max_return_rows:
             raise self.too_large(str(total))  # num_rows counts every row: known before any more page
         rows: list[dict[str, Any]] = []
+        names = sum(len(json.dumps(name)) + 2 for name in fields)  # each record repeats them: '"name": '
+        size = 2
         for data in self.pages(context, first):
             rows.extend(as_records(fields, data["values"]))
             if len(rows) > self.max_return_rows:
                 raise self.too_large(f"at least {len(rows)}")
+            size += sum(names + len(json.dumps(row)) for row in data["values"])  # the XCom's JSON, about
+            if size > self.max_xcom_bytes:
+                raise AnalyticsQueryResultTooLargeError(
+                    f"{self.task_id}: the query on data set {self.data_set_id} gives rows of more than "
+                    f"{self.max_xcom_bytes:,} bytes of JSON (max_xcom_bytes) at {len(rows)} rows; give the operator "
+                    "a destination to write them to a file, or raise max_xcom_bytes")
         self.log.info("Query on data set %s: %d row(s)", self.data_set_id, len(rows))
         return {**summary, "rows": rows}
 
@@ -260,6 +279,10 @@ def as_records(fields: list[str], values: list[list[Any]]) -> list[dict[str, Any
 
 
 BATCH_ROWS = 1000
+BATCH_CHARS = 1_048_576
+"""A batch of encoded rows is handed on at 1000 rows or 1 MiB of text, whichever comes first: the
+service chooses the fields, and a JSON record repeats their names (100 names of 5 KB each made a
+batch of 1000 rows 500 MB before the file's bound was checked)."""
 
 
 def encode_csv(fields: list[str], rows: Iterator[list[Any]]) -> Iterator[bytes]:
@@ -269,7 +292,7 @@ def encode_csv(fields: list[str], rows: Iterator[list[Any]]) -> Iterator[bytes]:
     writer.writerow(fields)
     for count, row in enumerate(rows, 1):
         writer.writerow(row)
-        if count % BATCH_ROWS == 0:
+        if count % BATCH_ROWS == 0 or buffer.tell() >= BATCH_CHARS:
             yield buffer.getvalue().encode()
             buffer.seek(0)
             buffer.truncate()
@@ -280,13 +303,13 @@ def encode_json(fields: list[str], rows: Iterator[list[Any]]) -> Iterator[bytes]
     """A JSON array of ``{field: value}`` objects, one per line, a batch of rows at a time."""
     as_records(fields, [])  # refuses repeated field names before anything is written
     batch: list[str] = []
-    first = True
+    size, first = 0, True
     yield b"["
     for row in rows:
         record = dict(zip(fields, row, strict=False))
         batch.append(("\n" if first else ",\n") + json.dumps(record, ensure_ascii=False))
-        first = False
-        if len(batch) == BATCH_ROWS:
+        size, first = size + len(batch[-1]), False
+        if len(batch) == BATCH_ROWS or size >= BATCH_CHARS:
             yield "".join(batch).encode()
-            batch = []
+            batch, size = [], 0
     yield ("".join(batch) + "\n]\n").encode()

@@ -56,3 +56,35 @@ def test_endless_full_pages_end_at_max_download_seconds(server, connect, tmp_pat
         query(tmp_path).execute({"ti": FakeTaskInstance()})
     assert "did not come whole within 30 s" in str(refused.value) and "max_download_seconds=30" in str(refused.value)
     assert list(tmp_path.iterdir()) == []
+
+
+WIDE = [f"f{n}_" + "n" * 5000 for n in range(20)]  # the service names the fields: 20 names of 5 KB
+WIDE_PAGE = Answer(200, {"fields": WIDE, "values": [[""] * 20] * PAGE_SIZE, "meta": {}})  # 0.1 MB on the wire
+
+
+def test_wide_field_names_are_written_in_bounded_batches(server, connect, tmp_path) -> None:
+    """A JSON record repeats every field name: a batch of 1000 such rows was 100 MB of text before the
+    file's bound was checked (100 names of 5 KB: 1.5 GB of memory from a 0.86 MiB page)."""
+    connect(max_download_bytes=4 * 1_048_576)
+    server.answer = always(WIDE_PAGE)
+    operator = AnalyticsQueryDataSetOperator(task_id="rows_to_file", data_set_id=1, query=QUERY,
+                                             destination=str(tmp_path / "rows.json"))
+    with measured() as cost, pytest.raises(DownloadTooLargeError, match="passes 4,194,304 bytes"):
+        operator.execute({"ti": FakeTaskInstance()})
+    assert cost.peak_memory < 24 * 1_048_576, cost  # a batch of about 1 MiB, the page, the file's bound
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_returned_rows_are_bounded_by_their_json_not_only_their_count(server, connect) -> None:
+    """Without a destination, 999 rows under max_return_rows made an XCom of 478 MiB from a 0.86 MiB answer."""
+    from analytics_provider.operators.query import AnalyticsQueryResultTooLargeError
+
+    server.answer = always(Answer(200, {"fields": WIDE, "values": [[""] * 20] * 999, "meta": {"num_rows": 999}}))
+    operator = AnalyticsQueryDataSetOperator(task_id="rows", data_set_id=1, query=QUERY)
+    with pytest.raises(AnalyticsQueryResultTooLargeError) as refused:
+        operator.execute({"ti": FakeTaskInstance()})
+    assert "rows: the query on data set 1 gives rows of more than 4,194,304 bytes of JSON (max_xcom_bytes)" in str(
+        refused.value)
+    server.answer = always(Answer(200, {"fields": WIDE, "values": [[""] * 20] * 100, "meta": {"num_rows": 100}}))
+    allowed = AnalyticsQueryDataSetOperator(task_id="rows", data_set_id=1, query=QUERY, max_xcom_bytes=16 * 1_048_576)
+    assert len(allowed.execute({"ti": FakeTaskInstance()})["rows"]) == 100  # 10 MB of JSON, when asked for
