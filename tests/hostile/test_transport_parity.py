@@ -318,6 +318,26 @@ def test_a_compressed_answer_within_the_limit_is_decoded_whole(driver, server, c
     assert isinstance(user, dict) and len(user["padding"]) == MiB - 52, user
 
 
+def test_an_answer_of_tiny_json_values_is_refused_before_it_is_parsed(driver, server, connect) -> None:
+    """60 MiB of ``[{},{},...]`` under max_answer_bytes took 3 GiB once parsed (50 times its size): an
+    answer holding more values than max_answer_bytes/32 is refused unparsed, on both transports."""
+    connect(max_answer_bytes=4 * MiB)
+    body = b'{"user": [' + b"{}," * (MiB - 1) + b"{}]}"  # 3 MiB, a million empty objects
+    server.answer = always(Answer(200, body=body))
+    with measured() as cost:
+        error = driver.one(Call("get_current_user"))
+    assert isinstance(error, AnswerTooLargeError), error
+    assert ("the answer holds more JSON values than the connection allows (about 2,097,153 in 3,145,739 bytes "
+            "(3.0 MiB); at most 131,072, max_answer_bytes/32)") in str(error), error
+    assert len(server.requests) == 1
+    assert cost.peak_memory < 24 * MiB, f"{driver.name} held {cost.peak_memory:,} bytes"  # parsed: 80 MB and more
+    server.answer = always(Answer(200, body=b'{"user": {"rows": [' + b"[1,2]," * 30_000 + b"[1,2]]}}"))
+    connect(max_answer_bytes=MiB)  # 180 KB of small rows: 90,003 values, past the 32,768 allowed
+    assert isinstance(driver.one(Call("get_current_user")), AnswerTooLargeError)
+    connect()  # the default 64 MiB allows 2,097,152: the same answer is read
+    assert driver.one(Call("get_current_user"))["rows"][0] == [1, 2]
+
+
 def test_an_answer_within_max_answer_bytes_is_read_whole(driver, server, connect) -> None:
     connect(max_answer_bytes=MiB)
     server.answer = always(Answer(200, stream=json_of_size(MiB), chunked=True))

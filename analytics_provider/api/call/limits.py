@@ -187,6 +187,7 @@ class BodyLimit:
         declared = str(headers.get("Content-Length") or "").strip()
         wire = int(declared) if declared.isdigit() else None
         if (wire is None or wire <= self.answer) and len(body) <= self.answer:
+            self._check_values(status, body, method=method, path=path)
             return
         coding = str(headers.get("Content-Encoding") or "").strip().lower()
         if coding in ("", "identity"):
@@ -200,6 +201,25 @@ class BodyLimit:
             f"the answer is larger than the connection allows ({how}); max_answer_bytes={self.answer} "
             "(a setting of the connection's extra, 64 MiB by default) is the limit of a successful answer: "
             "raise it if this answer is expected", status=status, method=method, path=path)
+
+    @property
+    def values(self) -> int:
+        """The JSON values (objects, arrays, items) a successful answer may hold: ``answer`` / 32,
+        2,097,152 for the default 64 MiB. Parsed, each takes Python 50 to 100 bytes: 60 MiB of
+        ``[{},{},...]`` took 3 GiB. A page of 1000 rows of 100 columns holds 100,000."""
+        return max(self.answer // 32, 1024)
+
+    def _check_values(self, status: int, body: bytes, *, method: str, path: str) -> None:
+        if len(body) <= self.values:
+            return  # fewer bytes than values allowed: it cannot hold more
+        held = body.count(b",") + body.count(b"[") + body.count(b"{")  # a value's separator or opening: at most
+        if held > self.values:
+            raise AnswerTooLargeError(
+                f"the answer holds more JSON values than the connection allows (about {held:,} in "
+                f"{size_text(len(body))}; at most {self.values:,}, max_answer_bytes/32): parsed, each takes "
+                f"memory of its own; max_answer_bytes={self.answer} (a setting of the connection's extra, 64 MiB "
+                "by default) sets both limits: raise it if this answer is expected", status=status,
+                method=method, path=path)
 
 
 @dataclass(frozen=True)
