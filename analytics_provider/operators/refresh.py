@@ -73,7 +73,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         (``unmatched_tables``). The API never says which server a data source reads: without a
         location, a match whose server or database could not be checked is made, logged as a
         warning and listed in the result's ``unchecked_tables`` (:mod:`analytics_provider.impact.scope`).
-    :param project_ids: the AML projects whose models are matched (default: those of the dashboards).
+    :param project_ids: the AML projects whose models are matched (default: those of the dashboards);
+        so are the models of every data source those models, ``data_sources`` (by id) or the
+        dashboards name, in a project or not.
     :param default_schema: the schema of a table named without one, overriding the warehouse's
         (``public`` for PostgreSQL and Redshift, ``PUBLIC`` for Snowflake, ``dbo``, ``main``...).
     :param fold: what unquoted names fold to, overriding the warehouse's: ``lower`` or ``upper``
@@ -82,7 +84,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         (the default: a misspelt name fails the task before any job, naming the closest model
         tables) or ``warn`` (logged with its closest model tables, and in the result's
         ``unmatched_tables``). Relations of a dbt run that no model reads are always only logged.
-        When no data model can be found at all (no AML project known), the task fails either way.
+        When no data model can be found at all (no AML project nor data source known), the task
+        fails either way.
     :param bust_cache: bust each impacted data source's cache once; a dashboard is preloaded only
         after the busts of the data sources it reads succeeded (a failed bust leaves them
         unpreloaded, without an asset event, and fails the task naming both; a retry busts again).
