@@ -268,14 +268,16 @@ class TableMatcher:
             dbtype = self.dbtypes.get(source)
             if not self.scope.allows(source, dbtype):
                 continue
+            # a model's name without a schema is in its connection's, which the API does not give: any
             parsed = table_or_none(model.get("table_name"), default_schema=self.default_schema, fold=self.fold,
-                                   dbtype=dbtype)
+                                   dbtype=dbtype, assume_schema=self.default_schema is not None)
             if parsed is None:
                 continue
             location = self.scope.locations.get(source) or SourceLocation()
             for table, want in self._wanted_by(dbtype):
                 if not want.matches(parsed):
                     continue
+
                 server_known = self._same_place(table, dbtype, location)
                 if server_known is False:
                     continue  # another warehouse, or another server than the data source's
@@ -291,6 +293,10 @@ class TableMatcher:
                         unchecked.add("database")
                 if unchecked:
                     self.unchecked.setdefault((table, source), set()).update(unchecked)
+                if parsed.schema is None and want.schema is not None and name_rules(dbtype).default_schema:
+                    self.note(f"data source {source}: model {model.get('name') or '?'} ({model.get('id')}) names "
+                              f"{model.get('table_name')} without a schema, and the API does not say its default "
+                              f"schema: matched on the table name to {table} (default_schema says it)")
                 found[table].append(model if why is None else why(model, parsed))
         return found
 

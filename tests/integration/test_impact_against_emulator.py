@@ -345,3 +345,21 @@ def test_widgets_whose_data_sources_are_not_known_are_noted(hook: AnalyticsHook,
             "model on another data source is matched when data_sources names it") in impact["notes"]
     assert titles(hook.find_impacted(tables=["marketing.campaigns"], data_sources=source_scope([1, 2], "t"))) == [
         "Marketing performance", "Campaign ROI"]  # a data source named is searched
+
+
+@pytest.mark.parametrize(("source", "dbtype", "model", "table_name", "sql", "given"), [
+    (3, "snowflake", 7, "SESSIONS", None, "ANALYTICS.WEB.SESSIONS"),
+    (3, "databricks", 7, "sessions", None, "main.web.sessions"),
+    (1, "postgresql", 6, None, "select channel, spend from campaigns", "marketing.campaigns"),
+    (1, "redshift", 6, None, "select channel, spend from campaigns", "analytics.marketing.campaigns"),
+], ids=["snowflake-table", "databricks-table", "postgres-sql", "redshift-sql"])
+def test_a_model_naming_its_table_without_a_schema_is_matched_on_the_table_with_a_note(
+        hook: AnalyticsHook, analytics_emulator, source, dbtype, model, table_name, sql, given) -> None:
+    with analytics_emulator.world.lock:  # the connection's schema, which the API does not give
+        analytics_emulator.world.state.data_sources[source]["dbtype"] = dbtype
+        analytics_emulator.world.state.data_models[model].update(table_name=table_name, **({"sql": sql} if sql else {}))
+    impact = hook.find_impacted(tables=[given])
+    assert model in [m["id"] for m in impact["data_models"]]
+    (note,) = [n for n in impact["notes"] if "without a schema" in n]
+    assert note.startswith(f"data source {source}: ") and given in note
+    assert "the API does not say its default schema: matched on the table name" in note
