@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
 from analytics_provider.exceptions import (
+    AnalyticsApiError,
     AnalyticsJobError,
     AnalyticsJobTimeout,
     AnalyticsParameterError,
@@ -92,7 +93,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     :param preload: preload each impacted dashboard once.
     :param dashboards_filter: keep or leave out dashboards: ``{"include_tags": ["certified"],
         "exclude_titles": ["Old *"]}`` (also ``include_titles``, ``exclude_tags``; titles compared
-        without case, ``*`` and ``?`` wildcards).
+        without case, ``*`` and ``?`` wildcards). An ``include_titles`` entry no dashboard's title
+        matches fails the task before any job, naming the closest titles; an ``exclude_titles``
+        one is logged.
     :param dry_run: log the plan and return it; submit nothing.
     :param max_active_jobs: the most jobs pending at once (the fan-out stays within the key's quota).
     :param poll_interval: seconds between two reads of the pending jobs (one request per 100 jobs).
@@ -319,6 +322,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
         with self.closing_hook():
             self.check_inputs()
+            self._check_filter_titles()
             tables = self.refreshed_tables(context)
             with naming_the_task(self.task_id):
                 impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
@@ -374,6 +378,30 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 return self._result([])
             self.book = self._resumed_book(context)
             return self._run(context)
+
+    def _check_filter_titles(self) -> None:
+        """Refuse an ``include_titles`` entry no dashboard has (a misspelt title would leave every
+        dashboard out), naming the closest titles, before any job (one ``GET
+        /dashboards/list_metadata``); an ``exclude_titles`` one is logged (it leaves out nothing)."""
+        from analytics_provider.impact.refresh import titles_matching_none
+
+        rules = self.dashboards_filter or {}
+        if not rules.get("include_titles") and not rules.get("exclude_titles"):
+            return
+        try:
+            listed = self.hook.list_dashboards_metadata()
+        except AnalyticsApiError as exc:
+            if exc.status not in (403, 404):
+                raise
+            self.log.warning("dashboards_filter: its titles could not be checked (GET /dashboards/list_metadata "
+                             "answered %s)", exc.status)
+            return
+        problems = titles_matching_none(rules, [str(d.get("title") or "") for d in listed])
+        for line in problems.get("exclude_titles", []):
+            self.log.warning("%s: it leaves out nothing", line)
+        if problems.get("include_titles"):
+            raise AnalyticsParameterError(f"{self.task_id}: " + "; ".join(problems["include_titles"])
+                                          + " (titles are compared without case; * and ? are wildcards)")
 
     def _nothing_matched(self, unmatched: Sequence[Mapping[str, Any]]) -> None:
         """No data model reads any input table (a dbt dev target's schemas, the assets of another
