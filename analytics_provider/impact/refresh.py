@@ -40,6 +40,18 @@ def check_dashboards_filter(value: Any) -> dict[str, list[str]]:
     return checked
 
 
+def never_refreshes(bust_cache: bool, preload: bool, rules: Mapping[str, Sequence[str]]) -> str | None:
+    """Why a refresh with these settings could never submit a job, whatever the load wrote (None: it can)."""
+    if not bust_cache and not preload:
+        return ("bust_cache and preload are both False: every run would succeed having refreshed nothing "
+                "(set one of them True)")
+    every = next((p for p in rules.get("exclude_titles") or [] if not p.strip().strip("*")), None)
+    if every is not None and not bust_cache:
+        return (f"dashboards_filter['exclude_titles'] {every!r} leaves out every dashboard and bust_cache is False: "
+                "every run would succeed having refreshed nothing")
+    return None
+
+
 def titles_matching_none(rules: Mapping[str, Sequence[str]], titles: Sequence[str]) -> dict[str, list[str]]:
     """Each ``include_titles``/``exclude_titles`` entry that no title in ``titles`` matches, as
     ``"key: no dashboard is titled 'x' (closest: 'y')"`` lines by key (a misspelt title)."""

@@ -90,7 +90,8 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     :param bust_cache: bust each impacted data source's cache once; a dashboard is preloaded only
         after the busts of the data sources it reads succeeded (a failed bust leaves them
         unpreloaded, without an asset event, and fails the task naming both; a retry busts again).
-    :param preload: preload each impacted dashboard once.
+    :param preload: preload each impacted dashboard once. ``bust_cache`` and ``preload`` both
+        False, or ``bust_cache=False`` with an ``exclude_titles`` of ``"*"``, is refused at parse.
     :param dashboards_filter: keep or leave out dashboards: ``{"include_tags": ["certified"],
         "exclude_titles": ["Old *"]}`` (also ``include_titles``, ``exclude_tags``; titles compared
         without case, ``*`` and ``?`` wildcards). An ``include_titles`` entry no dashboard's title
@@ -198,7 +199,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             with naming_the_task(self.task_id):
                 from analytics_provider.impact.refresh import check_dashboards_filter
 
-                check_dashboards_filter(dashboards_filter)
+                self._check_some_job(check_dashboards_filter(dashboards_filter))
+        else:
+            self._check_some_job({})
         self.plan: dict[str, Any] = {}
         self.dbt_unresolved: list[str] = []
         self.table_origins: dict[str, list[Any]] = {}
@@ -227,6 +230,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 raise refused(self.task_id, "tables", table, f"a table's name ({exc})") from None
         return list(tables)
 
+    def _check_some_job(self, rules: Mapping[str, Sequence[str]]) -> None:
+        """Refuse settings under which no run could submit a job (a green task doing nothing)."""
+        from analytics_provider.impact.refresh import never_refreshes
+
+        why = never_refreshes(self.bust_cache, self.preload, rules)
+        if why is not None:
+            raise AnalyticsParameterError(f"{self.task_id}: {why}")
+
     def check_inputs(self) -> None:
         """Refuse bad (rendered) parameters before any request."""
         from analytics_provider.impact.refresh import check_dashboards_filter
@@ -234,6 +245,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self._check_tables()
         with naming_the_task(self.task_id):
             self.dashboards_filter = check_dashboards_filter(self.dashboards_filter)
+        self._check_some_job(self.dashboards_filter)
         if isinstance(self.is_dry_run, str) and self.is_dry_run.strip().lower() in ("true", "false"):
             self.is_dry_run = self.is_dry_run.strip().lower() == "true"  # rendered from a template
         if not isinstance(self.is_dry_run, bool):
@@ -651,8 +663,6 @@ def _why_no_job(impact: Mapping[str, Any], kept: Sequence[Any], left_out: Sequen
     """Why a plan holds no job, for the warning and the result's ``nothing_refreshed``."""
     if not impact["data_models"]:
         return "no data model reads any of the tables (unmatched_tables='warn')"
-    if not bust_cache and not preload:
-        return "bust_cache and preload are both False"
     if left_out and not kept:
         return f"dashboards_filter left out all {len(left_out)} impacted dashboard(s), and bust_cache is False"
     return "no dashboard reads the impacted data models, and bust_cache is False"
