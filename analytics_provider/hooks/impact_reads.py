@@ -2,14 +2,16 @@
 what the walk of :mod:`analytics_provider.impact.graph` needs, each read once per call.
 
 In order: the models of the AML projects (``GET /data_models``; the projects from ``GET
-/dashboards/list_metadata`` unless given), the dependants of their data sources (models in no
-project, found in the data sets that hold them), the data source of each query model (its
-``dbtype``: the dialect of its SQL), the data sets and models built on each changed model, in turn
-(``GET /dependencies/downstream_dependencies``), each impacted data set with its models and reports
-(``GET /data_sets/{id}``), the dashboards 100 a page with their widgets (only when a data set is
-impacted; one listed without widgets read alone, and skipped with a note when that read answers 404:
-deleted since it was listed), a report alone only where a data set's answer
-lacked its reports, and the name of each impacted data source. Nothing is kept across calls: a
+/dashboards/list_metadata`` unless given), the dashboards 100 a page with their widgets (the data
+sources they read: each widget's report, or its data set; one listed without widgets read alone,
+and skipped with a note when that read answers 404: deleted since it was listed), the dependants
+of every data source of those models, of the dashboards and of ``data_sources`` (models in no
+project, found in the data sets that hold them; a widget whose data source no answer says is
+counted in a note), the data source of each query model (its ``dbtype``: the dialect of its SQL),
+the data sets and models built on each changed model, in turn (``GET
+/dependencies/downstream_dependencies``), each impacted data set with its models and reports
+(``GET /data_sets/{id}``), a report alone only where a data set's answer lacked its reports, and
+the name of each impacted data source. Nothing is kept across calls: a
 dashboard added since the last run is seen.
 """
 
@@ -23,6 +25,9 @@ from analytics_provider.hooks.names import LISTING_REFUSED, is_id
 
 Json = dict[str, Any]
 PAGE = 100
+MAX_SOURCE_SETS = 20
+"""The most data sets read only to learn which data source a dashboard's widget reads (its report
+in none of the answers): past them, a note names the dashboards."""
 
 
 class ImpactHook(Protocol):
@@ -100,14 +105,17 @@ def find_impacted(
                                       f"scope.source_scope makes one) or None; got {data_sources!r}")
     if not any(given.values()):
         raise AnalyticsParameterError("find_impacted: give tables, data_models or data_sets (none was given)")
-    reads = ImpactReads(hook, project_ids)
+    reads = ImpactReads(hook, project_ids, data_sources.ids if data_sources is not None else ())
     walk = ImpactWalk()
     needs_catalog = bool(given["tables"]) or any(not is_id(m) for m in given["data_models"])
     catalog = reads.catalog() if needs_catalog else {}
     if needs_catalog and not catalog:
         raise AnalyticsLookupError(
             "find_impacted: no data model could be found, so nothing can be matched: " + reads.why_no_models()
-            + "; give project_ids (the AML projects whose models read the tables)")
+            + "; give data_sources (the ids of the data sources whose models read the tables) or project_ids "
+            "(the AML projects that define them)")
+    for note in reads.catalog_notes:
+        walk.impact.note(note)
     dbtypes = reads.dbtypes(catalog.values()) if given["tables"] else {}
     for note in reads.dbtype_notes(dbtypes):
         walk.impact.note(note)
@@ -176,8 +184,18 @@ def find_impacted(
 class ImpactReads:
     """The reads of one call, each made once."""
 
-    def __init__(self, hook: ImpactHook, project_ids: Sequence[int] | None = None) -> None:
+    def __init__(self, hook: ImpactHook, project_ids: Sequence[int] | None = None,
+                 source_ids: Iterable[str] = ()) -> None:
         self.hook = hook
+        self.source_ids = [str(s) for s in source_ids]
+        """Data sources whose models are searched whatever the projects and dashboards say (``data_sources``)."""
+        self.searched: list[str] = []
+        """The data sources whose models the catalog holds (those of the projects' models, the dashboards' and
+        ``source_ids``)."""
+        self.catalog_notes: list[str] = []
+        """What the catalog could not search (widgets whose data source the list does not say)."""
+        self.unknown_widgets = 0
+        self.unknown_boards: list[str] = []
         self.project_ids = None if project_ids is None else [int(p) for p in project_ids]
         self._catalog: dict[str, Json] | None = None
         self._dependants: dict[tuple[str, str], Json] = {}
@@ -210,9 +228,20 @@ class ImpactReads:
             raise AnalyticsLookupError(
                 f"find_impacted: project_ids: no AML project {', '.join(map(str, missing))} (GET /data_models "
                 f"answered 404); {self.known_projects()}")
-        sources = sorted({str(m["data_source_id"]) for m in models.values() if m.get("data_source_id") is not None},
-                         key=lambda s: (len(s), s))
-        for source_id in sources:
+        sources = {str(m["data_source_id"]) for m in models.values() if m.get("data_source_id") is not None}
+        sources |= set(self.source_ids)
+        sources |= self.dashboard_sources(sources)
+        self.searched = sorted(sources, key=lambda s: (len(s), s))
+        if self.unknown_widgets:
+            boards = self.unknown_boards
+            self.catalog_notes.append(
+                f"the data sources of {self.unknown_widgets} widget(s) of dashboard(s) {', '.join(boards[:5])}"
+                + (f" (and {len(boards) - 5} more)" if len(boards) > 5 else "")
+                + " are not known (the dashboards' list does not carry their reports): searched the models of "
+                "data source(s) "
+                f"{', '.join(self.searched) or '(none)'} only; a model on another data source is matched when "
+                "data_sources names it")
+        for source_id in self.searched:
             found = self.dependants(source_id, "DataSource")
             unlisted = {str(m) for m in found.get("data_model_ids") or []} - set(models)
             for set_id in found.get("data_set_ids") or []:
@@ -224,6 +253,59 @@ class ImpactReads:
                         unlisted.discard(str(model["id"]))
         self._catalog = models
         return models
+
+    def dashboard_sources(self, known: Iterable[str]) -> set[str]:
+        """The data sources the dashboards read, as far as the answers say: the data sets their
+        filters map, each widget's report (in the list, or in a data set read: those the filters
+        map, then at most :data:`MAX_SOURCE_SETS` of the ``known`` data sources' while a widget's
+        report is not found) or its data set. :attr:`unknown_widgets` counts the widgets it does
+        not say for."""
+        found: set[str] = set()
+        boards = self.dashboards()
+        for board in boards:
+            for dynamic_filter in board.get("dynamic_filters") or []:
+                for mapping in (dynamic_filter or {}).get("mappings") or []:
+                    path = mapping.get("field_path") if isinstance(mapping, Mapping) else None
+                    set_id = path.get("data_set_id") if isinstance(path, Mapping) else None
+                    source = self.data_set_if_any(set_id).get("data_source_id") if is_id(set_id) else None
+                    if is_id(source):
+                        found.add(str(source).strip())
+        widgets = [(board, w) for board in boards for w in board.get("widgets") or []
+                   if isinstance(w, Mapping) and w.get("source_type") != "Text"]
+        reports = {str(r.get("id")): r for d in list(self._data_sets.values()) for r in d.get("reports") or []
+                   if isinstance(r, Mapping)}
+        unknown: dict[str, list[Json]] = {}  # report id (or widget id) -> the boards of widgets not placed
+        for board, widget in widgets:
+            embedded = widget.get("query_report")
+            report: Mapping[str, Any] = embedded if isinstance(embedded, Mapping) else (
+                reports.get(str(widget.get("source_id"))) or {})
+            block = widget.get("viz_block_definition")
+            viz = (block.get("viz") or {}) if isinstance(block, Mapping) else {}
+            source, set_id = report.get("data_source_id"), report.get("data_set_id") or viz.get("dataset_id")
+            if source is None and is_id(set_id):
+                source = self.data_set_if_any(set_id).get("data_source_id")
+            if is_id(source):
+                found.add(str(source).strip())
+            else:
+                placed_by = widget.get("source_id") if widget.get("source_type") == "QueryReport" else None
+                unknown.setdefault(f"report {placed_by}" if placed_by else f"widget {widget.get('id')}",
+                                   []).append(board)
+        more = [d for s in sorted({*known, *found}, key=lambda s: (len(s), s))
+                for d in self.dependants(s, "DataSource").get("data_set_ids") or []
+                if str(d) not in self._data_sets] if unknown else []
+        for set_id in more[:MAX_SOURCE_SETS]:
+            if not any(k.startswith("report ") for k in unknown):
+                break
+            data_set = self.data_set(set_id)
+            for report in data_set.get("reports") or []:
+                if isinstance(report, Mapping) and unknown.pop(f"report {report.get('id')}", None) is not None:
+                    source = report.get("data_source_id") or data_set.get("data_source_id")
+                    if is_id(source):
+                        found.add(str(source).strip())
+        boards_left = [b for left in unknown.values() for b in left]
+        self.unknown_widgets = len(boards_left)
+        self.unknown_boards = list(dict.fromkeys(f"{b.get('title')!r} ({b.get('id')})" for b in boards_left))
+        return found
 
     def projects(self) -> list[int]:
         """The AML projects given, or those the dashboards belong to (one request)."""
@@ -253,8 +335,22 @@ class ImpactReads:
     def dependants(self, object_id: Any, object_type: str) -> Json:
         cached = (str(object_id), object_type)
         if cached not in self._dependants:
-            self._dependants[cached] = self.hook.get_dependants(int(object_id), object_type) or {}
+            try:
+                self._dependants[cached] = self.hook.get_dependants(int(object_id), object_type) or {}
+            except AnalyticsApiError as exc:
+                if exc.status != 404 or object_type != "DataSource":
+                    raise
+                self._dependants[cached] = {}  # a data source data_sources names that is not there: noted
         return self._dependants[cached]
+
+    def data_set_if_any(self, data_set_id: Any) -> Json:
+        """A data set a dashboard names (``{}`` when it answers 404: deleted since)."""
+        try:
+            return self.data_set(data_set_id)
+        except AnalyticsApiError as exc:
+            if exc.status != 404:
+                raise
+            return {}
 
     def data_set(self, data_set_id: Any) -> Json:
         cached = str(data_set_id)
@@ -264,11 +360,16 @@ class ImpactReads:
 
     def why_no_models(self) -> str:
         """Why the catalog is empty, for the error that says so."""
-        if self.project_ids and self._listing_refused is None and self._dashboards is None:
-            return f"the AML project(s) {', '.join(map(str, self.project_ids))} list no data model"
-        if self._listing_refused is not None:
-            return f"GET /dashboards/list_metadata answered {self._listing_refused}, so no AML project is known"
-        return "no dashboard names an AML project"
+        if self.project_ids:
+            projects = f"the AML project(s) {', '.join(map(str, self.project_ids))} list no data model"
+        elif self._listing_refused is not None:
+            projects = f"GET /dashboards/list_metadata answered {self._listing_refused}, so no AML project is known"
+        else:
+            projects = "no dashboard names an AML project"
+        sources = (f"data source(s) {', '.join(self.searched)} hold none either" if self.searched else
+                   "no data source is known from the dashboards' widgets" + (
+                       f" ({self.unknown_widgets} of them do not say which they read)" if self.unknown_widgets else ""))
+        return f"{projects}, and {sources}"
 
     def known_model(self, model_id: Any) -> Json:
         """A model named by a dependants answer: from the catalog (read if not yet), or its id alone."""

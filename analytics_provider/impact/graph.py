@@ -268,14 +268,16 @@ class TableMatcher:
             dbtype = self.dbtypes.get(source)
             if not self.scope.allows(source, dbtype):
                 continue
+            # a model's name without a schema is in its connection's, which the API does not give: any
             parsed = table_or_none(model.get("table_name"), default_schema=self.default_schema, fold=self.fold,
-                                   dbtype=dbtype)
+                                   dbtype=dbtype, assume_schema=self.default_schema is not None)
             if parsed is None:
                 continue
             location = self.scope.locations.get(source) or SourceLocation()
             for table, want in self._wanted_by(dbtype):
                 if not want.matches(parsed):
                     continue
+
                 server_known = self._same_place(table, dbtype, location)
                 if server_known is False:
                     continue  # another warehouse, or another server than the data source's
@@ -291,6 +293,10 @@ class TableMatcher:
                         unchecked.add("database")
                 if unchecked:
                     self.unchecked.setdefault((table, source), set()).update(unchecked)
+                if parsed.schema is None and want.schema is not None and name_rules(dbtype).default_schema:
+                    self.note(f"data source {source}: model {model.get('name') or '?'} ({model.get('id')}) names "
+                              f"{model.get('table_name')} without a schema, and the API does not say its default "
+                              f"schema: matched on the table name to {table} (default_schema says it)")
                 found[table].append(model if why is None else why(model, parsed))
         return found
 
@@ -474,18 +480,25 @@ def model_tables(models: Iterable[Json], dbtype_of: Callable[[Any], Any]) -> lis
 
 
 def closest_tables(table: str, names: Iterable[str], n: int = 3) -> list[str]:
-    """The model tables nearest to ``table`` by spelling (difflib), for a table no model reads."""
+    """The model tables nearest to ``table`` by spelling (difflib), for a table no model reads:
+    those whose table part is close (nearest first, then by the whole name); where none is, those
+    close as a whole."""
     import difflib
 
-    by_folded: dict[str, str] = {}
+    def folded(name: str) -> str:
+        return name.lower().replace('"', "").replace("`", "").replace("[", "").replace("]", "")
+
+    want = folded(table)
+    scored = []
     for name in sorted(set(names)):
-        by_folded.setdefault(name.lower().replace('"', "").replace("`", ""), name)
-    want = table.lower().replace('"', "").replace("`", "")
-    close = difflib.get_close_matches(want, list(by_folded), n=n, cutoff=0.6)
-    if not close:  # a name without its schema: compare the last parts
-        lasts = {f.rsplit(".", 1)[-1]: f for f in by_folded}
-        close = [lasts[c] for c in difflib.get_close_matches(want.rsplit(".", 1)[-1], list(lasts), n=n, cutoff=0.6)]
-    return [by_folded[c] for c in close]
+        whole = difflib.SequenceMatcher(None, want, folded(name)).ratio()
+        last = difflib.SequenceMatcher(None, want.rsplit(".", 1)[-1], folded(name).rsplit(".", 1)[-1]).ratio()
+        if last >= 0.6 or whole >= 0.6:
+            scored.append((last >= 0.6, last if last >= 0.6 else whole, whole, name))
+    if any(by_table for by_table, *_ in scored):
+        scored = [s for s in scored if s[0]]
+    scored.sort(key=lambda s: (-s[1], -s[2], s[3]))
+    return [name for *_, name in scored[:n]]
 
 
 def data_set_label(data_set: Json) -> str:

@@ -40,6 +40,41 @@ def check_dashboards_filter(value: Any) -> dict[str, list[str]]:
     return checked
 
 
+def never_refreshes(bust_cache: bool, preload: bool, rules: Mapping[str, Sequence[str]]) -> str | None:
+    """Why a refresh with these settings could never submit a job, whatever the load wrote (None: it can)."""
+    if not bust_cache and not preload:
+        return ("bust_cache and preload are both False: every run would succeed having refreshed nothing "
+                "(set one of them True)")
+    every = next((p for p in rules.get("exclude_titles") or [] if not p.strip().strip("*")), None)
+    if every is not None and not bust_cache:
+        return (f"dashboards_filter['exclude_titles'] {every!r} leaves out every dashboard and bust_cache is False: "
+                "every run would succeed having refreshed nothing")
+    return None
+
+
+def titles_matching_none(rules: Mapping[str, Sequence[str]], titles: Sequence[str]) -> dict[str, list[str]]:
+    """Each ``include_titles``/``exclude_titles`` entry that no title in ``titles`` matches, as
+    ``"key: no dashboard is titled 'x' (closest: 'y')"`` lines by key (a misspelt title)."""
+    import difflib
+
+    from analytics_provider.api.wire.lookup import normalized
+
+    by_folded = {normalized(t): t for t in titles}
+    found: dict[str, list[str]] = {}
+    for name in ("include_titles", "exclude_titles"):
+        for pattern in rules.get(name) or []:
+            wanted = normalized(pattern)
+            if any(fnmatch.fnmatchcase(t, wanted) for t in by_folded):
+                continue
+            close = difflib.get_close_matches(wanted.replace("*", "").replace("?", ""), list(by_folded), n=3,
+                                              cutoff=0.5)
+            closest = f"closest: {', '.join(repr(by_folded[c]) for c in close)}" if close else (
+                f"none of {len(by_folded)} is close")
+            found.setdefault(name, []).append(f"dashboards_filter[{name!r}]: no dashboard is titled {pattern!r} "
+                                              f"({closest})")
+    return found
+
+
 def keeps(dashboard: Mapping[str, Any], rules: Mapping[str, Sequence[str]]) -> bool:
     """Whether ``dashboards_filter`` keeps a dashboard: in the includes (when given), not in the excludes."""
     from analytics_provider.api.wire.lookup import normalized

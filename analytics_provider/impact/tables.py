@@ -202,9 +202,10 @@ def split_parts(name: str, *, dotted_quotes: bool = False) -> list[tuple[str, bo
 
 
 def parse_table(name: object, *, default_schema: str | None = None, fold: str | None = None,
-                dbtype: str | None = None) -> TableName:
+                dbtype: str | None = None, assume_schema: bool = True) -> TableName:
     """``name`` in the compared form of the warehouse ``dbtype`` names (see the module's text);
-    :class:`AnalyticsParameterError` when it is not a table's name."""
+    :class:`AnalyticsParameterError` when it is not a table's name. Without ``assume_schema`` a
+    name without a schema is in any schema (a model's: its connection's schema is not known)."""
     rules = name_rules(dbtype, fold=fold, default_schema=default_schema)
     if not isinstance(name, str) or not name.strip():
         raise AnalyticsParameterError(f"a table is named 'schema.table' or 'db.schema.table'; got {name!r}")
@@ -222,7 +223,7 @@ def parse_table(name: object, *, default_schema: str | None = None, fold: str | 
     if prefix:
         folded[-1] = folded[-1][:-1]
     if len(folded) == 1:
-        schema = rules.default_schema
+        schema = rules.default_schema if assume_schema else None
         return TableName(folded[0], None if schema is None else rules.compared(schema, False), prefix=prefix)
     if len(folded) == 2:
         return TableName(folded[1], folded[0], prefix=prefix)
@@ -230,10 +231,11 @@ def parse_table(name: object, *, default_schema: str | None = None, fold: str | 
 
 
 def table_or_none(name: object, *, default_schema: str | None = None, fold: str | None = None,
-                  dbtype: str | None = None) -> TableName | None:
+                  dbtype: str | None = None, assume_schema: bool = True) -> TableName | None:
     """A model's ``table_name`` in its compared form; None for a model without one (an SQL model)
     or with one that is not a table's name."""
     try:
-        return parse_table(name, default_schema=default_schema, fold=fold, dbtype=dbtype)
+        return parse_table(name, default_schema=default_schema, fold=fold, dbtype=dbtype,
+                           assume_schema=assume_schema)
     except AnalyticsParameterError:
         return None

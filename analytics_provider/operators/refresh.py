@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
 from analytics_provider.exceptions import (
+    AnalyticsApiError,
     AnalyticsJobError,
     AnalyticsJobTimeout,
     AnalyticsParameterError,
@@ -73,7 +74,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         (``unmatched_tables``). The API never says which server a data source reads: without a
         location, a match whose server or database could not be checked is made, logged as a
         warning and listed in the result's ``unchecked_tables`` (:mod:`analytics_provider.impact.scope`).
-    :param project_ids: the AML projects whose models are matched (default: those of the dashboards).
+    :param project_ids: the AML projects whose models are matched (default: those of the dashboards);
+        so are the models of every data source those models, ``data_sources`` (by id) or the
+        dashboards name, in a project or not.
     :param default_schema: the schema of a table named without one, overriding the warehouse's
         (``public`` for PostgreSQL and Redshift, ``PUBLIC`` for Snowflake, ``dbo``, ``main``...).
     :param fold: what unquoted names fold to, overriding the warehouse's: ``lower`` or ``upper``
@@ -82,14 +85,18 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         (the default: a misspelt name fails the task before any job, naming the closest model
         tables) or ``warn`` (logged with its closest model tables, and in the result's
         ``unmatched_tables``). Relations of a dbt run that no model reads are always only logged.
-        When no data model can be found at all (no AML project known), the task fails either way.
+        When no data model can be found at all (no AML project nor data source known), the task
+        fails either way.
     :param bust_cache: bust each impacted data source's cache once; a dashboard is preloaded only
         after the busts of the data sources it reads succeeded (a failed bust leaves them
         unpreloaded, without an asset event, and fails the task naming both; a retry busts again).
-    :param preload: preload each impacted dashboard once.
+    :param preload: preload each impacted dashboard once. ``bust_cache`` and ``preload`` both
+        False, or ``bust_cache=False`` with an ``exclude_titles`` of ``"*"``, is refused at parse.
     :param dashboards_filter: keep or leave out dashboards: ``{"include_tags": ["certified"],
         "exclude_titles": ["Old *"]}`` (also ``include_titles``, ``exclude_tags``; titles compared
-        without case, ``*`` and ``?`` wildcards).
+        without case, ``*`` and ``?`` wildcards). An ``include_titles`` entry no dashboard's title
+        matches fails the task before any job, naming the closest titles; an ``exclude_titles``
+        one is logged.
     :param dry_run: log the plan and return it; submit nothing.
     :param max_active_jobs: the most jobs pending at once (the fan-out stays within the key's quota).
     :param poll_interval: seconds between two reads of the pending jobs (one request per 100 jobs).
@@ -192,7 +199,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
             with naming_the_task(self.task_id):
                 from analytics_provider.impact.refresh import check_dashboards_filter
 
-                check_dashboards_filter(dashboards_filter)
+                self._check_some_job(check_dashboards_filter(dashboards_filter))
+        else:
+            self._check_some_job({})
         self.plan: dict[str, Any] = {}
         self.dbt_unresolved: list[str] = []
         self.table_origins: dict[str, list[Any]] = {}
@@ -221,6 +230,14 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 raise refused(self.task_id, "tables", table, f"a table's name ({exc})") from None
         return list(tables)
 
+    def _check_some_job(self, rules: Mapping[str, Sequence[str]]) -> None:
+        """Refuse settings under which no run could submit a job (a green task doing nothing)."""
+        from analytics_provider.impact.refresh import never_refreshes
+
+        why = never_refreshes(self.bust_cache, self.preload, rules)
+        if why is not None:
+            raise AnalyticsParameterError(f"{self.task_id}: {why}")
+
     def check_inputs(self) -> None:
         """Refuse bad (rendered) parameters before any request."""
         from analytics_provider.impact.refresh import check_dashboards_filter
@@ -228,6 +245,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         self._check_tables()
         with naming_the_task(self.task_id):
             self.dashboards_filter = check_dashboards_filter(self.dashboards_filter)
+        self._check_some_job(self.dashboards_filter)
         if isinstance(self.is_dry_run, str) and self.is_dry_run.strip().lower() in ("true", "false"):
             self.is_dry_run = self.is_dry_run.strip().lower() == "true"  # rendered from a template
         if not isinstance(self.is_dry_run, bool):
@@ -316,6 +334,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
 
         with self.closing_hook():
             self.check_inputs()
+            self._check_filter_titles()
             tables = self.refreshed_tables(context)
             with naming_the_task(self.task_id):
                 impact = self.hook.find_impacted(tables=tables, project_ids=self.project_ids,
@@ -371,6 +390,30 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
                 return self._result([])
             self.book = self._resumed_book(context)
             return self._run(context)
+
+    def _check_filter_titles(self) -> None:
+        """Refuse an ``include_titles`` entry no dashboard has (a misspelt title would leave every
+        dashboard out), naming the closest titles, before any job (one ``GET
+        /dashboards/list_metadata``); an ``exclude_titles`` one is logged (it leaves out nothing)."""
+        from analytics_provider.impact.refresh import titles_matching_none
+
+        rules = self.dashboards_filter or {}
+        if not rules.get("include_titles") and not rules.get("exclude_titles"):
+            return
+        try:
+            listed = self.hook.list_dashboards_metadata()
+        except AnalyticsApiError as exc:
+            if exc.status not in (403, 404):
+                raise
+            self.log.warning("dashboards_filter: its titles could not be checked (GET /dashboards/list_metadata "
+                             "answered %s)", exc.status)
+            return
+        problems = titles_matching_none(rules, [str(d.get("title") or "") for d in listed])
+        for line in problems.get("exclude_titles", []):
+            self.log.warning("%s: it leaves out nothing", line)
+        if problems.get("include_titles"):
+            raise AnalyticsParameterError(f"{self.task_id}: " + "; ".join(problems["include_titles"])
+                                          + " (titles are compared without case; * and ? are wildcards)")
 
     def _nothing_matched(self, unmatched: Sequence[Mapping[str, Any]]) -> None:
         """No data model reads any input table (a dbt dev target's schemas, the assets of another
@@ -620,8 +663,6 @@ def _why_no_job(impact: Mapping[str, Any], kept: Sequence[Any], left_out: Sequen
     """Why a plan holds no job, for the warning and the result's ``nothing_refreshed``."""
     if not impact["data_models"]:
         return "no data model reads any of the tables (unmatched_tables='warn')"
-    if not bust_cache and not preload:
-        return "bust_cache and preload are both False"
     if left_out and not kept:
         return f"dashboards_filter left out all {len(left_out)} impacted dashboard(s), and bust_cache is False"
     return "no dashboard reads the impacted data models, and bust_cache is False"

@@ -7,6 +7,8 @@ import pytest
 
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsLookupError, AnalyticsParameterError
 from analytics_provider.hooks.analytics import AnalyticsHook
+from analytics_provider.hooks.impact_reads import MAX_SOURCE_SETS
+from analytics_provider.impact.scope import source_scope
 
 
 @pytest.fixture
@@ -52,7 +54,7 @@ def test_names_the_warehouse_compares_alike_and_tables_nothing_reads(hook: Analy
     assert impact["tables"] == [{"table": "Public.ORDERS", "data_model_ids": [1]},
                                 {"table": "orders", "data_model_ids": [1]},
                                 {"table": "staging.unused", "data_model_ids": [], "closest": []}]
-    assert impact["notes"] == ["table staging.unused: no data model reads it"]
+    assert [n for n in impact["notes"] if n.startswith("table ")] == ["table staging.unused: no data model reads it"]
 
 
 def test_models_and_data_sets_by_id_or_name(hook: AnalyticsHook, analytics_emulator) -> None:
@@ -104,8 +106,13 @@ def test_large_workspace_cost(hook: AnalyticsHook, analytics_emulator) -> None:
     assert impact["dashboards"] and len(impact["data_models"]) == 10
     assert operations.count("list_dashboards") == 11  # 1,003 dashboards, 100 a page
     assert operations.count("get_dependants") == 10 + 6  # each changed model, each data source once (three seeded)
-    # each impacted data set once, and the seed's two read to find its model that is in no project
-    assert operations.count("get_data_set") == len(impact["data_sets"]) + 2
+    # each impacted data set once, the seed's two read to find its model that is in no project, and at most
+    # MAX_SOURCE_SETS more to learn which data sources the widgets read (the list does not carry their reports)
+    # (some of which are impacted: each data set is read once)
+    paths = [r.path for r in analytics_emulator.requests if r.operation == "get_data_set"]
+    assert len(paths) == len(set(paths)) <= len(impact["data_sets"]) + 2 + MAX_SOURCE_SETS
+    (note,) = [n for n in impact["notes"] if n.startswith("the data sources of 2996 widget(s) of dashboard(s) ")]
+    assert "(and 995 more) are not known" in note and "searched the models of data source(s) 1, 3, 4, 1000" in note
     assert "get_query_report" not in operations and "get_dashboard_widget" not in operations
     every_report = {w["id"] for w in impact["widgets"]}
     assert len(every_report) == len(impact["widgets"])
@@ -125,9 +132,19 @@ def test_answers_without_the_data_sets_reports(hook: AnalyticsHook, analytics_em
 
 def test_no_project_known_is_an_error_not_nothing_to_refresh(hook: AnalyticsHook, analytics_emulator) -> None:
     analytics_emulator.inject("list_dashboards_metadata", status=404, times=10)
+    # the data sets the dashboards' filters name: their data source's models, in a project or not
+    assert titles(hook.find_impacted(tables=["marketing.campaigns"])) == ["Marketing performance", "Campaign ROI"]
+    with analytics_emulator.world.lock:
+        for board in analytics_emulator.world.state.dashboards.values():
+            board["dynamic_filters"] = []
     with pytest.raises(AnalyticsLookupError, match=r"no data model could be found, so nothing can be matched: GET "
-                                                   r"/dashboards/list_metadata answered 404.*give project_ids"):
+                                                   r"/dashboards/list_metadata answered 404, so no AML project is "
+                                                   r"known, and no data source is known from the dashboards' widgets "
+                                                   r"\(7 of them do not say which they read\); give data_sources "
+                                                   r"\(.*\) or project_ids"):
         hook.find_impacted(tables=["marketing.campaigns"])
+    assert titles(hook.find_impacted(tables=["marketing.campaigns"], data_sources=source_scope([1], "t"))) == [
+        "Marketing performance", "Campaign ROI"]
     assert titles(hook.find_impacted(tables=["finance.revenue_targets"], project_ids=[1])) == ["Executive summary"]
 
 
@@ -292,3 +309,57 @@ def test_bad_warehouses_are_refused_before_any_request(hook: AnalyticsHook, anal
     with pytest.raises(AnalyticsParameterError, match="find_impacted: warehouses must map a table to its warehouse"):
         hook.find_impacted(tables=["a.b"], warehouses=bad)  # type: ignore[arg-type]
     assert api_operations(analytics_emulator) == []
+
+
+# -- models no AML project reaches (found by a second attack on #43) --
+
+def move_campaigns_to_data_source_2(emulator) -> None:
+    """The legacy model campaigns and its data set marketing on data source 2, which no AML model uses."""
+    with emulator.world.lock:
+        emulator.world.state.data_models[3]["data_source_id"] = 2
+        emulator.world.state.data_sets[2]["data_source_id"] = 2
+        for report in emulator.world.state.query_reports.values():
+            if report["data_set_id"] == 2:
+                report["data_source_id"] = 2
+
+
+def test_a_legacy_model_on_a_data_source_no_aml_model_uses_is_matched(hook: AnalyticsHook, analytics_emulator) -> None:
+    move_campaigns_to_data_source_2(analytics_emulator)
+    impact = hook.find_impacted(tables=["marketing.campaigns"])  # the list names data set 2 in a filter's mapping
+    assert titles(impact) == ["Marketing performance", "Campaign ROI"]  # the data source the dashboards read
+    assert [s["id"] for s in impact["data_sources"]] == [2, 1]
+    with analytics_emulator.world.lock:  # no filter: the widgets' reports say it
+        analytics_emulator.world.state.dashboards[2]["dynamic_filters"] = []
+    analytics_emulator.set_answer_shapes(widget_reports=True)
+    assert titles(hook.find_impacted(tables=["marketing.campaigns"])) == ["Marketing performance", "Campaign ROI"]
+
+
+def test_widgets_whose_data_sources_are_not_known_are_noted(hook: AnalyticsHook, analytics_emulator) -> None:
+    move_campaigns_to_data_source_2(analytics_emulator)
+    with analytics_emulator.world.lock:  # nothing in the list says Marketing performance reads data source 2
+        analytics_emulator.world.state.dashboards[2]["dynamic_filters"] = []
+    impact = hook.find_impacted(tables=["marketing.campaigns"])
+    assert titles(impact) == ["Campaign ROI"]
+    assert ("the data sources of 1 widget(s) of dashboard(s) 'Marketing performance' (2) are not known (the "
+            "dashboards' list does not carry their reports): searched the models of data source(s) 1, 3, 4 only; a "
+            "model on another data source is matched when data_sources names it") in impact["notes"]
+    assert titles(hook.find_impacted(tables=["marketing.campaigns"], data_sources=source_scope([1, 2], "t"))) == [
+        "Marketing performance", "Campaign ROI"]  # a data source named is searched
+
+
+@pytest.mark.parametrize(("source", "dbtype", "model", "table_name", "sql", "given"), [
+    (3, "snowflake", 7, "SESSIONS", None, "ANALYTICS.WEB.SESSIONS"),
+    (3, "databricks", 7, "sessions", None, "main.web.sessions"),
+    (1, "postgresql", 6, None, "select channel, spend from campaigns", "marketing.campaigns"),
+    (1, "redshift", 6, None, "select channel, spend from campaigns", "analytics.marketing.campaigns"),
+], ids=["snowflake-table", "databricks-table", "postgres-sql", "redshift-sql"])
+def test_a_model_naming_its_table_without_a_schema_is_matched_on_the_table_with_a_note(
+        hook: AnalyticsHook, analytics_emulator, source, dbtype, model, table_name, sql, given) -> None:
+    with analytics_emulator.world.lock:  # the connection's schema, which the API does not give
+        analytics_emulator.world.state.data_sources[source]["dbtype"] = dbtype
+        analytics_emulator.world.state.data_models[model].update(table_name=table_name, **({"sql": sql} if sql else {}))
+    impact = hook.find_impacted(tables=[given])
+    assert model in [m["id"] for m in impact["data_models"]]
+    (note,) = [n for n in impact["notes"] if "without a schema" in n]
+    assert note.startswith(f"data source {source}: ") and given in note
+    assert "the API does not say its default schema: matched on the table name" in note

@@ -201,3 +201,25 @@ def test_where_the_service_says_which_server_a_data_source_reads_it_is_compared(
         refresh({"triggering_asset_events": events(STAGING)})
     same = refresh({"triggering_asset_events": events("postgres://warehouse:5432/analytics/public/orders")})
     assert same["unchecked_tables"] == [] and [m["name"] for m in same["data_models"]][:1] == ["orders"]
+
+
+# -- dashboards_filter and switches that would go green doing nothing (a second attack on #43) --
+
+def test_an_include_title_no_dashboard_has_fails_naming_the_closest_before_any_job(
+        analytics_emulator, analytics_connection) -> None:
+    operator = AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"],
+                                                dashboards_filter={"include_titles": ["Sales overveiw", "Regional *"]})
+    analytics_emulator.clear_requests()
+    with pytest.raises(AnalyticsParameterError, match=r"^refresh: dashboards_filter\['include_titles'\]: no dashboard "
+                                                      r"is titled 'Sales overveiw' \(closest: 'Sales overview'\)"):
+        operator.execute({"ti": FakeTaskInstance()})
+    assert [r.operation for r in api_requests(analytics_emulator)] == ["list_dashboards_metadata"]  # no job
+
+
+def test_an_exclude_title_no_dashboard_has_is_only_logged(analytics_emulator, analytics_connection, capsys) -> None:
+    result = AnalyticsRefreshImpactedOperator(
+        task_id="refresh", tables=["public.orders"], dry_run=True,
+        dashboards_filter={"exclude_titles": ["Regional sails"]}).execute({"ti": FakeTaskInstance()})
+    assert {d["title"] for d in result["dashboards"]} == {"Sales overview", "Regional sales"}
+    assert ("dashboards_filter['exclude_titles']: no dashboard is titled 'Regional sails' (closest: 'Regional "
+            "sales'): it leaves out nothing") in capsys.readouterr().out

@@ -187,3 +187,16 @@ def test_a_name_only_the_run_completes_is_unresolved_and_said_never_a_null_table
     match_sql_models(matcher, [model], lambda _: dbtype)
     assert matcher.notes == [note]
     assert "NULL" not in " ".join(tables_read(sql, dbtype))
+
+
+def test_the_closest_model_tables_are_found_on_the_table_part_first() -> None:
+    from analytics_provider.impact.graph import closest_tables
+
+    names = ["main.customers", "main.orders", "main.payments", "staging.orders_v2"]
+    assert closest_tables('"wh"."main"."orders_v"', names)[:2] == ["staging.orders_v2", "main.orders"]
+    assert closest_tables("main.custmers", names)[0] == "main.customers"
+    assert closest_tables("ordrs", names)[0] == "main.orders"  # a name without its schema
+    assert closest_tables("marketing.campaigns", names) == []
+    # the table in another schema, not another table of the same schema
+    assert closest_tables('"wh"."main"."orders_v"', ["main.customers", "public.orders", "main.payments"]) == [
+        "public.orders"]

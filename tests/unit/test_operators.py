@@ -483,3 +483,19 @@ def test_preload_reads_a_rendered_bust_cache(mock, context) -> None:
     op.bust_cache = "sometimes"
     with pytest.raises(AnalyticsParameterError, match="bust_cache must be true or false"):
         op.execute(context)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"bust_cache": False, "preload": False},
+     r"^refresh: bust_cache and preload are both False: every run would succeed having refreshed nothing"),
+    ({"bust_cache": False, "dashboards_filter": {"exclude_titles": ["*"]}},
+     r"^refresh: dashboards_filter\['exclude_titles'\] '\*' leaves out every dashboard and bust_cache is False"),
+])
+def test_a_refresh_that_can_never_do_anything_is_refused_at_parse(kwargs, message) -> None:
+    from analytics_provider.operators import AnalyticsRefreshImpactedOperator
+
+    with pytest.raises(AnalyticsParameterError, match=message):
+        AnalyticsRefreshImpactedOperator(task_id="refresh", tables=["public.orders"], **kwargs)
+    AnalyticsRefreshImpactedOperator(task_id="ok", tables=["public.orders"], bust_cache=False)  # preloads
+    AnalyticsRefreshImpactedOperator(task_id="ok2", tables=["public.orders"],  # busts only
+                                     dashboards_filter={"exclude_titles": ["*"]})
