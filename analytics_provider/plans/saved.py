@@ -25,6 +25,7 @@ import re
 import stat
 import tempfile
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -210,7 +211,7 @@ def not_a_plan(data: Any) -> str | None:
         return _NOT_A_PLAN.format(found=found)
     wrong = [f"{name} is {_json_type(data[name])}, not {_json_type(kinds[0]())}" for name, kinds in SHAPES.items()
              if data.get(name) is not None and not isinstance(data[name], kinds)]
-    wrong = wrong or _parts_problems(data)
+    wrong = wrong or _parts_problems(data) or counts_problems(data)
     if wrong:
         return f"a malformed saved plan ({'; '.join(wrong[:5])}): plan again (nothing was written)"
     try:
@@ -219,6 +220,16 @@ def not_a_plan(data: Any) -> str | None:
         return (f"a malformed saved plan: it holds {exc.object[exc.start:exc.end]!a}, a lone surrogate that is no "
                 "text: plan again (nothing was written)")
     return None
+
+
+def counts_problems(data: Mapping[str, Any]) -> list[str]:
+    """Where a saved plan's ``counts`` disagree with its ``changes`` (the writes the apply sends, one
+    each): a review that asks a person, and says how much, by its counts must count its writes."""
+    counted = Counter(str(c.get("action")) for c in data.get("changes") or [] if isinstance(c, Mapping))
+    counts = data.get("counts") or {}
+    return [f"counts.{action} {bounded(repr(counts.get(action, 0)), 20)}, but {counted.get(action, 0)} such "
+            "change(s)" for action in sorted(set(counts) | set(counted), key=str)
+            if counts.get(action, 0) != counted.get(action, 0)]
 
 
 @dataclass(frozen=True)
