@@ -77,7 +77,8 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Conse
         and not (isinstance(c.sent, Invitation) and set(c.sent.group_ids) <= allowed)
         and not (isinstance(c.sent, Write) and c.action is Action.CREATE
                  and same_name((c.sent.fields or {}).get("name")) in allowed_made)])
-    with held(consent.once, task_id, *_locks(GroupMemberSync, managed, changes)):
+    names = {int(g["id"]): str(g["name"]) for g in hook.list_groups(limit=MAX_PAGE_SIZE)} if managed else {}
+    with held(consent.once, task_id, *_locks(GroupMemberSync, managed, changes, names)):
         users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
                  if not u.get("is_deleted")}
         emails = {str(u.get("email") or "").lower(): u for u in users.values()}
@@ -155,16 +156,22 @@ def apply_held(sync: GroupMemberSync | UserAttributeSync, plan: AccessPlan, task
     managed groups and the groups it creates, or of its attributes), so that it never writes while
     a reviewed apply of the same groups or attributes runs (one holding them refuses it, nothing
     written); ``once`` None: no locks."""
-    with held(once, task_id, *_locks(type(sync), sync.managed, plan.changes)):
+    names = getattr(sync, "_by_id", {})
+    with held(once, task_id, *_locks(type(sync), sync.managed, plan.changes, names)):
         return sync.apply(plan)
 
 
-def _locks(sync: type, managed: Iterable[Any], changes: Iterable[Change[Any]]) -> tuple[str, list[str]]:
-    """The kind and scopes of the apply locks of a plan of ``sync`` managing ``managed``."""
+def _locks(sync: type, managed: Iterable[Any], changes: Iterable[Change[Any]],
+           names: Mapping[int, str] | None = None) -> tuple[str, list[str]]:
+    """The kind and scopes of the apply locks of a plan of ``sync`` managing ``managed``. A group is
+    locked by its name (``group named finance``, as :func:`same_name` spells it) whether the plan
+    creates it or finds it (``names``: the service's, by id), and by its id when it has one: a plan
+    that creates a group and one that finds it once made take one lock."""
     if sync is UserAttributeSync:
         return "user attributes", [f"attribute {a}" for a in managed if isinstance(a, int)]
-    return "group members", [*(f"group {g}" for g in managed if isinstance(g, int)),
-                             *(f"group named {name}" for name in _made_groups(changes))]
+    ids = sorted(g for g in managed if isinstance(g, int))
+    named = _made_groups(changes) | {same_name(names[g]) for g in ids if names and g in names}
+    return "group members", [*(f"group {g}" for g in ids), *(f"group named {name}" for name in sorted(named))]
 
 
 def _made_groups(changes: Iterable[Change[Any]]) -> set[str]:
