@@ -4,15 +4,22 @@ locked as a scoped plan's creates are."""
 
 from __future__ import annotations
 
+import re
+import threading
 from typing import Any
 
 import pytest
 
+from analytics_provider import manage
 from analytics_provider.access.groups import GroupMemberSync
 from analytics_provider.access.saved import apply_held, apply_saved_group_members, save_group_members
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.plans.once import AppliedPlans
 from analytics_provider.plans.saved import Consent, SavedPlanError, digest
+
+from .test_deliveries import write
+from .test_plan_files_and_secrets import ONE
+from .test_plans_in_other_hands import racing
 
 MEMBERS = ("maya.chen@example.com", "tom.okafor@example.com")
 
@@ -50,3 +57,52 @@ def test_a_sync_of_a_group_a_reviewed_apply_is_creating_is_refused_at_once(tmp_p
     assert "another apply of group members (group named finance) is running" in found["refusal"], found
     members = [u["email"] for u in hook.list_users(limit=100) if found["group"] in (u.get("group_ids") or [])]
     assert members == []  # the direct sync wrote nothing into the group
+
+
+def carrying(hook: Any, key: str = "weekly-sales") -> list[str]:
+    return sorted(s["title"] for s in hook.list_data_schedules() if key in (s.get("title") or ""))
+
+
+@pytest.mark.parametrize("first", ["sales", "no scope"])
+def test_a_scoped_and_an_unscoped_plan_creating_one_key_leave_one_schedule(
+        first, tmp_path, hook, analytics_emulator, capsys, monkeypatch) -> None:
+    """Before: the plan of scope sales (lock ``scope sales``) and the plan without a scope (lock ``no
+    scope``) of the same files, applied at once, each created weekly-sales: two schedules for good
+    (the next plan of sales listed the other as "made without a scope"). A scoped plan that creates
+    takes ``no scope`` too: the second apply is refused at once; planned again, it adopts the first's
+    schedule (sales after no scope) or leaves it (no scope after sales): one schedule either way."""
+    files, storage = tmp_path / "deliveries", tmp_path / "plans"
+    write(files, "sales.yml", ONE)
+    flags = {"sales": ["--scope", "sales"], "no scope": []}
+    digests = {}
+    for name, extra in flags.items():
+        assert manage.main(["plan", str(files), *extra, "--out", str(tmp_path / f"{name}.json")]) == 0
+        (digests[name],) = re.findall(r", digest ([0-9a-f]{64}):", capsys.readouterr().out)
+    writing, done = threading.Event(), threading.Event()
+    create = type(hook).create_data_schedule
+
+    def held_create(self: Any, fields: Any) -> Any:
+        if threading.current_thread().name == "first":
+            writing.set()
+            assert done.wait(30)
+        return create(self, fields)
+
+    monkeypatch.setattr(type(hook), "create_data_schedule", held_create)
+
+    def apply(name: str) -> Any:
+        return lambda: manage.main(["apply", "--plan", str(tmp_path / f"{name}.json"), "--digest", digests[name],
+                                    "--plan-storage", str(storage)])
+
+    second = "no scope" if first == "sales" else "sales"
+    exits = racing(apply(first), apply(second), writing, done, "first")
+    err = capsys.readouterr().err
+    assert exits == {"first": 0, "second": 1}, err
+    assert "another apply of deliveries (no scope) is running" in err, err
+    assert len(carrying(hook)) == 1
+    # the second, planned again and applied, makes no second schedule
+    assert manage.main(["apply", str(files), *flags[second], "--plan-storage", str(storage)]) == 0, \
+        capsys.readouterr().err
+    assert carrying(hook) == ["Weekly sales [managed: sales/weekly-sales]"]
+    assert manage.main(["plan", str(files), "--scope", "sales"]) == 0
+    out = capsys.readouterr().out
+    assert "made without a scope" not in out, out
