@@ -241,8 +241,8 @@ def test_one_plan_applied_twice_at_once_is_applied_by_one_apply_and_the_other_sa
         racer.join(60)
     out = capsys.readouterr()
     assert sorted(exits) == [0, 1], (exits, out.err)
-    assert re.search(rf"manage apply --plan {saved}: (another apply of deliveries \((scope sales|no scope)\) is running since "
-                     r"\S+ by manage apply|stale plan: plan again)", out.err), out.err
+    assert re.search(rf"manage apply --plan {saved}: (another apply of deliveries \((scope sales|no scope)\) is "
+                     r"running since \S+ by manage apply|stale plan: plan again)", out.err), out.err
     assert len(managed(hook)) == 1 and out.out.count("applied 2 change(s) of the saved plan") == 1
     assert [r.operation for r in writes(analytics_emulator)] == ["create_data_schedule", "create_data_alert"]
 
