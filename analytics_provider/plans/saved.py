@@ -98,20 +98,28 @@ def fingerprint(fields: Json | None) -> str:
 
 
 def origin(hook: Any) -> Json:
-    """Where a plan is made or applied: the connection's base address (a gateway's password in it
-    masked: the plan file, its first line and the applied record are read by people) and the key's
-    user (``GET /users/me``), as a saved plan records them."""
+    """Where a plan is made or applied: the connection's base address as :func:`service_of` tells it
+    (the plan file, its first line and the applied record are read by people) and the key's user
+    (``GET /users/me``), as a saved plan records them."""
     user = hook.get_current_user() or {}
-    return {"service": _without_password(hook.settings.base_url.rstrip("/")), "user_id": user.get("id"),
-            "user": user.get("email")}
+    return {"service": service_of(hook.settings.base_url), "user_id": user.get("id"), "user": user.get("email")}
 
 
-def _without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+def service_of(url: str) -> str:
+    """A base address as a plan records and compares it: scheme, host, port (a scheme's own left out)
+    and path only. Its user
+    and password (a gateway's token: ``http://TOKEN@host``), query (``?apikey=...``) and fragment
+    are left out, never shown; a backslash is read as a ``/``."""
+    parts = urlsplit(str(url).strip().replace("\\", "/"))
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    scheme = parts.scheme.lower()
+    netloc = host + (f":{port}" if port is not None and (scheme, port) not in (("http", 80), ("https", 443)) else "")
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Touched],
