@@ -106,3 +106,28 @@ def test_a_scoped_and_an_unscoped_plan_creating_one_key_leave_one_schedule(
     assert manage.main(["plan", str(files), "--scope", "sales"]) == 0
     out = capsys.readouterr().out
     assert "made without a scope" not in out, out
+
+
+def test_a_direct_sync_planned_before_a_reviewed_apply_reads_again_under_its_locks(tmp_path, hook) -> None:
+    """Before: a direct sync planned, a reviewed apply of the same group ran, then the sync applied the
+    plan it had made before, without reading the service again (a deliveries apply is refused as
+    stale there): it removed the member the reviewed apply had just added. Now refused as stale,
+    nothing written; run again, it plans from what the service holds."""
+    storage = str(tmp_path / "plans")
+    reviewed = GroupMemberSync(hook, "review", groups=["Sales"], delete_missing=True)
+    reviewed_rows = [{"user": u, "group": "Sales"} for u in ("maya.chen@example.com", "lucas.meyer@example.com")]
+    saved = save_group_members(reviewed, reviewed.plan(reviewed_rows))
+    direct = GroupMemberSync(hook, "sync", groups=["Sales"], delete_missing=True)
+    plan = direct.plan([{"user": "maya.chen@example.com", "group": "Sales"}])  # tom out, as the reviewed plan
+    assert apply_saved_group_members(hook, saved, "apply", Consent(digest(saved), once=AppliedPlans(storage, "a"))) > 0
+    sales = next(g["id"] for g in hook.list_groups() if g["name"] == "Sales")
+
+    def members() -> list[str]:
+        return sorted(u["email"] for u in hook.list_users(limit=100) if sales in (u.get("group_ids") or []))
+
+    before = members()
+    assert "lucas.meyer@example.com" in before and "tom.okafor@example.com" not in before
+    with pytest.raises(SavedPlanError, match=r"(?s)sync: stale plan: plan again.*tom\.okafor@example\.com"):
+        apply_held(direct, plan, "sync", AppliedPlans(storage, "s"))
+    assert members() == before  # nothing written
+
