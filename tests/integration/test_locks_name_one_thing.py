@@ -131,3 +131,45 @@ def test_a_direct_sync_planned_before_a_reviewed_apply_reads_again_under_its_loc
         apply_held(direct, plan, "sync", AppliedPlans(storage, "s"))
     assert members() == before  # nothing written
 
+
+def test_a_failed_saved_plan_apply_advises_what_works_then(tmp_path, hook, analytics_emulator, capsys) -> None:
+    """Before: a saved plan's failed apply said "Run the task again: it reads the service anew"; run
+    again, the same apply was refused (the plan is recorded as applied). It now says to plan again,
+    which works."""
+    files, saved, storage = tmp_path / "deliveries", tmp_path / "plan.json", str(tmp_path / "plans")
+    write(files, "sales.yml", ONE)
+    assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(saved)]) == 0
+    (approved,) = re.findall(r", digest ([0-9a-f]{64}):", capsys.readouterr().out)
+    analytics_emulator.inject("create_data_schedule", status=500, times=1)
+    apply = ["apply", "--plan", str(saved), "--digest", approved, "--plan-storage", storage]
+    assert manage.main(apply) == 1
+    err = capsys.readouterr().err
+    assert "Run the task again" not in err and "This saved plan is used up" in err and "plan again" in err, err
+    assert manage.main(apply) == 1  # the same apply again: refused, as the advice now says
+    assert "this plan was applied at " in capsys.readouterr().err
+    assert manage.main(["plan", str(files), "--scope", "sales", "--out", str(saved)]) == 0  # what it advises
+    (approved,) = re.findall(r", digest ([0-9a-f]{64}):", capsys.readouterr().out)
+    assert manage.main(["apply", "--plan", str(saved), "--digest", approved, "--plan-storage", storage]) == 0
+    assert carrying(hook) == ["Weekly sales [managed: sales/weekly-sales]"]
+
+
+def test_a_huge_lock_is_refused_as_damaged_without_being_read_whole(tmp_path) -> None:
+    """Before: a 50 MB file in a lock's place was read whole (50 MB in memory, then judged). At most
+    64 KiB of it is read now, and it is refused as no lock, naming it."""
+    import tracemalloc
+
+    storage = tmp_path / "plans"
+    storage.mkdir()
+    lock = storage / "lock-deliveries-scope-sales.json"
+    lock.write_bytes(b"x" * (50 * 1024 * 1024))
+    tracemalloc.start()
+    try:
+        with pytest.raises(SavedPlanError) as refusal, \
+                AppliedPlans(str(storage), "me").holding("apply", "deliveries", ["scope sales"]):
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f"{lock} is no apply lock (not UTF-8 text of at most 64 KiB)" in str(refusal.value)
+    assert peak < 5 * 1024 * 1024, peak
+    assert lock.stat().st_size == 50 * 1024 * 1024  # left as it was

@@ -715,8 +715,8 @@ def test_bad_files_in_the_plan_storage_are_named_with_what_to_do_before_any_writ
         return capsys.readouterr().err
 
     lock.write_bytes(b"\xff\xfe not a lock")
-    assert f"{lock} is no apply lock (not UTF-8 text): once no apply of deliveries (scope sales) is known to run, " \
-           "delete it and retry; nothing was written" in apply()
+    assert f"{lock} is no apply lock (not UTF-8 text of at most 64 KiB): once no apply of deliveries (scope sales) " \
+           "is known to run, delete it and retry; nothing was written" in apply()
     lock.unlink()
     lock.mkdir()
     assert f"{lock}, the place of an apply lock, is a folder: remove it (no apply ever makes one) and retry; " \
@@ -724,8 +724,9 @@ def test_bad_files_in_the_plan_storage_are_named_with_what_to_do_before_any_writ
     assert lock.is_dir() and [p.name for p in storage.iterdir()] == [lock.name]  # not moved aside
     lock.rmdir()
     record.write_bytes(b"\xff\xfe")
-    assert f"the record of applied plans {record} is damaged (not UTF-8 text): this plan is refused as recorded; if " \
-           "it is known never to have been applied, delete the record and apply again" in apply()
+    assert f"the record of applied plans {record} is damaged (not UTF-8 text of at most 64 KiB): this plan " \
+           "is refused as recorded; if it is known never to have been applied, delete the record and apply " \
+           "again" in apply()
     record.write_text('{"format": "analytics_provider applied pl')
     assert f"its record {record} is damaged (no whole record: if no apply of it runs and it is known never to " \
            "have been applied, delete the record)" in apply()
