@@ -105,11 +105,11 @@ ADDRESSES = frozenset({"endpoint", "sheet_url"})
 """The fields of a ``dest`` that hold an address (a webhook's, a sheet's): masked whatever their form."""
 SECRET_WORDS = frozenset({"authorization", "auth", "cookie", "token", "secret", "password", "passwd", "pwd",
                           "passphrase", "credential", "credentials", "signature", "apikey", "pass", "passcode",
-                          "hmac", "bearer", "sig", "header", "headers"})
+                          "hmac", "bearer", "sig"})
 """A field named with one of these words (``Authorization``, ``access_token``, ``options.password``,
 ``hmac``, ``sig``) holds a secret: its value is shown as :data:`HIDDEN`; so does a ``key`` of a
 longer name (``api_key``, ``X-Api-Key``: not a plan's own ``key``), and every value under a field
-of headers (``headers``, ``custom_headers``, a lone ``header``)."""
+of headers (``headers``, ``custom_headers``, a lone ``header``; not ``include_header``)."""
 
 
 def secret_name(name: Any) -> bool:
@@ -118,7 +118,7 @@ def secret_name(name: Any) -> bool:
         return False
     words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
     return any(w in SECRET_WORDS or w.endswith(("token", "secret", "password")) for w in words) or (
-        "key" in words and len(words) > 1)
+        "key" in words and len(words) > 1) or words[-1:] == ["headers"] or words == ["header"]
 
 
 def masked_fields(value: Any, name: Any = None, *, secret: bool = False) -> Any:

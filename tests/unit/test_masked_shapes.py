@@ -25,5 +25,6 @@ def test_headers_of_any_name_and_secret_named_fields_are_masked() -> None:
     shown = json.dumps(masked_fields(dest, "dest"))
     assert "secret-" not in shown, shown
     assert '"type": "WebhookDest"' in shown and '"X-Session": "***"' in shown
-    for ordinary in ("title", "passage", "compass", "signal", "design", "bypass", "key", "recipients"):
+    for ordinary in ("title", "passage", "compass", "signal", "design", "bypass", "key", "recipients",
+                     "include_header", "header_row"):
         assert not secret_name(ordinary), ordinary
