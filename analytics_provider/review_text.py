@@ -41,6 +41,40 @@ def saved_digest(upstream: Any) -> str | None:
     return digest(saved)
 
 
+def saved_inline(upstream: Any) -> Mapping[str, Any] | None:
+    """The saved plan ``upstream`` holds whole (the plan itself, or a dry run's ``saved``), whose writes
+    the apply sends; None for none, or one stored by reference (its file is the apply's to read)."""
+    saved = upstream.get("saved", upstream) if isinstance(upstream, Mapping) else None
+    if not isinstance(saved, Mapping) or "format" not in saved:
+        return None
+    from analytics_provider.plans.by_reference import is_reference
+
+    return None if is_reference(saved) else saved
+
+
+def disagreement(upstream: Any) -> str | None:
+    """Why a plan cannot be put to a person as it is, or None: the saved plan it holds is malformed,
+    or its counts (or the dry run's around it) are not those of the writes it holds. A review decides
+    whether to ask, and says how much, from a saved plan's writes; counts edited to zeros would
+    otherwise let a plan that writes pass unasked."""
+    saved = saved_inline(upstream)
+    if saved is None:
+        return None
+    from analytics_provider.plans.saved import not_a_plan
+
+    problem = not_a_plan(saved)
+    if problem:
+        return problem
+    if upstream is not saved and _nonzero(upstream.get("counts")) != _nonzero(saved.get("counts")):
+        return (f"the plan's counts {_nonzero(upstream.get('counts'))} are not its saved plan's "
+                f"{_nonzero(saved.get('counts'))} (the writes the apply sends)")
+    return None
+
+
+def _nonzero(counts: Any) -> dict[str, Any]:
+    return {k: v for k, v in counts.items() if v} if isinstance(counts, Mapping) else {}
+
+
 def change_counts(plan: Mapping[str, Any]) -> dict[str, int]:
     """``{"creates", "changes", "removals"}`` of a plan's XCom (its counts are whole, its rows may be cut)."""
     counts = plan["counts"]
@@ -49,8 +83,10 @@ def change_counts(plan: Mapping[str, Any]) -> dict[str, int]:
 
 
 def needs_review(upstream: Mapping[str, Any]) -> bool:
-    """A validation always does (a publish changes what everyone sees); a plan when it changes something."""
-    return is_validation(upstream) or any(change_counts(upstream).values())
+    """A validation always does (a publish changes what everyone sees); a plan when it changes something:
+    a saved plan held whole when it holds a write, whatever its counts say."""
+    saved = saved_inline(upstream)
+    return is_validation(upstream) or any(change_counts(upstream).values()) or bool(saved and saved["changes"])
 
 
 def subject(upstream: Mapping[str, Any]) -> str:
@@ -67,16 +103,19 @@ def body(upstream: Mapping[str, Any], limit: int = REVIEW_ROWS) -> str:
     if is_validation(upstream):
         return _validation_body(upstream)
     counts = change_counts(upstream)
-    rows = list(upstream["changes"])
+    saved = saved_inline(upstream)
+    rows = list((saved or upstream)["changes"])
+    columns = COLUMNS + ("sends",) * (saved is not None)
     total = sum(int(n or 0) for n in upstream["counts"].values())
     lines = [f"**{_text(upstream.get('what') or 'plan')}**: {counts['creates']} to create, "
              f"{counts['changes']} to change, {counts['removals']} to remove.", ""]
-    labels = upstream.get("columns") or {}
-    header = [str(labels.get(c, c)) for c in COLUMNS]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(COLUMNS)]
+    labels = {**(upstream.get("columns") or {}), "sends": "what the apply sends"}
+    header = [str(labels.get(c, c)) for c in columns]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(columns)]
     shown, size = 0, sum(len(line) + 1 for line in lines)
     for row in rows[:limit]:
-        line = "| " + " | ".join(_cell(row.get(c)) for c in COLUMNS) + " |"
+        cells = [row.get(c) for c in COLUMNS] + [sent(row)] * (saved is not None)
+        line = "| " + " | ".join(_cell(c) for c in cells) + " |"
         if size + len(line) > MAX_BODY:
             break
         lines.append(line)
@@ -91,6 +130,33 @@ def body(upstream: Mapping[str, Any], limit: int = REVIEW_ROWS) -> str:
     if digest is not None:
         lines += ["", f"Plan digest: `{digest}` (the apply refuses a plan whose content differs)."]
     return "\n".join(lines)
+
+
+def sent(change: Mapping[str, Any]) -> str:
+    """What a saved change's write sends, told from the write itself (not from the row's text, which
+    the apply does not read): a schedule's or alert's title, recipients, channel or webhook host
+    (tokens masked), source and schedule; a membership, an invitation, an attribute's value."""
+    from analytics_provider.deliveries.shown import masked_fields, sends
+
+    write, action = change.get("write"), str(change.get("action"))
+    if not isinstance(write, Mapping):
+        return "(nothing)"
+    if isinstance(write.get("membership"), Mapping):
+        found = write["membership"]
+        into = "to" if action == "add" else "from"
+        return f"{action} user {found.get('user_id')} {into} group {found.get('group')!r}"
+    if isinstance(write.get("invitation"), Mapping):
+        found = write["invitation"]
+        return f"invite {found.get('email')} as {found.get('role')} into groups {found.get('group_ids')}"
+    if "entry" in write:
+        return f"{action} {masked_fields(write['entry'])}"
+    fields, kind = write.get("fields"), write.get("kind")
+    named = f"{kind} {write.get('id')}" if write.get("id") is not None else f"a new {kind}"
+    if not isinstance(fields, Mapping):
+        return f"{action} {named}"
+    if kind in ("data_schedules", "data_alerts"):
+        return f"{action} {named} {masked_fields(fields.get('title'))!r}: {sends(fields)}"
+    return f"{action} {named}: {masked_fields(fields)}"
 
 
 def where_the_rest_is(upstream: Mapping[str, Any], more: int) -> str:

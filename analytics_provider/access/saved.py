@@ -40,6 +40,13 @@ def save_group_members(sync: GroupMemberSync, plan: AccessPlan) -> Json:
     """The sync's plan (just made by ``sync.plan``) as a saved plan."""
     managed = sorted(g for g in sync.managed if isinstance(g, int))
     changes = [c for action in ORDER for c in plan.of(action)]
+    return saved_plan(plan, changes, _member_touched(sync, changes), {"managed_group_ids": managed},
+                      origin(sync.hook), encode=_encode)
+
+
+def _member_touched(sync: GroupMemberSync, changes: Iterable[Change[Any]]) -> list[Touched]:
+    """The resources the group member sync's ``changes`` touch, as read when planning."""
+    managed = {g for g in sync.managed if isinstance(g, int)}
     touched: dict[str, Touched] = {}
     for change in changes:
         write = change.sent
@@ -53,8 +60,7 @@ def save_group_members(sync: GroupMemberSync, plan: AccessPlan) -> Json:
         else:
             touched[f"group {change.target}"] = Touched("groups", None, change.target,
                                                         f"group {change.target} (to create)", None)
-    return saved_plan(plan, changes, list(touched.values()), {"managed_group_ids": managed}, origin(sync.hook),
-                      encode=_encode)
+    return list(touched.values())
 
 
 def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Consent | None = None,
@@ -77,28 +83,34 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Conse
         and not (isinstance(c.sent, Invitation) and set(c.sent.group_ids) <= allowed)
         and not (isinstance(c.sent, Write) and c.action is Action.CREATE
                  and same_name((c.sent.fields or {}).get("name")) in allowed_made)])
-    with held(consent.once, task_id, *_locks(GroupMemberSync, managed, changes)):
-        users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
-                 if not u.get("is_deleted")}
-        emails = {str(u.get("email") or "").lower(): u for u in users.values()}
-        groups = ({same_name(g["name"]): g for g in hook.list_groups(limit=MAX_PAGE_SIZE)}
-                  if any(t.kind == "groups" for t in touched) else {})
-
-        def managed_of(user: Json) -> Json:
-            return {"managed_group_ids": sorted(g for g in user.get("group_ids") or [] if g in managed)}
-
-        def current(then: Touched) -> Json | str | None:
-            if then.kind == "groups":
-                made = groups.get(same_name(then.key))
-                return f"made since the plan: group {made['id']} has its name" if made else None
-            if then.id is None:
-                return _made(emails, then)
-            user = users.get(then.id)
-            return None if user is None else managed_of(user)
-
-        refuse_if_stale(task_id, stale(touched, current))
+    names = {int(g["id"]): str(g["name"]) for g in hook.list_groups(limit=MAX_PAGE_SIZE)} if managed else {}
+    with held(consent.once, task_id, *_locks(GroupMemberSync, managed, changes, names)):
+        _refuse_stale_members(hook, task_id, touched, managed)
         plan = AccessPlan("group members", "user", "group", changes=list(changes))
         return applied_once(task_id, data, consent.once, ready, lambda: GroupMemberSync(hook, task_id).apply(plan))
+
+
+def _refuse_stale_members(hook: Any, task_id: str, touched: list[Touched], managed: set[Any]) -> None:
+    """Read the users and groups ``touched`` names again: refused as stale when one changed since the plan."""
+    users = {int(u["id"]): u for u in hook.list_users(exclude_deleted=True, limit=MAX_PAGE_SIZE)
+             if not u.get("is_deleted")}
+    emails = {str(u.get("email") or "").lower(): u for u in users.values()}
+    groups = ({same_name(g["name"]): g for g in hook.list_groups(limit=MAX_PAGE_SIZE)}
+              if any(t.kind == "groups" for t in touched) else {})
+
+    def managed_of(user: Json) -> Json:
+        return {"managed_group_ids": sorted(g for g in user.get("group_ids") or [] if g in managed)}
+
+    def current(then: Touched) -> Json | str | None:
+        if then.kind == "groups":
+            made = groups.get(same_name(then.key))
+            return f"made since the plan: group {made['id']} has its name" if made else None
+        if then.id is None:
+            return _made(emails, then)
+        user = users.get(then.id)
+        return None if user is None else managed_of(user)
+
+    refuse_if_stale(task_id, stale(touched, current))
 
 
 ATTRIBUTE_ORDER = (Action.INVITE, Action.ADD, Action.CHANGE, Action.REMOVE)
@@ -107,6 +119,13 @@ ATTRIBUTE_ORDER = (Action.INVITE, Action.ADD, Action.CHANGE, Action.REMOVE)
 
 def save_user_attributes(sync: UserAttributeSync, plan: AccessPlan) -> Json:
     """The sync's plan (just made by ``sync.plan``) as a saved plan."""
+    changes, touched = _attribute_touched(sync, plan)
+    return saved_plan(plan, changes, touched, {"managed_attribute_ids": sorted(sync.managed)},
+                      origin(sync.hook), encode=_encode)
+
+
+def _attribute_touched(sync: UserAttributeSync, plan: AccessPlan) -> tuple[list[Change[Any]], list[Touched]]:
+    """The user attribute sync's changes in the order they are sent, and the resources they touch as read."""
     invites = plan.of(Action.INVITE)
     entries = [c for c in plan.changes if c.action in ATTRIBUTE_ORDER[1:]]
     touched = [_invited(c.sent) for c in invites]
@@ -115,8 +134,7 @@ def save_user_attributes(sync: UserAttributeSync, plan: AccessPlan) -> Json:
         touched.append(Touched("user_attribute_values", user_id, change.target,
                                f"user {change.subject}, attribute {change.target}",
                                {"values": sync.values_read[(user_id, attr_id)]}))
-    return saved_plan(plan, [*invites, *entries], touched, {"managed_attribute_ids": sorted(sync.managed)},
-                      origin(sync.hook), encode=_encode)
+    return [*invites, *entries], touched
 
 
 def apply_saved_user_attributes(hook: Any, data: Any, task_id: str, consent: Consent | None = None,
@@ -134,37 +152,55 @@ def apply_saved_user_attributes(hook: Any, data: Any, task_id: str, consent: Con
                 and c.action in ATTRIBUTE_ORDER[1:])
         and not (isinstance(c.sent, Invitation) and c.action is Action.INVITE)])
     with held(consent.once, task_id, *_locks(UserAttributeSync, managed, changes)):
-        emails = _emails(hook) if any(t.id is None for t in touched) else {}
-        values: dict[int, Json] = {}
-
-        def current(then: Touched) -> Json | str | None:
-            if then.id is None:
-                return _made(emails, then)
-            if then.id not in values:
-                values[then.id] = hook.compute_user_attribute_values("User", then.id) or {}
-            return {"values": sorted(values[then.id].get(then.key) or [])}
-
-        refuse_if_stale(task_id, stale(touched, current))
+        _refuse_stale_attributes(hook, task_id, touched)
         plan = AccessPlan("user attributes", "user", "attribute", changes=list(changes))
         return applied_once(task_id, data, consent.once, ready, lambda: UserAttributeSync(hook, task_id).apply(plan))
 
 
+def _refuse_stale_attributes(hook: Any, task_id: str, touched: list[Touched]) -> None:
+    """Read the users' values ``touched`` names again: refused as stale when one changed since the plan."""
+    emails = _emails(hook) if any(t.id is None for t in touched) else {}
+    values: dict[int, Json] = {}
+
+    def current(then: Touched) -> Json | str | None:
+        if then.id is None:
+            return _made(emails, then)
+        if then.id not in values:
+            values[then.id] = hook.compute_user_attribute_values("User", then.id) or {}
+        return {"values": sorted(values[then.id].get(then.key) or [])}
+
+    refuse_if_stale(task_id, stale(touched, current))
+
+
 def apply_held(sync: GroupMemberSync | UserAttributeSync, plan: AccessPlan, task_id: str,
                once: AppliedPlans | None) -> int:
-    """Apply a plan just made by ``sync`` under the apply locks a saved plan of it takes (of its
-    managed groups and the groups it creates, or of its attributes), so that it never writes while
-    a reviewed apply of the same groups or attributes runs (one holding them refuses it, nothing
-    written); ``once`` None: no locks."""
-    with held(once, task_id, *_locks(type(sync), sync.managed, plan.changes)):
+    """Apply a plan just made by ``sync`` as a saved plan of it is applied: under the apply locks
+    it takes (of its managed groups, by id and name, and the groups it creates, or of its
+    attributes), so that it never writes while a reviewed apply of the same groups or attributes
+    runs (one holding them refuses it, nothing written), and with the resources it touches read
+    again once they are held (another apply changed them since this plan was made: refused as
+    stale, nothing written; run again, it plans anew); ``once`` None: no locks."""
+    names = getattr(sync, "_by_id", {})
+    with held(once, task_id, *_locks(type(sync), sync.managed, plan.changes, names)):
+        if isinstance(sync, GroupMemberSync):
+            managed = {g for g in sync.managed if isinstance(g, int)}
+            _refuse_stale_members(sync.hook, task_id, _member_touched(sync, plan.changes), managed)
+        else:
+            _refuse_stale_attributes(sync.hook, task_id, _attribute_touched(sync, plan)[1])
         return sync.apply(plan)
 
 
-def _locks(sync: type, managed: Iterable[Any], changes: Iterable[Change[Any]]) -> tuple[str, list[str]]:
-    """The kind and scopes of the apply locks of a plan of ``sync`` managing ``managed``."""
+def _locks(sync: type, managed: Iterable[Any], changes: Iterable[Change[Any]],
+           names: Mapping[int, str] | None = None) -> tuple[str, list[str]]:
+    """The kind and scopes of the apply locks of a plan of ``sync`` managing ``managed``. A group is
+    locked by its name (``group named finance``, as :func:`same_name` spells it) whether the plan
+    creates it or finds it (``names``: the service's, by id), and by its id when it has one: a plan
+    that creates a group and one that finds it once made take one lock."""
     if sync is UserAttributeSync:
         return "user attributes", [f"attribute {a}" for a in managed if isinstance(a, int)]
-    return "group members", [*(f"group {g}" for g in managed if isinstance(g, int)),
-                             *(f"group named {name}" for name in _made_groups(changes))]
+    ids = sorted(g for g in managed if isinstance(g, int))
+    named = _made_groups(changes) | {same_name(names[g]) for g in ids if names and g in names}
+    return "group members", [*(f"group {g}" for g in ids), *(f"group named {name}" for name in sorted(named))]
 
 
 def _made_groups(changes: Iterable[Change[Any]]) -> set[str]:

@@ -55,17 +55,24 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
     for section, kind in SECTIONS.items():
         owned: dict[str, list[Json]] = {}
         unscoped: dict[str, list[Json]] = {}  # made before scopes: adopted when declared
+        in_scopes: dict[str, list[tuple[str, Json]]] = {}  # of a scope: a plan without one does not make its key
         for resource in kind.list(hook):
             if seen is not None:
                 seen[(kind.name, int(resource["id"]))] = resource
             marker = marker_of(resource.get("title"))
             if marker is not None and marker[0] in (scope, None):
                 (owned if marker[0] == scope else unscoped).setdefault(marker[1], []).append(resource)
+            elif marker is not None and scope is None:
+                in_scopes.setdefault(marker[1], []).append((str(marker[0]), resource))
         for item in (d for d in declared if d.section == section):
             found = owned.pop(item.key, None) or unscoped.pop(item.key, None) or []
             body = scoped(item, scope)
             if len(found) > 1:
                 plan.conflicts.append((f"{KINDS[section]} {item.key}", [f"{KINDS[section]} {r['id']}" for r in found]))
+                continue
+            if not found and item.key in in_scopes:
+                plan.left += [f"{KINDS[section]} {r['id']} ({item.key}, of scope {held_by}: not made again without "
+                              "a scope)" for held_by, r in in_scopes[item.key]]
                 continue
             if not found:
                 plan.changes.append(Change(Action.CREATE, KINDS[section], item.key, "",
@@ -136,22 +143,31 @@ def _same(declared: Any, held: Any) -> bool:
     return bool(declared == held)
 
 
+def same_key(found: Any, scope: str | None, key: str) -> bool:
+    """Whether a resource titled ``found`` carries ``key`` as a plan of ``scope`` sees it: in the
+    scope or made without one (which the scope adopts); for a plan without a scope, in any scope
+    (which it does not make again)."""
+    marker = marker_of(found)
+    return marker is not None and marker[1] == key and (scope is None or marker[0] in (scope, None))
+
+
 def create_once(hook: Any, write: Write, created: list[tuple[str, int]] | None = None) -> Json:
-    """Create the resource unless one carrying its marker (scope and key) exists, then read the
-    kind again: when another apply made one too meanwhile (two applies racing), the first made (the
-    lowest id) is kept and this apply deletes its own copy. Either way the change is reported as not
-    applied (:class:`NotApplied`), naming the resource kept. The service's answer."""
-    marker = marker_of((write.fields or {})["title"])
+    """Create the resource unless one carrying its key as its plan sees it (:func:`same_key`) exists,
+    then read the kind again: when another apply made one too meanwhile (two applies racing, with or
+    without a scope), the first made (the lowest id) is kept and this apply deletes its own copy.
+    Either way the change is reported as not applied (:class:`NotApplied`), naming the resource kept.
+    The service's answer."""
+    scope, key = marker_of((write.fields or {})["title"]) or (None, "")
     shown = SHOWN[write.kind.name]
     for resource in write.kind.list(hook):
-        if marker_of(resource.get("title")) == marker:
+        if same_key(resource.get("title"), scope, key):
             raise NotApplied(f"{shown} {resource['id']} carrying its key was created meanwhile (another apply?): "
                              "not created twice; the next run plans against it", rerun_helps=True)
     answer = write.kind.create(hook, write.fields or {})
     ident = int(answer["id"]) if isinstance(answer, dict) and answer.get("id") is not None else None
     if ident is None:
         return answer
-    carrying = sorted(int(r["id"]) for r in write.kind.list(hook) if marker_of(r.get("title")) == marker)
+    carrying = sorted(int(r["id"]) for r in write.kind.list(hook) if same_key(r.get("title"), scope, key))
     if carrying and carrying[0] != ident:
         write.kind.delete(hook, ident)
         raise NotApplied(f"another apply created {shown} {carrying[0]} with this key at the same time: this apply's "

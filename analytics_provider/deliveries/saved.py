@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from analytics_provider.deliveries.check import marker_of
-from analytics_provider.deliveries.plan import ORDER, SECTIONS, SHOWN, Json, create_once
+from analytics_provider.deliveries.plan import ORDER, SECTIONS, SHOWN, Json, create_once, same_key
 from analytics_provider.deliveries.shown import masked_fields
 from analytics_provider.exceptions import NotFoundError
 from analytics_provider.plans.apply import NotApplied, Step, apply_steps
@@ -81,10 +81,11 @@ def apply_deliveries(hook: Any, plan: Plan, seen: Mapping[tuple[str, int], Json]
 
 def locks(scope: Any, touched: Sequence[Touched]) -> list[str]:
     """The apply locks a deliveries plan of ``scope`` takes, so that two applies that may write one
-    resource exclude each other: its scope's (``no scope`` for a plan made without one, which
-    writes only resources made without a scope), and ``no scope``'s too when the plan adopts one
-    of those (updates a resource whose title carried no scope when it was planned)."""
-    adopts = scope is not None and any(_unscoped(t) for t in touched)
+    resource, or make one key twice, exclude each other: its scope's (``no scope`` for a plan made
+    without one, which writes only resources made without a scope), and ``no scope``'s too when the
+    plan adopts one of those (updates a resource whose title carried no scope when it was planned)
+    or creates a key (which a plan without a scope may be creating too)."""
+    adopts = scope is not None and any(_unscoped(t) or t.id is None for t in touched)
     return [f"scope {scope}"] * (scope is not None) + [NO_SCOPE] * (scope is None or adopts)
 
 
@@ -205,6 +206,5 @@ def _outside(change: Change[Write], scope: Any, prune: bool, by_id: Mapping[tupl
     return None if ours else f"{shown}: not a resource of the scope carrying [managed: {scope}/{key}]"
 
 def _carries(resource: Json, scope: Any, key: str) -> bool:
-    """Whether the resource carries the key in the scope, or without a scope (it would be adopted)."""
-    marker = marker_of(resource.get("title"))
-    return marker is not None and marker[1] == key and marker[0] in (scope, None)
+    """Whether the resource carries the key as a plan of the scope sees it (:func:`same_key`)."""
+    return same_key(resource.get("title"), scope, key)

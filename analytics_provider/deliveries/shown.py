@@ -21,10 +21,11 @@ LISTED = 10
 """Recipients and channels a row names; the rest are counted."""
 HIDDEN = "***"
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-SECRET_LOOKING = re.compile(r"(?=[^/]*[0-9])(?=[^/]*[A-Za-z])[^/]{8,}|[^/]{20,}")
+SECRET_LOOKING = re.compile(r"(?=[^/]*[0-9])(?=[^/]*[A-Za-z])[^/]{8,}|[^/]{16,}|(?:%[0-9A-Fa-f]{2}){2,}")
 """A path segment masked as a token: eight characters or more mixing letters and digits
-(``SECRETTOKEN1``, ``T024BE7LD``, a UUID), or any of twenty or more; words (``services``,
-``IncomingWebhook``) and short ids (``T000``) are shown."""
+(``SECRETTOKEN1``, ``T024BE7LD``, a UUID), any of sixteen or more (``SuperSecretPassword``), or
+one spelled wholly in percent-escapes (``%73%65%63...``); words (``services``,
+``IncomingWebhook``, ``notifications``) and short ids (``T000``) are shown."""
 
 
 def sends(body: Mapping[str, Any], titles: Mapping[tuple[str, int], str] | None = None) -> str:
@@ -103,10 +104,12 @@ def _masked_url(text: str) -> str:
 ADDRESSES = frozenset({"endpoint", "sheet_url"})
 """The fields of a ``dest`` that hold an address (a webhook's, a sheet's): masked whatever their form."""
 SECRET_WORDS = frozenset({"authorization", "auth", "cookie", "token", "secret", "password", "passwd", "pwd",
-                          "passphrase", "credential", "credentials", "signature", "apikey"})
-"""A field named with one of these words (``Authorization``, ``access_token``, ``options.password``)
-holds a secret: its value is shown as :data:`HIDDEN`; so does a ``key`` of a longer name
-(``api_key``, ``X-Api-Key``: not a plan's own ``key``), and every value under ``headers``."""
+                          "passphrase", "credential", "credentials", "signature", "apikey", "pass", "passcode",
+                          "hmac", "bearer", "sig"})
+"""A field named with one of these words (``Authorization``, ``access_token``, ``options.password``,
+``hmac``, ``sig``) holds a secret: its value is shown as :data:`HIDDEN`; so does a ``key`` of a
+longer name (``api_key``, ``X-Api-Key``: not a plan's own ``key``), and every value under a field
+of headers (``headers``, ``custom_headers``, a lone ``header``; not ``include_header``)."""
 
 
 def secret_name(name: Any) -> bool:
@@ -115,7 +118,7 @@ def secret_name(name: Any) -> bool:
         return False
     words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
     return any(w in SECRET_WORDS or w.endswith(("token", "secret", "password")) for w in words) or (
-        "key" in words and len(words) > 1)
+        "key" in words and len(words) > 1) or words[-1:] == ["headers"] or words == ["header"]
 
 
 def masked_fields(value: Any, name: Any = None, *, secret: bool = False) -> Any:
@@ -126,7 +129,7 @@ def masked_fields(value: Any, name: Any = None, *, secret: bool = False) -> Any:
     refusal, the review's rendered ``plan``."""
     secret = secret or secret_name(name)
     if isinstance(value, Mapping):
-        inner = secret or name == "headers"
+        inner = secret
         return {key: masked_fields(item, key if name not in ADDRESSES else name, secret=inner)
                 for key, item in value.items()}
     if isinstance(value, list):
@@ -140,7 +143,7 @@ def compared(held: Any, declared: Any, field: str = "") -> tuple[str, str]:
     """An update's two sides of ``field`` (its dotted path: ``dest.endpoint``) as a row shows them,
     masked; when they differ only in what is masked (a webhook's token), the second says so."""
     *outer, name = re.split(r"[.\[]", field)
-    secret = any(part == "headers" or secret_name(part) for part in outer)  # dest.headers.X-Team
+    secret = any(secret_name(part) for part in outer)  # dest.headers.X-Team
     before, after = masked_fields(held, name, secret=secret), masked_fields(declared, name, secret=secret)
     hidden_change = before == after and held != declared
     return repr(before), repr(after) + (" (differs in a masked part)" if hidden_change else "")

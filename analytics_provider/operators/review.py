@@ -115,6 +115,10 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
         if not (review_text.is_plan(plan) or review_text.is_validation(plan)):
             raise refused(self.task_id, "plan", plan, "the result of a plan task (an access sync or the deliveries "
                                                       "with dry_run=True), or of an AML validation")
+        problem = review_text.disagreement(plan)
+        if problem:
+            raise refused(self.task_id, "plan", problem, "a plan whose counts and rows are those of the writes its "
+                                                         "saved plan sends (planned again, not edited)")
         shown = review_text.saved_digest(plan)
         if not review_text.needs_review(plan):
             self.log.info("The plan changes nothing: no review needed, nothing put to anyone")

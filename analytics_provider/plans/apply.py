@@ -58,6 +58,21 @@ class Step(Generic[W]):
     independent: bool = False
 
 
+RERUN = "Run the task again: it reads the service anew and plans only what is still to do."
+SAVED_RERUN = ("This saved plan is used up (an apply of it is refused once tried): plan again, have the new plan "
+               "reviewed and apply it; it reads the service anew and plans only what is still to do.")
+"""What a failed apply advises: a plan just made (run again), or a saved plan (plan again)."""
+
+
+def for_saved_plan(exc: SyncApplyError) -> SyncApplyError:
+    """``exc`` as a saved plan's apply says it: a rerun of the same apply is refused (the plan is
+    recorded as applied, or stale now), so it advises planning again."""
+    text = str(exc).replace(RERUN, SAVED_RERUN).replace("(a rerun may apply it)", "(a new plan may apply it)")
+    return SyncApplyError(text, applied=exc.applied, failed=exc.failed, not_sent=exc.not_sent,
+                          not_applied=[m.replace("(a rerun may apply it)", "(a new plan may apply it)")
+                                       for m in exc.not_applied])
+
+
 def rerun_helps(exc: BaseException) -> bool:
     """Whether sending the same write again can succeed: not when the service refused it as
     wrong (a 4xx other than a timeout, a conflict or a rate limit)."""
@@ -101,7 +116,7 @@ def _failed(task_id: str, plan: Plan, exc: Exception, chunk: Sequence[Change[Any
             missed: list[str]) -> SyncApplyError:
     not_sent = total - applied - len(chunk) - len(missed)
     first = "; ".join(_short(c) for c in chunk[:3]) + (" ..." if len(chunk) > 3 else "")
-    rerun = ("Run the task again: it reads the service anew and plans only what is still to do." if rerun_helps(exc)
+    rerun = (RERUN if rerun_helps(exc)
              else "A rerun will not help as it is: the service refused the write; fix its cause first.")
     also = f" Not applied before it: {'; '.join(missed[:LISTED_FAILURES])}." if missed else ""
     return SyncApplyError(

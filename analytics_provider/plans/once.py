@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from analytics_provider.exceptions import bounded
+from analytics_provider.plans.apply import SyncApplyError, for_saved_plan
 from analytics_provider.plans.saved import SavedPlanError, digest, write_file
 
 RECORD_FORMAT = "analytics_provider applied plan 1"
@@ -130,7 +131,8 @@ class AppliedPlans:
         except SavedPlanError as exc:
             raise SavedPlanError(f"{where}: {exc}") from None
         if text is None:
-            raise SavedPlanError(f"{where}: the record of applied plans {record} is damaged (not UTF-8 text): this "
+            raise SavedPlanError(f"{where}: the record of applied plans {record} is damaged (not UTF-8 text of at most "
+                                 f"{MAX_LOCK_BYTES // 1024} KiB): this "
                                  "plan is refused as recorded; if it is known never to have been applied, delete "
                                  "the record and apply again, else plan again (nothing was written)")
         raise SavedPlanError(f"{where}: {_said(text, record)}; a plan is applied once, even when what it did was "
@@ -158,14 +160,14 @@ class AppliedPlans:
         """Write the apply's outcome into the plan's record (kept: the plan stays used)."""
         record = self.record(data)
         try:
-            found = json.loads(record.read_text(encoding="utf-8"))
+            found = json.loads(_text(record) or "null")
             found["outcome"], found["finished_at"] = outcome, _now()
             if isinstance(record, Path):
                 write_file(found, record)
             else:
                 with record.open("wb") as out:
                     out.write((json.dumps(found, indent=1) + "\n").encode())
-        except (OSError, ValueError):  # the record stands (the plan is used); only its outcome is missing
+        except (OSError, ValueError, TypeError):  # the record stands (the plan is used); only its outcome is missing
             pass
 
 
@@ -214,8 +216,9 @@ class AppliedPlans:
                     pass
                 if text is None:
                     raise SavedPlanError(
-                        f"{where}: {lock} is no apply lock (not UTF-8 text): once no apply of {what} ({scope}) is "
-                        "known to run, delete it and retry; nothing was written") from None
+                        f"{where}: {lock} is no apply lock (not UTF-8 text of at most {MAX_LOCK_BYTES // 1024} "
+                        f"KiB): once no apply of {what} ({scope}) is known to run, delete it and retry; nothing was "
+                        "written") from None
                 why = _left_behind(text, lock)
                 if why is None or attempt or not _broken(lock, text):
                     raise SavedPlanError(
@@ -269,9 +272,18 @@ def _linked_whole(path: Path, body: bytes) -> bool:
     return True
 
 
+MAX_LOCK_BYTES = 64 * 1024
+"""The most of a lock or a record of an applied plan read (an apply writes well under 1 KiB): one
+larger is no lock or record of ours, refused as damaged, never read whole."""
+
+
 def _text(path: Any) -> str | None:
-    """The text of ``path`` (a lock or a record), or None when it is not UTF-8 (damaged)."""
-    raw = path.read_bytes()
+    """The text of ``path`` (a lock or a record), or None when it is not UTF-8 or larger than
+    :data:`MAX_LOCK_BYTES` (damaged): at most that much is read."""
+    with path.open("rb") as found:
+        raw = found.read(MAX_LOCK_BYTES + 1)
+    if len(raw) > MAX_LOCK_BYTES:
+        return None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -422,6 +434,8 @@ def applied_once(where: str, data: Mapping[str, Any], once: AppliedPlans | None,
     except BaseException as exc:
         if once is not None:
             once.finish(data, f"failed: {bounded(str(exc), 300)}")
+        if isinstance(exc, SyncApplyError) and data is not None:
+            raise for_saved_plan(exc) from exc.__cause__
         raise
     if once is not None:
         once.finish(data, f"applied {applied} change(s)")

@@ -25,6 +25,7 @@ import re
 import stat
 import tempfile
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -97,20 +98,28 @@ def fingerprint(fields: Json | None) -> str:
 
 
 def origin(hook: Any) -> Json:
-    """Where a plan is made or applied: the connection's base address (a gateway's password in it
-    masked: the plan file, its first line and the applied record are read by people) and the key's
-    user (``GET /users/me``), as a saved plan records them."""
+    """Where a plan is made or applied: the connection's base address as :func:`service_of` tells it
+    (the plan file, its first line and the applied record are read by people) and the key's user
+    (``GET /users/me``), as a saved plan records them."""
     user = hook.get_current_user() or {}
-    return {"service": _without_password(hook.settings.base_url.rstrip("/")), "user_id": user.get("id"),
-            "user": user.get("email")}
+    return {"service": service_of(hook.settings.base_url), "user_id": user.get("id"), "user": user.get("email")}
 
 
-def _without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+def service_of(url: str) -> str:
+    """A base address as a plan records and compares it: scheme, host, port (a scheme's own left out)
+    and path only. Its user
+    and password (a gateway's token: ``http://TOKEN@host``), query (``?apikey=...``) and fragment
+    are left out, never shown; a backslash is read as a ``/``."""
+    parts = urlsplit(str(url).strip().replace("\\", "/"))
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    scheme = parts.scheme.lower()
+    netloc = host + (f":{port}" if port is not None and (scheme, port) not in (("http", 80), ("https", 443)) else "")
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Touched],
@@ -210,7 +219,7 @@ def not_a_plan(data: Any) -> str | None:
         return _NOT_A_PLAN.format(found=found)
     wrong = [f"{name} is {_json_type(data[name])}, not {_json_type(kinds[0]())}" for name, kinds in SHAPES.items()
              if data.get(name) is not None and not isinstance(data[name], kinds)]
-    wrong = wrong or _parts_problems(data)
+    wrong = wrong or _parts_problems(data) or counts_problems(data)
     if wrong:
         return f"a malformed saved plan ({'; '.join(wrong[:5])}): plan again (nothing was written)"
     try:
@@ -219,6 +228,16 @@ def not_a_plan(data: Any) -> str | None:
         return (f"a malformed saved plan: it holds {exc.object[exc.start:exc.end]!a}, a lone surrogate that is no "
                 "text: plan again (nothing was written)")
     return None
+
+
+def counts_problems(data: Mapping[str, Any]) -> list[str]:
+    """Where a saved plan's ``counts`` disagree with its ``changes`` (the writes the apply sends, one
+    each): a review that asks a person, and says how much, by its counts must count its writes."""
+    counted = Counter(str(c.get("action")) for c in data.get("changes") or [] if isinstance(c, Mapping))
+    counts = data.get("counts") or {}
+    return [f"counts.{action} {bounded(repr(counts.get(action, 0)), 20)}, but {counted.get(action, 0)} such "
+            "change(s)" for action in sorted(set(counts) | set(counted), key=str)
+            if counts.get(action, 0) != counted.get(action, 0)]
 
 
 @dataclass(frozen=True)

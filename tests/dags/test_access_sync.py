@@ -99,7 +99,8 @@ def test_the_first_run_writes_exactly_its_plan_and_the_second_writes_nothing(
     assert [e["subject_id"] for e in written_entries(analytics_emulator)] == [1, 2, 3]
     reads = [(r.operation, r.query["subject_id"]) for r in analytics_emulator.requests
              if r.operation in ("compute_user_attribute_values", "list_user_attribute_entries")]
-    assert sorted(reads) == [("compute_user_attribute_values", [str(u)]) for u in (1, 2, 3, 4)]  # one read a user
+    # one read a user to plan, and once more under its locks of each user it writes (the stale check)
+    assert sorted(reads) == [("compute_user_attribute_values", [str(u)]) for u in (1, 1, 2, 2, 3, 3, 4)]
     assert [r.operation for r in writes(analytics_emulator)] == [
         "upsert_user_attribute_entries", "create_group", "add_user_to_group", "add_user_to_group"]
     assert region_of(hook, 1) == ["EU"] and region_of(hook, 2) == ["APAC", "US"]

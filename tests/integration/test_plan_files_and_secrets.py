@@ -207,9 +207,15 @@ def test_a_gateway_password_in_the_base_address_is_masked_where_a_plan_records_i
                                                    get_current_user=lambda: {"id": 1, "email": "ann@example.com"}))
 
     made = made_through("http://gateway:GwPassw0rdS3cret@127.0.0.1:8080/api/v2/")
-    assert made == {"service": "http://gateway:***@127.0.0.1:8080/api/v2", "user_id": 1, "user": "ann@example.com"}
+    assert made == {"service": "http://127.0.0.1:8080/api/v2", "user_id": 1, "user": "ann@example.com"}
     assert made_through("https://eu.example.com/api/v2")["service"] == "https://eu.example.com/api/v2"
     assert made_through("http://gateway:x@10.0.0.9/api/v2")["service"] != made["service"]
+    # fourth attack: a token as the user alone, in the query or the fragment, a backslash form, any case
+    for url in ("http://GWTOKEN7@127.0.0.1:8080/api/v2", "http://127.0.0.1:8080/api/v2?apikey=GWQUERY8",
+                "http://u:P%40W4@127.0.0.1:8080/api/v2#GWFRAG9", "HTTP:\\\\u:PW6@127.0.0.1:8080\\api\\v2"):
+        assert made_through(url)["service"] == made["service"], url
+    assert made_through("https://[::1]:8443/api/v2?k=1")["service"] == "https://[::1]:8443/api/v2"
+    assert made_through("https://eu.example.com:443/api/v2/")["service"] == "https://eu.example.com/api/v2"
 
 
 @pytest.mark.parametrize(("storage", "why"), [

@@ -241,8 +241,8 @@ def test_one_plan_applied_twice_at_once_is_applied_by_one_apply_and_the_other_sa
         racer.join(60)
     out = capsys.readouterr()
     assert sorted(exits) == [0, 1], (exits, out.err)
-    assert re.search(rf"manage apply --plan {saved}: (another apply of deliveries \(scope sales\) is running since "
-                     r"\S+ by manage apply|stale plan: plan again)", out.err), out.err
+    assert re.search(rf"manage apply --plan {saved}: (another apply of deliveries \((scope sales|no scope)\) is "
+                     r"running since \S+ by manage apply|stale plan: plan again)", out.err), out.err
     assert len(managed(hook)) == 1 and out.out.count("applied 2 change(s) of the saved plan") == 1
     assert [r.operation for r in writes(analytics_emulator)] == ["create_data_schedule", "create_data_alert"]
 
@@ -715,8 +715,8 @@ def test_bad_files_in_the_plan_storage_are_named_with_what_to_do_before_any_writ
         return capsys.readouterr().err
 
     lock.write_bytes(b"\xff\xfe not a lock")
-    assert f"{lock} is no apply lock (not UTF-8 text): once no apply of deliveries (scope sales) is known to run, " \
-           "delete it and retry; nothing was written" in apply()
+    assert f"{lock} is no apply lock (not UTF-8 text of at most 64 KiB): once no apply of deliveries (scope sales) " \
+           "is known to run, delete it and retry; nothing was written" in apply()
     lock.unlink()
     lock.mkdir()
     assert f"{lock}, the place of an apply lock, is a folder: remove it (no apply ever makes one) and retry; " \
@@ -724,8 +724,9 @@ def test_bad_files_in_the_plan_storage_are_named_with_what_to_do_before_any_writ
     assert lock.is_dir() and [p.name for p in storage.iterdir()] == [lock.name]  # not moved aside
     lock.rmdir()
     record.write_bytes(b"\xff\xfe")
-    assert f"the record of applied plans {record} is damaged (not UTF-8 text): this plan is refused as recorded; if " \
-           "it is known never to have been applied, delete the record and apply again" in apply()
+    assert f"the record of applied plans {record} is damaged (not UTF-8 text of at most 64 KiB): this plan " \
+           "is refused as recorded; if it is known never to have been applied, delete the record and apply " \
+           "again" in apply()
     record.write_text('{"format": "analytics_provider applied pl')
     assert f"its record {record} is damaged (no whole record: if no apply of it runs and it is known never to " \
            "have been applied, delete the record)" in apply()

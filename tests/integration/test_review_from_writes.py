@@ -1,0 +1,77 @@
+"""The review of a saved plan decides and shows from its writes (issue 44, attacks after the first fixes):
+a plan whose ``counts`` were edited to zeros while its write sends to an outside address was approved
+unasked and applied; a row's text edited apart from its write showed the reviewer the old recipients.
+(An operator: this file runs once per Python, beside the operators' other tests.)"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from analytics_provider import review_text
+from analytics_provider.deliveries.check import check
+from analytics_provider.deliveries.files import load
+from analytics_provider.deliveries.plan import plan_deliveries
+from analytics_provider.deliveries.saved import apply_saved_deliveries, save_deliveries
+from analytics_provider.exceptions import AnalyticsParameterError
+from analytics_provider.plans.saved import SavedPlanError, digest
+
+from .test_deliveries import write
+from .test_plan_files_and_secrets import ONE, hook
+
+__all__ = ["hook"]  # the fixture, shared
+
+OUTSIDE = "exfil@outside.example"
+
+
+def saved_then_edited(hook: Any, tmp_path: Any, *, zero_counts: bool) -> dict[str, Any]:
+    """The saved plan of one create to ann@example.com, its write edited to send to :data:`OUTSIDE`
+    (its row left as it was), its own sha256 recomputed as whoever edits it can."""
+    write(tmp_path / "deliveries", "sales.yml", ONE)
+    declared, found = check(load(tmp_path / "deliveries"))
+    assert found == []
+    seen: dict[Any, Any] = {}
+    saved = save_deliveries(hook, plan_deliveries(hook, declared, scope="sales", seen=seen), seen, scope="sales",
+                            prune=False)
+    edited = copy.deepcopy(saved)
+    edited["changes"][0]["write"]["fields"]["dest"]["recipients"] = [OUTSIDE]
+    if zero_counts:
+        edited["counts"] = dict.fromkeys(edited["counts"], 0)
+    edited.pop("sha256")
+    return {**edited, "sha256": digest(edited)}
+
+
+def test_a_plan_whose_counts_say_nothing_while_it_writes_is_refused_not_approved_unasked(
+        tmp_path, hook, analytics_emulator) -> None:
+    """Before: the review returned ``{"responded_by_user": None, "reviewed": False}`` ("changes
+    nothing") and the apply created the schedule to the outside address."""
+    from analytics_provider.operators.review import _MISSING, AnalyticsReviewPlanOperator
+
+    edited = saved_then_edited(hook, tmp_path, zero_counts=True)
+    assert review_text.needs_review(edited)  # decided by its write, whatever its counts say
+    assert "counts.create 0, but 1 such change(s)" in str(review_text.disagreement(edited))
+    assert review_text.disagreement({"counts": {"create": 0}, "changes": [], "saved": {
+        **edited, "counts": {**edited["counts"], "create": 1}}}) is not None  # a dry run's counts, apart
+    if _MISSING is None:
+        review = AnalyticsReviewPlanOperator(task_id="review", plan=edited)
+        with pytest.raises(AnalyticsParameterError, match=r"review: plan must be a plan whose counts .*"
+                                                          r"counts\.create 0, but 1 such change"):
+            review.execute({})
+    with pytest.raises(SavedPlanError, match=r"counts\.create 0, but 1 such change"):
+        apply_saved_deliveries(hook, edited, "apply")
+    assert [s for s in hook.list_data_schedules() if OUTSIDE in str(s)] == []
+
+
+def test_the_review_shows_what_each_write_sends_not_the_rows_text(tmp_path, hook, analytics_emulator) -> None:
+    """Before: the body named ann@example.com (the row) and not the outside address the write sends."""
+    edited = saved_then_edited(hook, tmp_path, zero_counts=False)
+    assert review_text.disagreement(edited) is None
+    body = review_text.body(edited)
+    (row,) = [line for line in body.splitlines() if line.startswith("| create ")]
+    assert row.split(" | ")[-1] == (r"create a new data\_schedules 'Weekly sales \[managed: sales/weekly-sales\]': "
+                                    r"to e-mail exfil@outside.example; from dashboard 1; every '0 8 \* \* 1' |")
+    assert "| what the apply sends |" in body
+    dry_run = {"what": "deliveries", "counts": edited["counts"], "changes": edited["changes"][:0], "saved": edited}
+    assert OUTSIDE in review_text.body(dry_run)  # a dry run's result: its saved plan's writes are shown
