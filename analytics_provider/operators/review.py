@@ -115,11 +115,12 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
         if not (review_text.is_plan(plan) or review_text.is_validation(plan)):
             raise refused(self.task_id, "plan", plan, "the result of a plan task (an access sync or the deliveries "
                                                       "with dry_run=True), or of an AML validation")
+        shown = review_text.saved_digest(plan)
+        plan = self._read_by_reference(plan)
         problem = review_text.disagreement(plan)
         if problem:
             raise refused(self.task_id, "plan", problem, "a plan whose counts and rows are those of the writes its "
                                                          "saved plan sends (planned again, not edited)")
-        shown = review_text.saved_digest(plan)
         if not review_text.needs_review(plan):
             self.log.info("The plan changes nothing: no review needed, nothing put to anyone")
             return {"chosen_options": [self.APPROVE], "params_input": {}, "responded_by_user": None,
@@ -130,6 +131,16 @@ class AnalyticsReviewPlanOperator(OpenLineageMixin, ApprovalOperator):
             context["ti"].xcom_push(key=SHOWN_DIGEST, value=shown)  # kept while the task waits
         self.log.info("Asking for a review: %s\n%s", self.subject, self.body)
         return super().execute(context)
+
+    def _read_by_reference(self, plan: Any) -> Any:
+        """``plan`` with the saved plan it names by reference read back (checked as the apply checks it),
+        so that whether to ask, and what is shown, come from the writes the apply will send: the XCom's
+        counts and rows alone, edited to nothing, let a stored plan pass unasked."""
+        from analytics_provider.plans.by_reference import is_reference, resolved
+
+        if isinstance(plan, Mapping) and is_reference(plan.get("saved")):
+            return {**plan, "saved": resolved(plan["saved"], self.task_id)}
+        return plan
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> Any:
         answer = super().execute_complete(context, event)

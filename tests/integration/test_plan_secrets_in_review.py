@@ -59,3 +59,27 @@ def test_secrets_outside_urls_are_masked_wherever_a_plan_is_read_and_sent_whole(
     out = capsys.readouterr()
     assert "stale plan: plan again" in out.err and "otherZZZ9" not in out.err + out.out
     assert [s for s in (*secrets, *rotated) if s in out.err + out.out] == []
+
+
+@pytest.mark.skipif(_MISSING is not None, reason="Airflow before 3.1: no human-in-the-loop")
+def test_a_plan_stored_by_reference_is_reviewed_from_the_writes_it_stores(tmp_path, hook, analytics_emulator) -> None:
+    """Fifth attack on issue 44: a dry run's plan kept in a file (max_xcom_bytes past), its XCom's counts
+    and rows edited to nothing, the file untouched: the review said "changes nothing", approved unasked,
+    and the apply made the file's two creates. The review reads the file back as the apply does."""
+    import copy
+    from pathlib import Path
+
+    from analytics_provider.operators.deliveries import AnalyticsApplyDeliveriesOperator
+    from analytics_provider.operators.review import AnalyticsReviewPlanOperator
+
+    examples = Path(__file__).resolve().parents[2] / "example_dags" / "deliveries"
+    dry_run = AnalyticsApplyDeliveriesOperator(task_id="plan", path=str(examples), scope="sales", dry_run=True,
+                                               max_xcom_bytes=1, plan_storage=str(tmp_path / "plans"))
+    result = dry_run.execute({})
+    assert sum(result["counts"].values()) > 0 and "location" in result["saved"]  # stored by reference
+    edited = copy.deepcopy(result)
+    edited["counts"], edited["changes"] = dict.fromkeys(edited["counts"], 0), []
+    edited["saved"]["counts"] = dict.fromkeys(edited["saved"]["counts"], 0)
+    review = AnalyticsReviewPlanOperator(task_id="review", plan=edited)
+    with pytest.raises(Exception, match=r"review: plan must be a plan whose counts .*are not its saved plan's"):
+        review.execute({})
