@@ -390,7 +390,7 @@ def _load(body: bytes | str | Mapping[str, Any] | None) -> Mapping[str, Any]:
         return {}
     try:
         loaded = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # (nested thousands deep: its text is shown)
         return {}
     return loaded if isinstance(loaded, Mapping) else {}
 

@@ -11,7 +11,6 @@ from airflow.exceptions import AirflowProviderDeprecationWarning
 
 from analytics_provider.api.wire.choices import (  # noqa: F401 (DEFAULT_MAX_OUTAGE: the job tasks' default, named here too)
     DEFAULT_MAX_OUTAGE,
-    WAIT_BOUNDS,
     wait_argument_problem,
 )
 from analytics_provider.exceptions import MAX_TEXT, bounded, refused
@@ -32,9 +31,9 @@ def check_wait(task_id: str, poll_interval: Any, timeout: Any, poll_name: str = 
 
 def check_max_outage(task_id: str, max_outage: float, max_failures: int | None) -> None:
     """Refuse a negative ``max_outage``; warn that ``max_failures`` (its predecessor) is ignored."""
-    most = WAIT_BOUNDS["timeout"][0]  # an outage outlasted past the longest wait is a slip (inf was taken)
-    if isinstance(max_outage, bool) or not isinstance(max_outage, (int, float)) or not 0 <= max_outage <= most:
-        raise refused(task_id, "max_outage", max_outage, f"a number of seconds, from 0 to {most:,g} (7 days)")
+    problem = wait_argument_problem("max_outage", max_outage)  # past the longest wait: a slip (inf was taken)
+    if problem:
+        raise refused(task_id, "max_outage", max_outage, problem)
     if max_failures is not None:
         warnings.warn(
             "max_failures is deprecated and ignored: a wait now outlasts failures for max_outage seconds",

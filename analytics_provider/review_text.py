@@ -12,6 +12,10 @@ MAX_BODY = 64 * 1024
 """Characters of a review's body at most, whatever ``max_rows`` says (rows past it are counted,
 and where they are is said); a cell shows at most :data:`MAX_CELL` of its own."""
 MAX_CELL = 300
+MAX_SENT = 4000
+"""Characters of a "what the apply sends" cell at most (every recipient, field and title of a write;
+where it goes first); a cell cut says where the whole write is."""
+CUT_SENT = " ... (cut: the whole write is in the saved plan, whose digest is below)"
 
 CREATES, CHANGES, REMOVALS = ("create", "invite", "add"), ("change",), ("remove",)
 COLUMNS = ("action", "subject", "target", "before", "after")
@@ -114,8 +118,8 @@ def body(upstream: Mapping[str, Any], limit: int = REVIEW_ROWS) -> str:
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(columns)]
     shown, size = 0, sum(len(line) + 1 for line in lines)
     for row in rows[:limit]:
-        cells = [row.get(c) for c in COLUMNS] + [sent(row)] * (saved is not None)
-        line = "| " + " | ".join(_cell(c) for c in cells) + " |"
+        line = "| " + " | ".join([*(_cell(row.get(c)) for c in COLUMNS),
+                                  *[_cell(sent(row), MAX_SENT, CUT_SENT)] * (saved is not None)]) + " |"
         if size + len(line) > MAX_BODY:
             break
         lines.append(line)
@@ -134,9 +138,10 @@ def body(upstream: Mapping[str, Any], limit: int = REVIEW_ROWS) -> str:
 
 def sent(change: Mapping[str, Any]) -> str:
     """What a saved change's write sends, told from the write itself (not from the row's text, which
-    the apply does not read): a schedule's or alert's title, recipients, channel or webhook host
-    (tokens masked), source and schedule; a membership, an invitation, an attribute's value."""
-    from analytics_provider.deliveries.shown import masked_fields, sends
+    the apply does not read): a schedule's or alert's every recipient, channel or webhook host (tokens
+    masked), source, schedule, every other field it sends, and its title; a membership, an
+    invitation, an attribute's value."""
+    from analytics_provider.deliveries.shown import masked_fields, sends, untold
 
     write, action = change.get("write"), str(change.get("action"))
     if not isinstance(write, Mapping):
@@ -154,8 +159,9 @@ def sent(change: Mapping[str, Any]) -> str:
     named = f"{kind} {write.get('id')}" if write.get("id") is not None else f"a new {kind}"
     if not isinstance(fields, Mapping):
         return f"{action} {named}"
-    if kind in ("data_schedules", "data_alerts"):
-        return f"{action} {named} {masked_fields(fields.get('title'))!r}: {sends(fields)}"
+    if kind in ("data_schedules", "data_alerts"):  # where it goes first: a long title crowds out nothing
+        also = "".join(f"; {field}" for field in untold(fields))
+        return f"{action} {named}: {sends(fields, listed=None)}{also}; titled {masked_fields(fields.get('title'))!r}"
     return f"{action} {named}: {masked_fields(fields)}"
 
 
@@ -191,6 +197,6 @@ def _text(value: Any) -> str:
     return text.replace("\n", " ")
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, limit: int = MAX_CELL, cut: str = "...") -> str:
     text = _text(value)
-    return (text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "...") or " "
+    return (text if len(text) <= limit else text[: limit - len(cut)] + cut) or " "

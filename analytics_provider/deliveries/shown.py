@@ -11,6 +11,7 @@ it touches, a stale plan's refusal, the review's rendered plan) is masked, by on
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -28,9 +29,11 @@ one spelled wholly in percent-escapes (``%73%65%63...``); words (``services``,
 ``IncomingWebhook``, ``notifications``) and short ids (``T000``) are shown."""
 
 
-def sends(body: Mapping[str, Any], titles: Mapping[tuple[str, int], str] | None = None) -> str:
-    """``to ann@example.com; from dashboard 'Sales' (1); every '0 8 * * 1'`` for a body the apply sends."""
-    parts = [f"to {destination(body.get('dest'))}"]
+def sends(body: Mapping[str, Any], titles: Mapping[tuple[str, int], str] | None = None,
+          listed: int | None = LISTED) -> str:
+    """``to ann@example.com; from dashboard 'Sales' (1); every '0 8 * * 1'`` for a body the apply sends
+    (``listed`` recipients or channels named, the rest counted; None: all)."""
+    parts = [f"to {destination(body.get('dest'), listed)}"]
     kind, ident = body.get("source_type"), body.get("source_id")
     if kind is not None:
         title = (titles or {}).get((str(kind), ident))  # type: ignore[arg-type]  # an id as the files give it
@@ -42,15 +45,15 @@ def sends(body: Mapping[str, Any], titles: Mapping[tuple[str, int], str] | None 
     return "; ".join(parts)
 
 
-def destination(dest: Any) -> str:
+def destination(dest: Any, listed: int | None = LISTED) -> str:
     """Where a ``dest`` sends: its type's recipients, channels, host or place."""
     if not isinstance(dest, Mapping):
         return "(no destination)"
     kind = dest.get("type")
     if kind == "EmailDest":
-        return "e-mail " + _listed(dest.get("recipients"))
+        return "e-mail " + _listed(dest.get("recipients"), listed)
     if kind == "SlackDest":
-        return "Slack " + _listed(dest.get("slack_channels"))
+        return "Slack " + _listed(dest.get("slack_channels"), listed)
     if kind == "WebhookDest":
         return f"webhook {masked_fields(dest.get('endpoint'), 'endpoint')}"
     if kind == "GsheetDest":
@@ -149,7 +152,33 @@ def compared(held: Any, declared: Any, field: str = "") -> tuple[str, str]:
     return repr(before), repr(after) + (" (differs in a masked part)" if hidden_change else "")
 
 
-def _listed(values: Any) -> str:
+TOLD = {"EmailDest": ("recipients",), "SlackDest": ("slack_channels",), "WebhookDest": ("endpoint",),
+        "GsheetDest": ("sheet_url", "sheet_title"), "SftpDest": ("data_source_id", "file_path"),
+        "EmailSubscriptionDest": ()}
+"""The fields of each kind of ``dest`` that :func:`destination` tells."""
+
+
+def untold(body: Mapping[str, Any]) -> list[str]:
+    """Each field of ``body`` that :func:`sends` does not tell (filters, an alert's conditions, a
+    destination's title or options, any field a hand-edited plan added), as ``path=value`` masked,
+    empty ones left out: with :func:`sends`, all that the apply sends."""
+    told = {"title", "source_type", "source_id", "schedule", "dest"}
+    found = [(name, value) for name, value in body.items() if name not in told]
+    schedule, dest = body.get("schedule"), body.get("dest")
+    if isinstance(schedule, Mapping):
+        found += [(f"schedule.{name}", v) for name, v in schedule.items() if name not in ("repeat", "paused")]
+    elif schedule is not None:
+        found.append(("schedule", schedule))
+    if isinstance(dest, Mapping):
+        kind = dest.get("type")
+        known = TOLD.get(kind, ()) if isinstance(kind, str) else ()
+        found += [(f"dest.{name}", v) for name, v in dest.items() if name != "type" and name not in known]
+    return [f"{path}={json.dumps(masked_fields(value, path.rsplit('.', 1)[-1]), default=str)}"
+            for path, value in found if value not in (None, "", [], {})]
+
+
+def _listed(values: Any, listed: int | None = LISTED) -> str:
     items = [str(v) for v in values] if isinstance(values, list) else []
-    more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
-    return (", ".join(items[:LISTED]) or "(none)") + more
+    shown = items if listed is None else items[:listed]
+    more = f" and {len(items) - len(shown)} more" if len(items) > len(shown) else ""
+    return (", ".join(shown) or "(none)") + more

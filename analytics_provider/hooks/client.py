@@ -175,7 +175,7 @@ class AnalyticsClientHook(BaseHook):
         Raises :class:`AnalyticsJobTimeout` when it is still pending after ``timeout`` seconds
         (no read or sleep goes past that), :class:`AnalyticsJobError` when it cannot be waited on.
         """
-        for name, value in (("poll_interval", poll_interval), ("timeout", timeout)):
+        for name, value in (("poll_interval", poll_interval), ("timeout", timeout), ("max_outage", max_outage)):
             if wait_argument_problem(name, value):
                 raise AnalyticsParameterError(f"wait_for_job: {name} must be {wait_argument_problem(name, value)}, "
                                               f"got {value!r}")

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.providers.common.compat.sdk import AirflowFailException
 
 from analytics_provider.api.wire.filters import check_data_set_query
-from analytics_provider.exceptions import AnalyticsJobError, AnalyticsParameterError, naming_the_task, refused
+from analytics_provider.exceptions import (
+    AnalyticsJobError,
+    AnalyticsParameterError,
+    UnexpectedResponseError,
+    bounded,
+    naming_the_task,
+    refused,
+)
 from analytics_provider.lineage_mixin import LineageFunction
 from analytics_provider.operators.analytics import is_templated
 from analytics_provider.operators.base import AnalyticsJobOperator
@@ -157,8 +164,8 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
         from analytics_provider.hooks.analytics import is_job
 
         answer = self.hook.submit_data_set_query(self.data_set_id, self.page_query(1))
-        if not is_job(answer):
-            raise _AnsweredAtOnce(answer)
+        if not isinstance(answer, Mapping) or not is_job(answer):
+            raise _AnsweredAtOnce(self.cached(answer, 1))
         return answer
 
     def on_success(self, context: Context, job_id: int) -> dict[str, Any]:
@@ -166,19 +173,31 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
 
     def job_data(self, job_id: int) -> Mapping[str, Any]:
         result = self.hook.get_job_result(job_id) or {}
-        data = (result.get("result") or {}).get("data")
-        if not isinstance(data, Mapping) or not isinstance(data.get("values"), list):
-            raise AnalyticsJobError(f"query job {job_id} succeeded but its result holds no rows: {result!r}",
-                                    job_id=job_id, status="success")
-        return data
+        inner = result.get("result") if isinstance(result, Mapping) else None
+        data = inner.get("data") if isinstance(inner, Mapping) else None
+        problem = rows_problem(data)
+        if problem:
+            raise AnalyticsJobError(f"query job {job_id} succeeded but its result holds no rows ({problem}): "
+                                    f"{bounded(repr(result), 300)}", job_id=job_id, status="success")
+        return data  # type: ignore[return-value]  # (checked)
+
+    def cached(self, answer: Any, page: int) -> Mapping[str, Any]:
+        """An answer from the service's cache (the page itself), checked as a job's result is."""
+        problem = rows_problem(answer)
+        if problem:
+            raise UnexpectedResponseError(
+                f"{self.task_id}: the answer from the cache to the query on data set {self.data_set_id} (page "
+                f"{page}) is neither a job nor rows ({problem}): {bounded(repr(answer), 300)}",
+                status=200, method="POST", path=f"/data_sets/{self.data_set_id}/submit_query")
+        return answer
 
     def fetch_page(self, context: Context, page: int) -> Mapping[str, Any]:
         """One more page: at once from the cache, or through a job waited for here, on the worker."""
         from analytics_provider.hooks.analytics import is_job
 
         answer = self.hook.submit_data_set_query(self.data_set_id, self.page_query(page))
-        if not is_job(answer):
-            return answer
+        if not isinstance(answer, Mapping) or not is_job(answer):
+            return self.cached(answer, page)
         state = self.hook.wait_for_job(int(answer["id"]), poll_interval=self.poll_interval, timeout=self.timeout)
         if state.status != "success":
             self.on_failure(context, state.job_id, state.status, state.last_error_log)
@@ -268,6 +287,25 @@ class AnalyticsQueryDataSetOperator(AnalyticsJobOperator):
             if self.hook.clock() > ends:
                 raise limits.too_slow(what, where, "POST", path)
             yield chunk
+
+
+def rows_problem(data: Any) -> str | None:
+    """What keeps ``data`` from being a page of a query's rows (``{"fields": [names], "values":
+    [[value, ...], ...], "meta": {...}}``), or None: a row that is an object or a string would be
+    read as rows of its keys or characters."""
+    if not isinstance(data, Mapping):
+        return f"not an object but {type(data).__name__}"
+    if not isinstance(data.get("values"), list):
+        return "no list of values"
+    fields = data.get("fields")
+    if fields is not None and not isinstance(fields, list):
+        return f"its fields are {type(fields).__name__}, not a list"
+    bad = next((n for n, row in enumerate(data["values"], 1) if not isinstance(row, list)), None)
+    if bad is not None:
+        return f"its row {bad} is {type(data['values'][bad - 1]).__name__}, not a list of values"
+    if data.get("meta") is not None and not isinstance(data["meta"], Mapping):
+        return f"its meta is {type(data['meta']).__name__}, not an object"
+    return None
 
 
 def as_records(fields: list[str], values: list[list[Any]]) -> list[dict[str, Any]]:

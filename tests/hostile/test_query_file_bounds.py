@@ -88,3 +88,33 @@ def test_returned_rows_are_bounded_by_their_json_not_only_their_count(server, co
     server.answer = always(Answer(200, {"fields": WIDE, "values": [[""] * 20] * 100, "meta": {"num_rows": 100}}))
     allowed = AnalyticsQueryDataSetOperator(task_id="rows", data_set_id=1, query=QUERY, max_xcom_bytes=16 * 1_048_576)
     assert len(allowed.execute({"ti": FakeTaskInstance()})["rows"]) == 100  # 10 MB of JSON, when asked for
+
+
+ODD = {  # answers from the cache that are neither a job nor rows, and what the error says of each
+    "a list": ([["north-east", 1]], "not an object but list"),
+    "rows as objects": ({"fields": ["region"], "values": [{"region": "north"}]}, "its row 1 is dict"),
+    "a row as a string": ({"fields": ["region"], "values": [["north"], "south"]}, "its row 2 is str"),
+    "no values": ({"fields": ["region"], "rows": []}, "no list of values"),
+    "fields as a string": ({"fields": "region", "values": [["north"]]}, "its fields are str"),
+    "meta as a list": ({"fields": ["region"], "values": [["north"]], "meta": []}, "its meta is list"),
+}
+
+
+@pytest.mark.parametrize("page", [1, 2])
+@pytest.mark.parametrize("odd", ODD)
+def test_an_odd_answer_from_the_cache_is_an_error_naming_it_not_rows_made_up(server, connect, tmp_path, odd,
+                                                                           page) -> None:
+    """Before (fifth attack): a KeyError or a TypeError, or, for rows given as objects, a file of their
+    keys written as if they were the values."""
+    from analytics_provider.exceptions import UnexpectedResponseError
+    from hostile.server import in_turn
+
+    body, said = ODD[odd]
+    connect()
+    server.answer = in_turn(*([FULL_PAGE] * (page - 1)), Answer(200, body))
+    with pytest.raises(UnexpectedResponseError) as refused:
+        query(tmp_path).execute({"ti": FakeTaskInstance()})
+    text = str(refused.value)
+    assert f"rows_to_file: the answer from the cache to the query on data set 1 (page {page}) is neither a job " \
+           f"nor rows ({said}" in text, text
+    assert list(tmp_path.iterdir()) == []

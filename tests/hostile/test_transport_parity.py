@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +35,7 @@ from analytics_provider.exceptions import (
     NotFoundError,
     RecordError,
     UndecodableAnswerError,
+    UnexpectedResponseError,
 )
 from analytics_provider.hooks.analytics import AnalyticsHook
 from analytics_provider.hooks.async_client import AsyncAnalyticsClient
@@ -336,6 +338,30 @@ def test_an_answer_of_tiny_json_values_is_refused_before_it_is_parsed(driver, se
     assert isinstance(driver.one(Call("get_current_user")), AnswerTooLargeError)
     connect()  # the default 64 MiB allows 2,097,152: the same answer is read
     assert driver.one(Call("get_current_user"))["rows"][0] == [1, 2]
+
+
+def test_separators_inside_strings_are_not_counted_as_values(driver, server, connect) -> None:
+    """Before (fifth attack): 200 KB of text full of commas in one string was refused as "more JSON
+    values than the connection allows (about 200,003)": it holds four."""
+    connect(max_answer_bytes=MiB)  # 32,768 values allowed
+    text = "a,[b]{c}\\\"," * 20_000  # commas, brackets, an escaped backslash and quote
+    server.answer = always(Answer(200, body=json.dumps({"user": {"id": 1, "note": text}}).encode()))
+    assert driver.one(Call("get_current_user")) == {"id": 1, "note": text}
+
+
+@pytest.mark.parametrize("status", [200, 500], ids=["answer", "error"])
+def test_json_nested_past_pythons_limit_is_an_answer_error_not_a_recursion_error(driver, server, connect,
+                                                                                 status) -> None:
+    """Before (fifth attack): a bare RecursionError from json.loads, on both transports."""
+    connect()
+    server.answer = always(Answer(status, body=b'{"user": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"))
+    error = driver.one(Call("get_current_user"))
+    assert isinstance(error, AnalyticsApiError) and not isinstance(error, RecursionError), repr(error)
+    if status == 200:
+        assert isinstance(error, UnexpectedResponseError), repr(error)
+        assert "the answer is not JSON of the service's: nested deeper than Python reads" in str(error), error
+    else:
+        assert "500" in str(error) and '{"user": [[[' in str(error), error
 
 
 def test_an_answer_within_max_answer_bytes_is_read_whole(driver, server, connect) -> None:

@@ -70,8 +70,48 @@ def test_the_review_shows_what_each_write_sends_not_the_rows_text(tmp_path, hook
     assert review_text.disagreement(edited) is None
     body = review_text.body(edited)
     (row,) = [line for line in body.splitlines() if line.startswith("| create ")]
-    assert row.split(" | ")[-1] == (r"create a new data\_schedules 'Weekly sales \[managed: sales/weekly-sales\]': "
-                                    r"to e-mail exfil@outside.example; from dashboard 1; every '0 8 \* \* 1' |")
+    assert row.split(" | ")[-1] == (r"create a new data\_schedules: to e-mail exfil@outside.example; from dashboard 1; "
+                                    "every '0 8 \\* \\* 1'; dest.title=\"Weekly sales {{$today}}\"; "
+                                    r"titled 'Weekly sales \[managed: sales/weekly-sales\]' |")
     assert "| what the apply sends |" in body
     dry_run = {"what": "deliveries", "counts": edited["counts"], "changes": edited["changes"][:0], "saved": edited}
     assert OUTSIDE in review_text.body(dry_run)  # a dry run's result: its saved plan's writes are shown
+
+
+EDITS = {  # what a hand edit of a saved create can change, and what the review must then show
+    "a filter": (lambda f: f.update(dynamic_filter_presets=[{"field": "region", "values": ["EMEA"]}]), "EMEA"),
+    "the destination's title": (lambda f: f["dest"].update(title="Board pack"), "Board pack"),
+    "the destination's options": (lambda f: f["dest"].update(options={"attach_csv": True}), "attach\\_csv"),
+    "an alert's conditions": (lambda f: f.update(viz_conditions=[{"op": ">", "value": 1}]), "viz\\_conditions"),
+    "a field no file declares": (lambda f: f.update(owner_id=7), "owner\\_id=7"),
+    "an eleventh recipient": (lambda f: f["dest"].update(recipients=[f"r{i}@example.com" for i in range(10)]
+                                                          + ["eleventh@outside.example"]), "eleventh@outside.example"),
+    "a schedule's time zone": (lambda f: f["schedule"].update(timezone="Pacific/Apia"), "Pacific/Apia"),
+}
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_every_field_a_write_sends_is_shown(tmp_path, hook, analytics_emulator, edit) -> None:
+    """Before (fifth attack): the sends cell told recipients (ten, the rest counted), source and
+    schedule only; a plan edited in any other field, its hash recomputed, was reviewed as the same text."""
+    change, shown = EDITS[edit]
+    plan = saved_then_edited(hook, tmp_path, zero_counts=False)
+    edited = copy.deepcopy(plan)
+    change(edited["changes"][0]["write"]["fields"])
+    edited.pop("sha256")
+    edited["sha256"] = digest(edited)
+    before, after = (next(line for line in review_text.body(p).splitlines() if line.startswith("| create "))
+                     for p in (plan, edited))
+    assert shown in after.split(" | ")[-1] and shown not in before
+
+
+def test_a_long_title_crowds_out_no_recipient(tmp_path, hook, analytics_emulator) -> None:
+    """Before: a 340-character title filled the 300-character cell, and the changed recipient after it was cut."""
+    edited = saved_then_edited(hook, tmp_path, zero_counts=False)
+    edited["changes"][0]["write"]["fields"]["title"] = "T" * 340
+    row = next(line for line in review_text.body(edited).splitlines() if line.startswith("| create "))
+    assert OUTSIDE in row.split(" | ")[-1]
+    edited["changes"][0]["write"]["fields"]["title"] = "T" * 5000
+    cell = next(line for line in review_text.body(edited).splitlines() if line.startswith("| create ")).split(" | ")[-1]
+    assert OUTSIDE in cell and cell.endswith(review_text.CUT_SENT.replace("(", "(") + " |")
+    assert len(cell) <= review_text.MAX_SENT + 2

@@ -40,7 +40,7 @@ def test_the_operators_defaults_are_the_ones_the_operator_page_states() -> None:
     most = {name: f"{bound:,g}: {said}" for name, (bound, said) in WAIT_BOUNDS.items()}
     assert f"``poll_interval`` (default {_default('poll_interval'):g} seconds; at most {most['poll_interval']})" in page
     assert f"``timeout`` (default {_default('timeout'):g} seconds; at most {most['timeout']})" in page
-    assert f"``max_outage`` (default {DEFAULT_MAX_OUTAGE:g} seconds; at most {most['timeout']})" in page
+    assert f"``max_outage`` (default {DEFAULT_MAX_OUTAGE:g} seconds; at most {most['max_outage']})" in page
     assert f"``wait_for_completion`` (default {_default('wait_for_completion')})" in page
 
 

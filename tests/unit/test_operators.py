@@ -290,6 +290,10 @@ def test_the_hooks_wait_past_its_bound_is_refused_before_any_request(requests_mo
 
     with pytest.raises(AnalyticsParameterError, match=r"wait_for_job: timeout must be .*at most 604,800"):
         AnalyticsHook().wait_for_job(1, timeout=1e9)
+    for outage in (float("inf"), -1, 1e9, "600"):  # (fifth attack: inf was taken, the wait outlasted any outage)
+        with pytest.raises(AnalyticsParameterError, match=r"wait_for_job: max_outage must be a number of seconds, "
+                                                          r"from 0 to 604,800 \(7 days\)"):
+            AnalyticsHook().wait_for_job(1, max_outage=outage)
     assert requests_mock.call_count == 0
 
 

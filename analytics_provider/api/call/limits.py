@@ -212,7 +212,9 @@ class BodyLimit:
     def _check_values(self, status: int, body: bytes, *, method: str, path: str) -> None:
         if len(body) <= self.values:
             return  # fewer bytes than values allowed: it cannot hold more
-        held = body.count(b",") + body.count(b"[") + body.count(b"{")  # a value's separator or opening: at most
+        if _values_at_most(body) <= self.values:
+            return  # (counted quickly: separators inside strings too)
+        held = _values_at_most(_STRING.sub(b'""', body))  # counted outside strings
         if held > self.values:
             raise AnswerTooLargeError(
                 f"the answer holds more JSON values than the connection allows (about {held:,} in "
@@ -220,6 +222,14 @@ class BodyLimit:
                 f"memory of its own; max_answer_bytes={self.answer} (a setting of the connection's extra, 64 MiB "
                 "by default) sets both limits: raise it if this answer is expected", status=status,
                 method=method, path=path)
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def _values_at_most(body: bytes) -> int:
+    """The JSON values ``body`` can hold at most: a value's separator or opening, each."""
+    return body.count(b",") + body.count(b"[") + body.count(b"{")
 
 
 @dataclass(frozen=True)

@@ -169,6 +169,9 @@ def parse_response(
             data = json.loads(body)
         except (ValueError, UnicodeDecodeError):
             raise _unexpected(request, status, headers, body, "the answer is not JSON") from None
+        except RecursionError:  # arrays or objects nested thousands deep: no answer of the service's
+            raise _unexpected(request, status, headers, body, "the answer is not JSON of the service's: "
+                              "nested deeper than Python reads") from None
         if op.paginated:
             if not isinstance(data, dict) or not isinstance(data.get(op.items_key), list):
                 raise _unexpected(request, status, headers, body, f"the answer has no {op.items_key} list")

@@ -40,14 +40,20 @@ DEFAULT_MAX_OUTAGE = 600.0
 the default of the operators' and the sensor's ``max_outage``, needed when a DAG file is parsed."""
 
 
-WAIT_BOUNDS = {"poll_interval": (86_400.0, "a day"), "timeout": (604_800.0, "7 days")}
-"""The most a job wait's ``poll_interval`` and ``timeout`` may be: no job is polled less than daily
-or waited for longer than a week (a larger value is a slip, and a huge one overflows a sleep)."""
+WAIT_BOUNDS = {"poll_interval": (86_400.0, "a day"), "timeout": (604_800.0, "7 days"),
+               "max_outage": (604_800.0, "7 days")}
+"""The most a job wait's ``poll_interval``, ``timeout`` and ``max_outage`` may be: no job is polled
+less than daily, waited for longer than a week, or through failures for longer (a larger value is a
+slip, and a huge one overflows a sleep)."""
 
 
 def wait_argument_problem(name: str, value: Any) -> str | None:
-    """What ``value`` would have to be as a wait's ``poll_interval`` or ``timeout``; None when it is."""
+    """What ``value`` would have to be as a wait's ``poll_interval``, ``timeout`` or ``max_outage``
+    (which may be 0: no failure outlasted); None when it is."""
     most, said = WAIT_BOUNDS[name]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
+    number = not isinstance(value, bool) and isinstance(value, (int, float))
+    if name == "max_outage":
+        return None if number and 0 <= value <= most else f"a number of seconds, from 0 to {most:,g} ({said})"
+    if not number or not 0 < value <= most:
         return f"a positive number of seconds, at most {most:,g} ({said})"
     return None
