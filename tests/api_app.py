@@ -124,9 +124,11 @@ class ApiApp:
     def _line(self, prefix: str) -> Any:
         assert self.process.stdout is not None
         line = next((line for line in self.process.stdout if line.startswith(prefix)), None)
-        if line is None:  # the process ended without answering: its error
-            self.process.wait(timeout=60)
-            raise AssertionError(self.log.read_text()[-3000:])
+        if line is None:  # the process ended without answering: how, and its error
+            code = self.process.wait(timeout=60)
+            how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+            raise AssertionError(f"the api-server process ended without its {prefix.strip()} line ({how}); "
+                                 f"its stderr: {self.log.read_text()[-3000:]!r}")
         return json.loads(line.removeprefix(prefix))
 
     def ask(self, request: dict[str, Any]) -> Any:

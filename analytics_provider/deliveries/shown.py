@@ -17,16 +17,13 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from analytics_provider.api.call.network import SECRET_LOOKING, masked_path
+
 SOURCES = {"Dashboard": "dashboard", "QueryReport": "query report", "DashboardWidget": "widget"}
 LISTED = 10
 """Recipients and channels a row names; the rest are counted."""
 HIDDEN = "***"
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-SECRET_LOOKING = re.compile(r"(?=[^/]*[0-9])(?=[^/]*[A-Za-z])[^/]{8,}|[^/]{16,}|(?:%[0-9A-Fa-f]{2}){2,}")
-"""A path segment masked as a token: eight characters or more mixing letters and digits
-(``SECRETTOKEN1``, ``T024BE7LD``, a UUID), any of sixteen or more (``SuperSecretPassword``), or
-one spelled wholly in percent-escapes (``%73%65%63...``); words (``services``,
-``IncomingWebhook``, ``notifications``) and short ids (``T000``) are shown."""
 
 
 def sends(body: Mapping[str, Any], titles: Mapping[tuple[str, int], str] | None = None,
@@ -97,7 +94,7 @@ def _masked_url(text: str) -> str:
     host = ".".join(HIDDEN if SECRET_LOOKING.fullmatch(label) else label
                     for label in (parts.hostname or "").split("."))
     host = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else host
-    path = "/".join(HIDDEN if SECRET_LOOKING.fullmatch(segment) else segment for segment in parts.path.split("/"))
+    path = masked_path(parts.path, HIDDEN)
     query = "&".join(f"{pair.split('=', 1)[0]}={HIDDEN}" if "=" in pair else HIDDEN
                      for pair in parts.query.split("&")) if parts.query else ""
     return (f"{scheme}{user}{host}{f':{port}' if port is not None else ''}"

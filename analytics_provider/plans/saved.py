@@ -36,6 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 from airflow.providers.common.compat.sdk import AirflowFailException
 
 from analytics_provider import __version__
+from analytics_provider.api.call.network import masked_path
 from analytics_provider.exceptions import bounded
 from analytics_provider.plans.plan import Action, Change, Plan
 from analytics_provider.plans.writes import KINDS, Write
@@ -107,9 +108,11 @@ def origin(hook: Any) -> Json:
 
 def service_of(url: str) -> str:
     """A base address as a plan records and compares it: scheme, host, port (a scheme's own left out)
-    and path only. Its user
-    and password (a gateway's token: ``http://TOKEN@host``), query (``?apikey=...``) and fragment
-    are left out, never shown; a backslash is read as a ``/``."""
+    and path only. Its user and password (a gateway's token: ``http://TOKEN@host``), query
+    (``?apikey=...``) and fragment are left out, and a path segment that looks like a token
+    (``/gw/Tk3nS3cret9/api/v2``: :data:`~analytics_provider.api.call.network.SECRET_LOOKING`) is
+    ``***``, never shown (services told apart only by those are one service; the key's user still
+    tells accounts apart); a backslash is read as a ``/``."""
     parts = urlsplit(str(url).strip().replace("\\", "/"))
     try:
         port = parts.port
@@ -119,7 +122,7 @@ def service_of(url: str) -> str:
     host = f"[{host}]" if ":" in host else host
     scheme = parts.scheme.lower()
     netloc = host + (f":{port}" if port is not None and (scheme, port) not in (("http", 80), ("https", 443)) else "")
-    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
+    return urlunsplit((scheme, netloc, masked_path(parts.path.rstrip("/")), "", ""))
 
 
 def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Touched],

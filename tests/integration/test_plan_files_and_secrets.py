@@ -216,6 +216,10 @@ def test_a_gateway_password_in_the_base_address_is_masked_where_a_plan_records_i
         assert made_through(url)["service"] == made["service"], url
     assert made_through("https://[::1]:8443/api/v2?k=1")["service"] == "https://[::1]:8443/api/v2"
     assert made_through("https://eu.example.com:443/api/v2/")["service"] == "https://eu.example.com/api/v2"
+    # fifth attack: a token as a segment of the path (a gateway's), kept in clear in the plan's file
+    gateway = made_through("https://gw.example.com/t/Tk3nS3cret9/api/v2")["service"]
+    assert gateway == "https://gw.example.com/t/***/api/v2"
+    assert made_through("https://gw.example.com/u/api/v2")["service"] != gateway  # another path: another service
 
 
 @pytest.mark.parametrize(("storage", "why"), [

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import ssl
 import urllib.request
 from collections.abc import Mapping
@@ -114,6 +115,18 @@ class Network:
             "that inspects TLS) uses a private CA, set the connection's extra verify to the path "
             "of that CA's bundle (or REQUESTS_CA_BUNDLE / SSL_CERT_FILE for the whole process)"
         )
+
+
+SECRET_LOOKING = re.compile(r"(?=[^/]*[0-9])(?=[^/]*[A-Za-z])[^/]{8,}|[^/]{16,}|(?:%[0-9A-Fa-f]{2}){2,}")
+"""A path segment (or host label) masked as a token: eight characters or more mixing letters and digits
+(``SECRETTOKEN1``, ``T024BE7LD``, a UUID), any of sixteen or more (``SuperSecretPassword``), or
+one spelled wholly in percent-escapes (``%73%65%63...``); words (``services``,
+``IncomingWebhook``, ``notifications``, ``api``, ``v2``) and short ids (``T000``) are shown."""
+
+
+def masked_path(path: str, hidden: str = "***") -> str:
+    """``path`` with each segment that looks like a token (:data:`SECRET_LOOKING`) shown as ``hidden``."""
+    return "/".join(hidden if SECRET_LOOKING.fullmatch(segment) else segment for segment in path.split("/"))
 
 
 def redact_proxy(url: str) -> str:
