@@ -48,6 +48,10 @@ class Stack:
             "AIRFLOW__CORE__EXECUTOR": "SequentialExecutor",
             "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True",
             "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
+            # each DAG file parsed once, by one process (by default every 30 s, by two: 69 CPU-s for this
+            # test, 61 so, on a busy machine; its tasks' `airflow tasks run` processes are most of the rest)
+            "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "3600",
+            "AIRFLOW__SCHEDULER__PARSING_PROCESSES": "1",
             "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
             "AIRFLOW_CONN_ANALYTICS_DEFAULT": connection,
             "TMPDIR": str(home),
