@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from analytics_provider.aml import compiler, schema
-from analytics_provider.aml.lint import INTERNAL_CODE, MAX_COMPILE_TIMEOUT, check_timeout, discover, lint_each
+from analytics_provider.aml.lint import (
+    INTERNAL_CODE,
+    MAX_COMPILE_TIMEOUT,
+    MIN_COMPILE_MEMORY,
+    check_memory,
+    check_timeout,
+    discover,
+    lint_each,
+)
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_STATUSES = f"""exit status:
@@ -69,6 +77,19 @@ def _timeout_option(command: argparse.ArgumentParser) -> None:
         "--compile-timeout", type=_seconds, default=compiler.DEFAULT_COMPILE_TIMEOUT, metavar="SECONDS",
         help=f"the time one chart's compile (or drawing) may take; past it the compiler is stopped and the "
              f"chart gets CC422, the other files are still checked (default {compiler.DEFAULT_COMPILE_TIMEOUT:g})")
+    command.add_argument(
+        "--compile-memory", type=_mebibytes, default=compiler.DEFAULT_COMPILE_MEMORY, metavar="MIB",
+        help=f"the memory the compiler may hold during one chart's compile (or drawing), in MiB, at least "
+             f"{MIN_COMPILE_MEMORY // 1_048_576}; past it the compiler is stopped and the chart gets CC423, the "
+             f"other files are still checked (default {compiler.DEFAULT_COMPILE_MEMORY // 1_048_576:,})")
+
+
+def _mebibytes(text: str) -> int:
+    try:
+        return check_memory(int(text) * 1_048_576) or 0
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number of MiB of at least {MIN_COMPILE_MEMORY // 1_048_576}, "
+                                         f"got {text!r}") from None
 
 
 def _seconds(text: str) -> float:
@@ -115,7 +136,7 @@ def _lint(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     errors = warnings = internal = with_findings = 0
     for _, diagnostics in lint_each(files, schema=not args.no_schema, compiler=not args.no_compile,
-                                    compile_timeout=args.compile_timeout):
+                                    compile_timeout=args.compile_timeout, compile_memory=args.compile_memory):
         for diagnostic in diagnostics:
             print(diagnostic.format())
         sys.stdout.flush()
@@ -142,7 +163,7 @@ def _preview(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         drawn = preview(args.path, out=args.out, data=args.data, chart=args.chart, scale=args.scale,
-                        compile_timeout=args.compile_timeout)
+                        compile_timeout=args.compile_timeout, compile_memory=args.compile_memory)
     except PreviewError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format())

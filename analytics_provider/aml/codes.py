@@ -95,6 +95,8 @@ CODES: dict[str, Code] = {
                 "the position shown"),
     "CC422": _e("compile took longer than the time limit (--compile-timeout, 20 s by default): the compiler was "
                 "stopped", "make the template's data or transforms lighter, or allow more time"),
+    "CC423": _e("compile took more than the memory limit (--compile-memory, 1,024 MiB by default): the compiler "
+                "was stopped", "make the template's data or transforms lighter, or allow more memory"),
     # CustomChart
     "CC501": _e("CustomChart needs exactly one of custom_chart and custom_chart_id", "keep exactly one of them"),
     "CC502": _e("CustomChart has no dataset", "add dataset: <dataset name>"),

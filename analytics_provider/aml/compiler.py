@@ -23,7 +23,7 @@ from typing import Any
 from analytics_provider.aml import compiler_process
 from analytics_provider.aml.checks_def import did_you_mean
 from analytics_provider.aml.checks_template import SERVICE_CONFIG_KEYS, SERVICE_FORMATS
-from analytics_provider.aml.compiler_process import CallTimedOut, CompilerCrashed
+from analytics_provider.aml.compiler_process import CallOverMemory, CallTimedOut, CompilerCrashed
 from analytics_provider.aml.diagnostics import Reporter
 from analytics_provider.aml.model import DefInfo
 from analytics_provider.aml.sample import fill, sample_rows
@@ -46,6 +46,10 @@ INSTALL_HINT = install_hint(EXTRA)
 DEFAULT_COMPILE_TIMEOUT = 20.0
 """Seconds one chart's compile (or drawing) may take: the charts of our corpus take under 0.3 s
 each once the compiler is loaded; a chart past it is a finding (CC422), not a stuck lint."""
+DEFAULT_COMPILE_MEMORY = 1024 * 1_048_576
+"""Bytes of memory the compiler's process may hold during one chart's compile (or drawing): it holds
+about 80 MB loaded and under 200 MB for the charts of our corpus; a chart whose data or strings grow
+past it (1.5 GB within seconds was seen) is a finding (CC423), not a worker out of memory."""
 WIDTH, HEIGHT = 640, 400
 """The size a chart that fills its container is drawn at."""
 SERVICE_TRANSFORMS = ("sankey", "chord")
@@ -135,11 +139,13 @@ def _sized(spec: dict[str, Any], engine: Engine) -> dict[str, Any]:
     return spec
 
 
-def compile_spec(data: Any, engine: Engine, timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> Compiled:
+def compile_spec(data: Any, engine: Engine, timeout: float | None = DEFAULT_COMPILE_TIMEOUT,
+                 memory: int | None = DEFAULT_COMPILE_MEMORY) -> Compiled:
     """Compile filled template data (Vega-Lite to Vega; Vega as it is) and run it through Vega,
     which parses every expression and signal. Raises :class:`CompileError`,
-    :class:`CompilerCrashed` when vl-convert dies on it, and :class:`CallTimedOut` when it takes
-    more than ``timeout`` seconds (None: no limit)."""
+    :class:`CompilerCrashed` when vl-convert dies on it, :class:`CallTimedOut` when it takes
+    more than ``timeout`` seconds and :class:`CallOverMemory` when it holds more than ``memory``
+    bytes (None: no limit)."""
     spec = _sized(runnable(data), engine)
     version = ""
     if engine.kind == "vega-lite":
@@ -148,7 +154,7 @@ def compile_spec(data: Any, engine: Engine, timeout: float | None = DEFAULT_COMP
             raise CompileError(f"no Vega-Lite {engine.version[0] if engine.version else '?'} compiler is "
                                f"shipped by {PACKAGE} (it has {', '.join(_versions())})")
     try:
-        vega = compiler_process.call("compile", timeout, spec=spec, vl_version=version)
+        vega = compiler_process.call("compile", timeout, memory, spec=spec, vl_version=version)
     except compiler_process.CallFailed as exc:
         raise CompileError(_first_line(exc.message)) from None
     return Compiled(vega, version)
@@ -163,14 +169,16 @@ def _first_line(text: str) -> str:
 
 
 def check_compile(tpl: Template, info: DefInfo, rep: Reporter,
-                  timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> None:
+                  timeout: float | None = DEFAULT_COMPILE_TIMEOUT, memory: int | None = DEFAULT_COMPILE_MEMORY) -> None:
     """Compile the template filled with sample rows; report why it cannot render (CC421), or
-    that it took longer than ``timeout`` seconds (CC422)."""
+    that it took longer than ``timeout`` seconds (CC422) or more than ``memory`` bytes (CC423)."""
     engine = tpl.engine
     try:
-        compile_spec(fill(tpl, info, sample_rows(info)), engine, timeout)
+        compile_spec(fill(tpl, info, sample_rows(info)), engine, timeout, memory)
     except CallTimedOut as exc:
         rep.add("CC422", tpl.root.offset, took_too_long(exc.seconds))
+    except CallOverMemory as exc:
+        rep.add("CC423", tpl.root.offset, took_too_much(exc.limit))
     except CompilerCrashed as exc:
         rep.add("CC000", tpl.root.offset, f"internal error: the compiler crashed on this template ({exc.message}); "
                                           "the other files were linted; please report it with this file")
@@ -190,6 +198,13 @@ def took_too_long(seconds: float) -> str:
     return (f"compile took longer than {seconds:g} s: the compiler was stopped (the other files are still "
             "checked); make the template's data or transforms lighter (a generated sequence, a loess or "
             "regression over many rows), or allow more time (--compile-timeout)")
+
+
+def took_too_much(limit: int) -> str:
+    """The text of CC423."""
+    return (f"compile took more than {limit // 1_048_576:,} MiB of memory: the compiler was stopped (the other "
+            "files are still checked); make the template's data or transforms lighter (a generated sequence, "
+            "long strings built by a calculate), or allow more memory (--compile-memory)")
 
 
 def _unknown_mark(tpl: Template) -> JString | None:
@@ -238,11 +253,12 @@ class PictureTooLarge(CompileError):
 
 
 def render(compiled: Compiled, fmt: str, scale: float = 1.0,
-           timeout: float | None = DEFAULT_COMPILE_TIMEOUT, max_pixels: int | None = None) -> bytes:
+           timeout: float | None = DEFAULT_COMPILE_TIMEOUT, max_pixels: int | None = None,
+           memory: int | None = DEFAULT_COMPILE_MEMORY) -> bytes:
     """The compiled chart drawn as PNG or SVG bytes; raises as :func:`compile_spec` does, and
     :class:`PictureTooLarge` for a PNG past ``max_pixels`` (before it is painted)."""
     try:
-        drawn: str = compiler_process.call("render", timeout, vega=compiled.vega, fmt=fmt, scale=scale,
+        drawn: str = compiler_process.call("render", timeout, memory, vega=compiled.vega, fmt=fmt, scale=scale,
                                            max_pixels=max_pixels)
     except compiler_process.CallFailed as exc:
         if exc.message.startswith(compiler_process.TOO_MANY_PIXELS):

@@ -6,7 +6,9 @@ the whole process. Here it runs in one long-lived child per process, started on 
 call that was running raises :class:`CompilerCrashed` with the signal and the panic's message, and
 the next call starts a new child. A call given a ``timeout`` that the child does not answer within
 raises :class:`CallTimedOut`: the child is killed and the next call starts a new one (a chart whose
-data or transforms take minutes cannot hold a lint or a CI job). The child answers its first
+data or transforms take minutes cannot hold a lint or a CI job). A call given a ``memory`` bound
+likewise raises :class:`CallOverMemory` once the child's resident memory passes it (read ten times
+a second from ``/proc``, on Linux; a chart's strings or rows took 1.5 GB within seconds). The child answers its first
 message once vl-convert is loaded and warmed up, so no call's time includes that. The child's
 standard error (the JavaScript engine's console included) goes to a temporary file that is read
 only to explain a crash.
@@ -56,6 +58,14 @@ class CallTimedOut(Exception):
         self.seconds = seconds
 
 
+class CallOverMemory(Exception):
+    """The child's memory passed ``limit`` bytes during a call; it was killed (the next call starts another)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit:,} bytes of memory")
+        self.limit = limit
+
+
 class CallFailed(Exception):
     """vl-convert rejected the input (a ValueError in the child); ``message`` is its text."""
 
@@ -95,7 +105,7 @@ class _Child:
         """The process that started the child: a forked copy of it must start its own."""
         self.versions: list[str] | None = None
 
-    def call(self, op: str, timeout: float | None = None, **args: Any) -> Any:
+    def call(self, op: str, timeout: float | None = None, memory: int | None = None, **args: Any) -> Any:
         assert self.process.stdin is not None and self.process.stdout is not None
         try:
             if self.versions is None:
@@ -104,13 +114,13 @@ class _Child:
                 return self.versions
             _write(self.process.stdin, {"op": op, "args": args})
             try:
-                answered = timeout is None or self._answers_within(timeout)
+                answered = self._answers_within(timeout, memory) if timeout or memory else "answered"
             except BaseException:  # the child's answer would be read as the next call's: it goes
                 self.kill()
                 raise
-            if timeout is not None and not answered:
+            if answered != "answered":
                 self.kill()
-                raise CallTimedOut(timeout)
+                raise CallTimedOut(timeout or 0) if answered == "time" else CallOverMemory(memory or 0)
             reply = _read(self.process.stdout)
         except (EOFError, OSError, ValueError):
             raise CompilerCrashed(self._death()) from None
@@ -118,18 +128,23 @@ class _Child:
             raise CallFailed(reply["error"])
         return reply["result"]
 
-    def _answers_within(self, seconds: float) -> bool:
-        """Whether the child's reply starts within ``seconds`` (or the child ends: its reader says how)."""
+    def _answers_within(self, seconds: float | None, memory: int | None) -> str:
+        """``"answered"`` when the child's reply starts (or the child ends: its reader says how) within
+        ``seconds`` (None: no limit) and ``memory`` bytes of resident memory (None: no limit);
+        ``"time"`` or ``"memory"`` when it passes one of them first."""
         assert self.process.stdout is not None
-        end = time.monotonic() + seconds
+        end = None if seconds is None else time.monotonic() + seconds
         while True:
-            left = end - time.monotonic()
+            left = math.inf if end is None else end - time.monotonic()
             if left <= 0:
-                return False
+                return "time"
+            if memory is not None and _resident(self.process.pid) > memory:
+                return "memory"
             with contextlib.suppress(InterruptedError):
-                readable, _, _ = select.select([self.process.stdout], [], [], left)
+                step = left if memory is None else min(left, MEMORY_LOOK)
+                readable, _, _ = select.select([self.process.stdout], [], [], step)
                 if readable:
-                    return True
+                    return "answered"
 
     def kill(self) -> None:
         """End the child at once (it is in the middle of a call that takes too long)."""
@@ -168,6 +183,19 @@ class _Child:
         self.stderr.close()
 
 
+MEMORY_LOOK = 0.1
+"""Seconds between two reads of the child's memory during a call with a ``memory`` bound."""
+
+
+def _resident(pid: int) -> int:
+    """The resident memory of process ``pid`` in bytes (0 where ``/proc`` cannot tell)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 _child: _Child | None = None
 _lock = threading.Lock()
 
@@ -180,19 +208,19 @@ def start() -> None:
             _child = _Child()
 
 
-def call(op: str, timeout: float | None = None, **args: Any) -> Any:
+def call(op: str, timeout: float | None = None, memory: int | None = None, **args: Any) -> Any:
     """Run ``op`` (versions, compile, render) in the child. Raises :class:`CallFailed` when vl-convert
-    rejects the input, :class:`CompilerCrashed` when the child dies and :class:`CallTimedOut` when it
-    does not answer within ``timeout`` seconds (None: no limit); after either, the next call starts a
-    new child."""
+    rejects the input, :class:`CompilerCrashed` when the child dies, :class:`CallTimedOut` when it
+    does not answer within ``timeout`` seconds and :class:`CallOverMemory` when its memory passes
+    ``memory`` bytes first (None: no limit); after any of these, the next call starts a new child."""
     global _child
     start()
     with _lock:
         child = _child
         assert child is not None
         try:
-            return child.call(op, timeout, **args)
-        except (CompilerCrashed, CallTimedOut):
+            return child.call(op, timeout, memory, **args)
+        except (CompilerCrashed, CallTimedOut, CallOverMemory):
             _child = None
             raise
 

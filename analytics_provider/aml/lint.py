@@ -23,7 +23,7 @@ from analytics_provider.aml import schema as schema_check
 from analytics_provider.aml.checks_def import check_def
 from analytics_provider.aml.checks_template import check_template, filled
 from analytics_provider.aml.checks_use import check_use
-from analytics_provider.aml.compiler import DEFAULT_COMPILE_TIMEOUT
+from analytics_provider.aml.compiler import DEFAULT_COMPILE_MEMORY, DEFAULT_COMPILE_TIMEOUT
 from analytics_provider.aml.diagnostics import Diagnostic, Reporter, Source
 from analytics_provider.aml.lexer import AmlSyntaxError
 from analytics_provider.aml.limits import FILE_CODE, FileNotRead, read_source
@@ -89,21 +89,25 @@ def _mentions_chart(path: Path) -> bool:
 
 
 def lint_paths(paths: Iterable[str | Path], *, schema: bool = True, compiler: bool = True,
-               compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> list[Diagnostic]:
+               compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT,
+               compile_memory: int | None = DEFAULT_COMPILE_MEMORY) -> list[Diagnostic]:
     """Lint files and folders as one project; diagnostics sorted by path, line and column.
 
     ``schema=False`` skips the Vega-Lite schema check, ``compiler=False`` the compile step (each is
     skipped anyway when what it needs is not installed). A chart whose compile takes longer than
-    ``compile_timeout`` seconds (None: no limit) is a finding (CC422). Raises FileNotFoundError
+    ``compile_timeout`` seconds (None: no limit) is a finding (CC422), as is one whose compile holds
+    more than ``compile_memory`` bytes (CC423; None: no limit). Raises FileNotFoundError
     when a path does not exist. An internal error of the linter on a file is a diagnostic of its
     own (CC000).
     """
     return sorted(d for _, found in lint_each(paths, schema=schema, compiler=compiler,
-                                              compile_timeout=compile_timeout) for d in found)
+                                              compile_timeout=compile_timeout, compile_memory=compile_memory)
+                  for d in found)
 
 
 def lint_each(paths: Iterable[str | Path], *, schema: bool = True, compiler: bool = True,
-              compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> Iterator[tuple[str, list[Diagnostic]]]:
+              compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT,
+              compile_memory: int | None = DEFAULT_COMPILE_MEMORY) -> Iterator[tuple[str, list[Diagnostic]]]:
     """Lint files and folders as one project, yielding each file's path and sorted diagnostics as
     soon as that file is done, in the order of :func:`discover`. Every file is read and the rules of
     its definitions run first (they give the names and slots the uses are checked against); the
@@ -124,14 +128,16 @@ def lint_each(paths: Iterable[str | Path], *, schema: bool = True, compiler: boo
             continue
         files.append(parse_source(Source(text, str(path))))
     yield from _check_project(files, Checks(schema, compiler and compiler_check.available(),
-                                            check_timeout(compile_timeout)))
+                                            check_timeout(compile_timeout), check_memory(compile_memory)))
 
 
 def lint_text(text: str, path: str, *, schema: bool = True, compiler: bool = True,
-              compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT) -> list[Diagnostic]:
+              compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT,
+              compile_memory: int | None = DEFAULT_COMPILE_MEMORY) -> list[Diagnostic]:
     """Lint one text as a project of its own; ``path`` names it in diagnostics and, by its suffix,
     says whether it is a ``.chart.aml`` file."""
-    checks = Checks(schema, compiler and compiler_check.available(), check_timeout(compile_timeout))
+    checks = Checks(schema, compiler and compiler_check.available(), check_timeout(compile_timeout),
+                    check_memory(compile_memory))
     return sorted(d for _, found in _check_project([parse_source(Source(text, path))], checks) for d in found)
 
 
@@ -194,13 +200,28 @@ def check_timeout(seconds: float | None) -> float | None:
     return float(seconds)
 
 
+MIN_COMPILE_MEMORY = 256 * 1_048_576
+"""The least ``compile_memory`` taken: the compiler's process holds about 80 MB loaded."""
+
+
+def check_memory(limit: int | None) -> int | None:
+    """``compile_memory`` as given (None: no limit), or ``ValueError`` naming it."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < MIN_COMPILE_MEMORY:
+        raise ValueError(f"compile_memory must be a number of bytes of at least {MIN_COMPILE_MEMORY:,} "
+                         f"(256 MiB; or None), got {limit!r}")
+    return limit
+
+
 @dataclass(frozen=True)
 class Checks:
-    """The optional template checks to run, and the time one chart's compile may take."""
+    """The optional template checks to run, and the time and memory one chart's compile may take."""
 
     schema: bool = True
     compiler: bool = False
     compile_timeout: float | None = DEFAULT_COMPILE_TIMEOUT
+    compile_memory: int | None = DEFAULT_COMPILE_MEMORY
 
 
 def _check_project(files: list[_File], checks: Checks) -> Iterator[tuple[str, list[Diagnostic]]]:
@@ -263,4 +284,4 @@ def _check_template(entry: Entry, info: DefInfo, rep: Reporter, checks: Checks) 
     if tpl is not None and checks.schema:
         schema_check.check_schema(tpl, filled(tpl, info), rep)
     if tpl is not None and checks.compiler and sum(d.is_error for d in rep.items) == errors:
-        compiler_check.check_compile(tpl, info, rep, checks.compile_timeout)
+        compiler_check.check_compile(tpl, info, rep, checks.compile_timeout, checks.compile_memory)

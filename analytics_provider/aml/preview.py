@@ -15,7 +15,7 @@ from analytics_provider.aml.checks_def import check_def
 from analytics_provider.aml.checks_template import check_template
 from analytics_provider.aml.diagnostics import Diagnostic, Reporter, Source
 from analytics_provider.aml.limits import FileNotRead, read_source
-from analytics_provider.aml.lint import check_timeout, parse_source
+from analytics_provider.aml.lint import check_memory, check_timeout, parse_source
 from analytics_provider.aml.model import ChartDef
 from analytics_provider.aml.sample import fill, read_rows, sample_rows
 
@@ -67,15 +67,16 @@ class Preview:
 
 def preview(path: str | Path, out: str | Path | None = None, data: str | Path | None = None,
             chart: str | None = None, scale: float = 1.0,
-            compile_timeout: float | None = compiler.DEFAULT_COMPILE_TIMEOUT) -> Preview:
+            compile_timeout: float | None = compiler.DEFAULT_COMPILE_TIMEOUT,
+            compile_memory: int | None = compiler.DEFAULT_COMPILE_MEMORY) -> Preview:
     """Draw one definition of a ``.chart.aml`` file (the one named ``chart`` when the file has
     several) to ``out`` (``<chart_name>.png`` by default; ``.svg`` writes SVG). The file is
     written whole or not at all. Raises :class:`PreviewError`, and
     :class:`~analytics_provider.aml.compiler.CompilerCrashed` when vl-convert crashes (in its child
     process: the caller lives on). Compiling, and then drawing, may each take ``compile_timeout``
-    seconds (None: no limit); past it the compiler is stopped and :class:`PreviewError` says so
-    (CC422)."""
-    compile_timeout = check_timeout(compile_timeout)
+    seconds and hold ``compile_memory`` bytes (None: no limit); past either the compiler is stopped
+    and :class:`PreviewError` says so (CC422, CC423)."""
+    compile_timeout, compile_memory = check_timeout(compile_timeout), check_memory(compile_memory)
     try:
         scale = check_scale(scale)
     except ValueError as exc:
@@ -103,20 +104,24 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
         raise PreviewError(f"--out must end in .png or .svg, got {target.name!r}")
     data = fill(tpl, info, rows)
     try:
-        compiled = compiler.compile_spec(data, tpl.engine, compile_timeout)
+        compiled = compiler.compile_spec(data, tpl.engine, compile_timeout, compile_memory)
     except compiler.CallTimedOut as exc:
         raise _too_long(rep, tpl.root.offset, source_path, exc.seconds) from None
+    except compiler.CallOverMemory as exc:
+        raise _too_much(rep, tpl.root.offset, source_path, exc.limit) from None
     except compiler.CompileError as exc:
         rep.add("CC421", compiler.locate(tpl, exc.message), f"the chart cannot render: {exc.message}")
         raise PreviewError(f"{source_path}: the chart cannot render", rep.items[-1:]) from None
     try:
-        picture = compiler.render(compiled, fmt, scale, compile_timeout, MAX_PIXELS)
+        picture = compiler.render(compiled, fmt, scale, compile_timeout, MAX_PIXELS, compile_memory)
     except compiler.PictureTooLarge as exc:
         raise PreviewError(f"{source_path}: {exc.message} at scale {scale:g}, past the {MAX_PIXELS:,} a preview may "
                            "have; nothing was drawn: a smaller --scale, or a smaller width and height in the "
                            "template") from None
     except compiler.CallTimedOut as exc:
         raise _too_long(rep, tpl.root.offset, source_path, exc.seconds) from None
+    except compiler.CallOverMemory as exc:
+        raise _too_much(rep, tpl.root.offset, source_path, exc.limit) from None
     except compiler.CompileError as exc:  # the chart ran; the headless renderer could not paint it
         raise PreviewError(f"{source_path}: the chart compiles and runs, but {compiler.PACKAGE} cannot paint it "
                            f"here ({exc.message}); it may need a browser canvas (an image mark, a heatmap)") from None
@@ -128,6 +133,11 @@ def preview(path: str | Path, out: str | Path | None = None, data: str | Path | 
 def _too_long(rep: Reporter, offset: int, path: Path, seconds: float) -> PreviewError:
     rep.add("CC422", offset, compiler.took_too_long(seconds))
     return PreviewError(f"{path}: {compiler.took_too_long(seconds)}", rep.items[-1:])
+
+
+def _too_much(rep: Reporter, offset: int, path: Path, limit: int) -> PreviewError:
+    rep.add("CC423", offset, compiler.took_too_much(limit))
+    return PreviewError(f"{path}: {compiler.took_too_much(limit)}", rep.items[-1:])
 
 
 def _pick(defs: list[ChartDef], chart: str | None, path: Path) -> ChartDef:

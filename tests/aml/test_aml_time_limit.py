@@ -1,12 +1,14 @@
 """Issue 46, item 3: the linter ends on time. A valid chart whose data and transforms take minutes to
 run (a generated sequence of 30,000 rows, flattened, smoothed by a loess of bandwidth 1: it had not
 finished after 60 s) is a finding at its file within the limit; the child is replaced, and the other
-files of the folder are still linted. ``preview`` keeps the same limit."""
+files of the folder are still linted. ``preview`` keeps the same limit. Likewise for memory: a chart
+whose strings grow the compiler's process to 1.5 GB (fifth attack) is a finding at its own limit."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -112,12 +114,75 @@ def test_a_limit_past_an_hour_is_a_usage_error_and_a_failed_wait_leaves_no_answe
     failing = {"now": True}
     answers_within = compiler_process._Child._answers_within
 
-    def overflowing(self: Any, seconds: float) -> bool:
+    def overflowing(self: Any, seconds: float, memory: int | None) -> str:
         if failing.pop("now", False):
             raise OverflowError("timestamp out of range for platform time_t")
-        return answers_within(self, seconds)
+        return answers_within(self, seconds, memory)
 
     monkeypatch.setattr(compiler_process._Child, "_answers_within", overflowing)
     first = lint_paths([CORPUS / "valid/simple_bar.chart.aml"], compile_timeout=LIMIT * 10)
     assert [d.code for d in first] == ["CC000"]  # the failed wait: an internal error of that chart
     assert [d.code for d in lint_paths([bad], compile_timeout=LIMIT * 10)] == ["CC421"]  # its own answer
+
+
+HUNGRY = SLOW.replace("slow_trend", "hungry_labels").replace(
+    '{"data": {"sequence": {"start": 0, "stop": 30000, "as": "i"}},',
+    '{"data": {"sequence": {"start": 0, "stop": 3000, "as": "i"}},').replace(
+    '"transform": [{"calculate": "[datum.i, datum.i * 2]", "as": "pair"}, {"flatten": ["pair"]},',
+    '"transform": [{"calculate": "pad(\'x\', 100000, \'y\')", "as": "label"}, {"calculate": "datum.i", "as": "pair"},')
+MEMORY = 256 * 1_048_576
+
+
+class PeakOfTheChild:
+    """The running compiler child's peak resident memory until it ends, read every 20 ms from another
+    thread (its pid read first: a call holds the child's lock)."""
+
+    def __init__(self) -> None:
+        self.peak, self._done, self.pid = 0, threading.Event(), compiler_process.child_pid()
+        assert self.pid is not None
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._done.wait(0.02):
+            self.peak = max(self.peak, compiler_process._resident(self.pid or 0))
+
+    def __enter__(self) -> PeakOfTheChild:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+@needs_compiler
+def test_a_chart_that_takes_too_much_memory_is_a_finding_and_the_others_are_linted(tmp_path: Path) -> None:
+    """Before: no bound; this chart's compile grew the child past 1.4 GB within 30 s."""
+    (tmp_path / "b_slow.chart.aml").write_text(HUNGRY)
+    for name, source in (("a_good", "valid/simple_bar.chart.aml"), ("c_broken", "invalid/cannot_render.chart.aml")):
+        (tmp_path / f"{name}.chart.aml").write_text((CORPUS / source).read_text())
+    compiler_process.start()
+    compiler_process.call("versions")
+    with PeakOfTheChild() as child:
+        found = lint_paths([tmp_path], schema=False, compile_timeout=600, compile_memory=MEMORY)
+    hungry = [d for d in found if d.path.endswith("b_slow.chart.aml")]
+    said = [(d.code, d.message.split(":")[0]) for d in hungry]
+    assert said == [("CC423", "compile took more than 256 MiB of memory")]
+    assert {Path(d.path).name: d.code for d in found if d not in hungry} == {"c_broken.chart.aml": "CC421"}
+    assert MEMORY < child.peak < 2 * MEMORY, child.peak  # stopped near its limit (a read every 0.1 s)
+
+
+@needs_compiler
+def test_the_command_line_and_preview_take_the_memory_limit(tmp_path: Path) -> None:
+    (tmp_path / "hungry.chart.aml").write_text(HUNGRY)
+    result = subprocess.run([sys.executable, "-m", "analytics_provider.aml", "lint", "--no-schema",
+                             "--compile-memory", "256", str(tmp_path)], cwd=REPO, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 1 and " CC423 compile took more than 256 MiB of memory" in result.stdout, result
+    for bad in ("100", "lots", "-5"):
+        refused = subprocess.run([sys.executable, "-m", "analytics_provider.aml", "lint", "--compile-memory", bad,
+                                  str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 2 and "a whole number of MiB of at least 256" in refused.stderr, refused
+    with pytest.raises(PreviewError, match="compile took more than 256 MiB of memory") as stopped:
+        preview(tmp_path / "hungry.chart.aml", out=tmp_path / "hungry.png", compile_memory=MEMORY)
+    assert [d.code for d in stopped.value.diagnostics] == ["CC423"] and not (tmp_path / "hungry.png").exists()
