@@ -32,7 +32,7 @@ from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.api.call.settings import ConnectionSettings, TransportOptions, user_agent
 from analytics_provider.api.jobs.wait import ONE_LOOK
 from analytics_provider.exceptions import AnalyticsApiError, AnalyticsTransportError
-from analytics_provider.hooks.aiohttp_head import TAKES_MAX_HEADERS, bound_heads
+from analytics_provider.hooks.aiohttp_head import ANSWER_BYTES, TAKES_MAX_HEADERS, bound_heads
 from analytics_provider.hooks.decoding import ACCEPTED, BoundedBody, Decoder, content_coding
 from analytics_provider.hooks.job_reader import JobReader
 
@@ -193,6 +193,7 @@ class AsyncAnalyticsClient:
         line = head_line_bound(head)
         within = step.head_within if step.data is None else None  # an upload's time is its own (left bounds it)
         end = time.monotonic() + (within or 0)
+        ANSWER_BYTES.set(None if step.stream else step.body_limit.answer)  # (where aiohttp bounds no trailers)
         try:
             response = await asyncio.wait_for(shared.session.request(  # type: ignore[union-attr]
                 step.method, step.url, params=step.params, json=step.json, data=step.data, headers=headers,

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -13,6 +16,7 @@ import pytest
 
 from analytics_provider.api.call.retry import RetryPolicy
 from analytics_provider.exceptions import (
+    AnalyticsApiError,
     AnalyticsJobTimeout,
     AnalyticsTransportError,
     AnswerTooLargeError,
@@ -220,6 +224,38 @@ def test_the_answer_to_a_call_that_sends_a_body_comes_whole_in_time_on_the_worke
     finally:
         hook.close()
     assert time.monotonic() - started < DRIP_SECONDS / 2
+
+
+def flooding_trailers(seconds: float = 20.0) -> Callable[[socket.socket, threading.Event], None]:
+    """A chunked answer whose body comes at once, then short trailer lines as fast as the socket takes them."""
+
+    def script(conn: socket.socket, closing: threading.Event) -> None:
+        body = b'{"job": {"id": 1, "status": "success"}}'
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     b"%x\r\n%s\r\n0\r\n" % (len(body), body))
+        lines = b"X-T: tttttttt\r\n" * 16384  # short lines: under any line bound
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not closing.is_set():
+            conn.sendall(lines)
+
+    return script
+
+
+async def test_a_chunked_bodys_trailers_are_bounded_in_the_triggerer(raw) -> None:
+    """Before (fifth attack), on aiohttp 3.12.15 and 3.13.3 (Airflow 3.0 and 2.11): the trailers were
+    held whole for as long as the answer's time allowed (444 and 385 MB, parsed). Now what follows a
+    body is bounded by a head's worth (and half the body, for chunk-size lines), on every aiohttp the
+    matrix pins (3.13.5 and 3.14 count trailer lines themselves)."""
+    for _ in range(2):  # the first call unmeasured (its imports)
+        raw(flooding_trailers(), max_answer_bytes=1_048_576, timeout=10)
+        with measured() as cost, pytest.raises(AnalyticsApiError) as refused:
+            await async_call()
+    text = str(refused.value)
+    assert isinstance(refused.value, AnswerTooLargeError), refused.value
+    if "has a head (status line and headers)" not in text:  # (aiohttp 3.13.5 and 3.14 count trailer lines)
+        assert re.search(r"the answer of 127\.0\.0\.1 sent more than 13\d,\d{3} bytes after its head \(its body and "
+                         r"a chunked body's trailers\); refused\. max_answer_bytes=1048576", text), text
+    assert cost.peak_memory < 16 * 1_048_576, cost  # a head's worth parsed, a read: aiohttp 3.12.15 held 444 MB
 
 
 async def test_a_dripped_body_in_the_triggerer_says_what_timed_out(raw) -> None:

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import tenacity
 
 from analytics_provider.api.call.events import Answer, Failure, Pause, Send, Steps
-from analytics_provider.api.call.limits import HeadNotRead
+from analytics_provider.api.call.limits import BodyPastItsBound, HeadNotRead
 from analytics_provider.api.call.quota import Quota, parse_retry_after
 from analytics_provider.api.call.request import ApiRequest, parse_response
 from analytics_provider.api.call.retry import Clock, RetryPolicy, is_retryable
@@ -257,6 +257,10 @@ class Exchange:
                 return error
             return AnalyticsDeadlineExceeded("the deadline passed while waiting for the answer's head",
                                              last_error=error, method=request.method, path=request.path)
+        past = cause_of(exc, BodyPastItsBound)
+        if past is not None:
+            return self.settings.body_limit.past_error(past, urlsplit(url or self.settings.base_url).hostname or "",
+                                                       method=request.method, path=request.path)
         coding = cause_of(exc, CodingError)
         if coding is not None:
             host = urlsplit(url or self.settings.base_url).hostname or ""

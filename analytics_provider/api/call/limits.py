@@ -142,6 +142,16 @@ class HeadNotRead(Exception):
         self.bound = bound  # the HTTP library's own bound it passed, said as such ("a line longer than ...")
 
 
+class BodyPastItsBound(Exception):
+    """Raised by a driver, inside its HTTP library, when what follows an answer's head (its body, a
+    chunked body's trailers) passes ``bound`` bytes where the library itself bounds no trailers
+    (aiohttp before 3.14). The exchange turns it into the error (:meth:`BodyLimit.past_error`)."""
+
+    def __init__(self, bound: int) -> None:
+        super().__init__(f"the answer sent more than {bound:,} bytes after its head")
+        self.bound = bound
+
+
 @dataclass(frozen=True)
 class BodyLimit:
     """What an answer's body may weigh: ``answer`` bytes when it succeeds (status below 400),
@@ -167,6 +177,13 @@ class BodyLimit:
         return AnalyticsTransportError(
             f"the answer of {host} did not send its head (status line and headers) whole within "
             f"{problem.limit:.3g} s of the request{read}; gave up ({timeouts})", method=method, path=path)
+
+    def past_error(self, problem: BodyPastItsBound, host: str, *, method: str, path: str) -> AnswerTooLargeError:
+        """The error of an answer that sent more after its head than its body and a head's worth."""
+        return AnswerTooLargeError(
+            f"the answer of {host} sent more than {problem.bound:,} bytes after its head (its body and a chunked "
+            f"body's trailers); refused. max_answer_bytes={self.answer} (a setting of the connection's extra, "
+            "64 MiB by default) is the limit of a successful answer", method=method, path=path)
 
     def to_read(self, status: int, headers: Mapping[str, str]) -> int:
         """The bytes a driver reads at most: one past the limit tells an answer too large (none
