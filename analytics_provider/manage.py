@@ -24,6 +24,7 @@ import argparse
 import getpass
 import os
 import re
+import shlex
 import socket
 import sys
 from collections.abc import Sequence
@@ -209,8 +210,9 @@ def _plan_and_apply(args: argparse.Namespace, hook: Any, declared: list[Declared
         except (OSError, SavedPlanError) as exc:
             print(f"manage {args.command}: the plan was not saved to {args.out}: {exc}", file=sys.stderr)
             return 1
-        print(f"plan saved to {args.out}, digest {digest(saved)}: once reviewed, apply it with "
-              f"`python -m analytics_provider.manage apply --plan {args.out} --digest {digest(saved)}`")
+        command = (f"python -m analytics_provider.manage apply --plan {shlex.quote(str(args.out))} "
+                   f"--digest {digest(saved)}")  # quoted: it is copied into a shell
+        print(f"plan saved to {args.out}, digest {digest(saved)}: once reviewed, apply it with `{command}`")
     if args.command == "plan" or plan.is_empty:
         return 0
     try:

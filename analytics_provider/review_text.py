@@ -3,6 +3,7 @@ request (Airflow renders it in the UI and in notifiers). Nothing here talks to A
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -190,11 +191,15 @@ def _validation_body(validated: Mapping[str, Any]) -> str:
 
 
 def _text(value: Any) -> str:
-    """A value as Markdown shows it literally (no markup or HTML of its own)."""
+    """A value as Markdown shows it literally (no markup, entity or HTML of its own), on one line (a
+    carriage return, like a line feed, would end a table's row and spill the rest out of it)."""
     text = "" if value is None else str(value)
-    for char in "\\`*_[]<>|#":
+    for char in "\\`*_[]<>|#&~":
         text = text.replace(char, "\\" + char)
-    return text.replace("\n", " ")
+    return _LINE_BREAKS.sub(" ", text)
+
+
+_LINE_BREAKS = re.compile("[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 def _cell(value: Any, limit: int = MAX_CELL, cut: str = "...") -> str:

@@ -67,7 +67,8 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Conse
                               ready: Callable[[], None] | None = None, bound: set[Any] | None = None) -> int:
     """Apply a saved plan of the group member sync exactly, or nothing (stale, not the approved one,
     made elsewhere, writing outside the groups it manages, or outside ``bound``: the groups the
-    apply task manages, ids and names of groups to create; another version's); the number applied."""
+    apply task manages, ids and names of groups to create; inviting into no group; another
+    version's); the number applied."""
     changes, touched, params = loaded(data, task_id, "group members", hook, consent := consent or Consent(), _decode)
     managed = set(params.get("managed_group_ids") or [])
     made = _made_groups(changes)
@@ -80,7 +81,7 @@ def apply_saved_group_members(hook: Any, data: Any, task_id: str, consent: Conse
         c for c in changes
         if not (isinstance(c.sent, Membership) and (c.sent.group in allowed or (
             isinstance(c.sent.group, str) and same_name(c.sent.group) in allowed_made)))
-        and not (isinstance(c.sent, Invitation) and set(c.sent.group_ids) <= allowed)
+        and not (isinstance(c.sent, Invitation) and c.sent.group_ids and set(c.sent.group_ids) <= allowed)
         and not (isinstance(c.sent, Write) and c.action is Action.CREATE
                  and same_name((c.sent.fields or {}).get("name")) in allowed_made)])
     names = {int(g["id"]): str(g["name"]) for g in hook.list_groups(limit=MAX_PAGE_SIZE)} if managed else {}

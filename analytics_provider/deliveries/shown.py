@@ -65,7 +65,9 @@ def destination(dest: Any, listed: int | None = LISTED) -> str:
 def masked(value: Any, *, address: bool = False) -> Any:
     """A URL with its secrets masked (``https://hooks.example.com/services/T000/B000/***``): scheme,
     host and port and the path's segments as they are, but :data:`HIDDEN` for a user and password, each
-    host label and path segment that looks like a token (:data:`SECRET_LOOKING`), each query value
+    host label left of the registered domain (its last two labels, always shown: ``acmehooks2024.com``
+    and ``stealdata9999.com`` must read apart) and path segment that looks like a token
+    (:data:`SECRET_LOOKING`), each query value
     (their names shown) and the fragment; blanks around it dropped, a backslash read as a ``/``
     (``https://host\\services\\TOKEN``). ``address``: the value of a field that holds an address
     (:data:`ADDRESSES`), masked so even without a scheme (``hooks.example.com/...``: read as host and
@@ -91,8 +93,9 @@ def _masked_url(text: str) -> str:
     except ValueError:  # not a URL urlsplit can read (a port out of range, a bad IPv6 address)
         return f"{scheme}{HIDDEN}"
     user = f"{HIDDEN}@" if "@" in parts.netloc else ""  # a user and password: often a token itself
-    host = ".".join(HIDDEN if SECRET_LOOKING.fullmatch(label) else label
-                    for label in (parts.hostname or "").split("."))
+    labels = (parts.hostname or "").split(".")
+    host = ".".join(HIDDEN if SECRET_LOOKING.fullmatch(label) and n < len(labels) - 2 else label
+                    for n, label in enumerate(labels))  # the registered domain always shown: it is where it goes
     host = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else host
     path = masked_path(parts.path, HIDDEN)
     query = "&".join(f"{pair.split('=', 1)[0]}={HIDDEN}" if "=" in pair else HIDDEN
@@ -105,11 +108,13 @@ ADDRESSES = frozenset({"endpoint", "sheet_url"})
 """The fields of a ``dest`` that hold an address (a webhook's, a sheet's): masked whatever their form."""
 SECRET_WORDS = frozenset({"authorization", "auth", "cookie", "token", "secret", "password", "passwd", "pwd",
                           "passphrase", "credential", "credentials", "signature", "apikey", "pass", "passcode",
-                          "hmac", "bearer", "sig"})
+                          "hmac", "bearer", "sig", "jwt", "dsn", "session", "sessionid", "pin", "otp", "sas",
+                          "connectionstring", "accountkey", "privatekey"})
 """A field named with one of these words (``Authorization``, ``access_token``, ``options.password``,
-``hmac``, ``sig``) holds a secret: its value is shown as :data:`HIDDEN`; so does a ``key`` of a
-longer name (``api_key``, ``X-Api-Key``: not a plan's own ``key``), and every value under a field
-of headers (``headers``, ``custom_headers``, a lone ``header``; not ``include_header``)."""
+``hmac``, ``sig``, ``jwt``, ``dsn``) holds a secret: its value is shown as :data:`HIDDEN`; so does a
+``key`` of a longer name (``api_key``, ``X-Api-Key``: not a plan's own ``key``), a connection string
+(``connection_string``), a lone ``code`` or an ``auth_code``, and every value under a field of
+headers (``headers``, ``custom_headers``, a lone ``header``; not ``include_header``)."""
 
 
 def secret_name(name: Any) -> bool:
@@ -118,7 +123,9 @@ def secret_name(name: Any) -> bool:
         return False
     words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
     return any(w in SECRET_WORDS or w.endswith(("token", "secret", "password")) for w in words) or (
-        "key" in words and len(words) > 1) or words[-1:] == ["headers"] or words == ["header"]
+        "key" in words and len(words) > 1) or words[-1:] == ["headers"] or words == ["header"] or (
+        "connection" in words and "string" in words) or words == ["code"] or (
+        "code" in words and any(w in ("auth", "access", "oauth", "verification") for w in words))
 
 
 def masked_fields(value: Any, name: Any = None, *, secret: bool = False) -> Any:
@@ -175,7 +182,13 @@ def untold(body: Mapping[str, Any]) -> list[str]:
 
 
 def _listed(values: Any, listed: int | None = LISTED) -> str:
-    items = [str(v) for v in values] if isinstance(values, list) else []
+    items = [_plain(str(v)) for v in values] if isinstance(values, list) else []
     shown = items if listed is None else items[:listed]
     more = f" and {len(items) - len(shown)} more" if len(items) > len(shown) else ""
     return (", ".join(shown) or "(none)") + more
+
+
+def _plain(text: str) -> str:
+    """``text``, and when it holds a character outside ASCII (a Cyrillic ``\\u0430`` in an address that
+    reads as ``example.com``) its escaped form beside it."""
+    return text if text.isascii() else f"{text} (not ASCII: {text.encode('ascii', 'backslashreplace').decode()})"

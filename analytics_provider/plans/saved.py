@@ -103,16 +103,25 @@ def origin(hook: Any) -> Json:
     (the plan file, its first line and the applied record are read by people) and the key's user
     (``GET /users/me``), as a saved plan records them."""
     user = hook.get_current_user() or {}
-    return {"service": service_of(hook.settings.base_url), "user_id": user.get("id"), "user": user.get("email")}
+    url = hook.settings.base_url
+    return {"service": service_of(url), "service_id": service_id(url), "user_id": user.get("id"),
+            "user": user.get("email")}
 
 
-def service_of(url: str) -> str:
-    """A base address as a plan records and compares it: scheme, host, port (a scheme's own left out)
-    and path only. Its user and password (a gateway's token: ``http://TOKEN@host``), query
-    (``?apikey=...``) and fragment are left out, and a path segment that looks like a token
-    (``/gw/Tk3nS3cret9/api/v2``: :data:`~analytics_provider.api.call.network.SECRET_LOOKING`) is
-    ``***``, never shown (services told apart only by those are one service; the key's user still
-    tells accounts apart); a backslash is read as a ``/``."""
+def service_id(url: str) -> str:
+    """What tells a service apart, compared and never shown: the SHA-256 of its address as
+    :func:`service_of` reads it, a path segment that looks like a token included (two tenants of a
+    gateway, ``/gw/staging01abc/`` and ``/gw/production99/``, are two services)."""
+    return hashlib.sha256(("analytics-provider service " + service_of(url, masked=False)).encode()).hexdigest()
+
+
+def service_of(url: str, *, masked: bool = True) -> str:
+    """A base address as a plan shows it: scheme, host, port (a scheme's own left out) and path only.
+    Its user and password (a gateway's token: ``http://TOKEN@host``), query (``?apikey=...``) and
+    fragment are left out (services told apart only by those are one service; the key's user still
+    tells accounts apart), and a path segment that looks like a token (``/gw/Tk3nS3cret9/api/v2``:
+    :data:`~analytics_provider.api.call.network.SECRET_LOOKING`) is shown as ``***`` (unless not
+    ``masked``: :func:`service_id` tells such services apart); a backslash is read as a ``/``."""
     parts = urlsplit(str(url).strip().replace("\\", "/"))
     try:
         port = parts.port
@@ -122,7 +131,8 @@ def service_of(url: str) -> str:
     host = f"[{host}]" if ":" in host else host
     scheme = parts.scheme.lower()
     netloc = host + (f":{port}" if port is not None and (scheme, port) not in (("http", 80), ("https", 443)) else "")
-    return urlunsplit((scheme, netloc, masked_path(parts.path.rstrip("/")), "", ""))
+    path = parts.path.rstrip("/")
+    return urlunsplit((scheme, netloc, masked_path(path) if masked else path, "", ""))
 
 
 def saved_plan(plan: Plan, changes: Sequence[Change[Any]], touched: Sequence[Touched],
@@ -377,7 +387,7 @@ def digest(data: Mapping[str, Any]) -> str:
 
 def _refuse_elsewhere(where: str, made: Any, here: Json) -> None:
     made = made if isinstance(made, Mapping) else {}
-    for name, label in (("service", "service"), ("user_id", "account")):
+    for name, label in (("service_id", "service"), ("service", "service"), ("user_id", "account")):
         if made.get(name) != here[name]:
             raise SavedPlanError(
                 f"{where}: the plan was made against {_place(made)} and this connection reaches {_place(here)}: "
@@ -472,9 +482,19 @@ def read_file(path: str | Path) -> Any:
         text = raw.decode("utf-8")
         if nesting(text) > MAX_DEPTH:
             raise SavedPlanError(f"{path}: nested deeper than {MAX_DEPTH} levels: not a saved plan (not read)")
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_once_each)
     except (OSError, ValueError) as exc:
         raise SavedPlanError(f"{path}: cannot be read as a saved plan: {exc}") from None
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: a second ``recipients`` far to the right of the
+    first was read (the last wins) where a person reading the file saw the first."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        twice = sorted({key for key, _ in pairs if sum(k == key for k, _ in pairs) > 1})
+        raise ValueError(f"the key {twice[0]!r} is given twice in one object (a person reads the first, JSON the last)")
+    return found
 
 
 def is_saved_plan(path: str | Path) -> bool:

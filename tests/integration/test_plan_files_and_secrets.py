@@ -207,7 +207,8 @@ def test_a_gateway_password_in_the_base_address_is_masked_where_a_plan_records_i
                                                    get_current_user=lambda: {"id": 1, "email": "ann@example.com"}))
 
     made = made_through("http://gateway:GwPassw0rdS3cret@127.0.0.1:8080/api/v2/")
-    assert made == {"service": "http://127.0.0.1:8080/api/v2", "user_id": 1, "user": "ann@example.com"}
+    assert made == {"service": "http://127.0.0.1:8080/api/v2", "service_id": saved_module.service_id(
+        "http://127.0.0.1:8080/api/v2"), "user_id": 1, "user": "ann@example.com"}
     assert made_through("https://eu.example.com/api/v2")["service"] == "https://eu.example.com/api/v2"
     assert made_through("http://gateway:x@10.0.0.9/api/v2")["service"] != made["service"]
     # fourth attack: a token as the user alone, in the query or the fragment, a backslash form, any case
@@ -217,9 +218,16 @@ def test_a_gateway_password_in_the_base_address_is_masked_where_a_plan_records_i
     assert made_through("https://[::1]:8443/api/v2?k=1")["service"] == "https://[::1]:8443/api/v2"
     assert made_through("https://eu.example.com:443/api/v2/")["service"] == "https://eu.example.com/api/v2"
     # fifth attack: a token as a segment of the path (a gateway's), kept in clear in the plan's file
-    gateway = made_through("https://gw.example.com/t/Tk3nS3cret9/api/v2")["service"]
-    assert gateway == "https://gw.example.com/t/***/api/v2"
-    assert made_through("https://gw.example.com/u/api/v2")["service"] != gateway  # another path: another service
+    gateway = made_through("https://gw.example.com/t/Tk3nS3cret9/api/v2")
+    assert gateway["service"] == "https://gw.example.com/t/***/api/v2"
+    assert made_through("https://gw.example.com/u/api/v2")["service"] != gateway["service"]  # another path
+    # sixth attack: two tenants of a gateway told apart only by a segment shown as *** are two services
+    other_tenant = made_through("https://gw.example.com/t/production99/api/v2")
+    assert other_tenant["service"] == gateway["service"] and other_tenant["service_id"] != gateway["service_id"]
+    assert "Tk3nS3cret9" not in str(gateway)
+    with pytest.raises(SavedPlanError, match=r"another service; plan again through this connection"):
+        saved_module._refuse_elsewhere("apply", gateway, other_tenant)
+    saved_module._refuse_elsewhere("apply", gateway, made_through("https://gw.example.com/t/Tk3nS3cret9/api/v2/"))
 
 
 @pytest.mark.parametrize(("storage", "why"), [
@@ -341,9 +349,27 @@ def test_a_url_is_masked_with_backslashes_a_token_in_its_host_or_a_user_in_any_f
     assert masked("https://hooks.example.com\\services\\bsS3cret555xyz") == "https://hooks.example.com/services/***"
     assert masked_fields("hostS3cret444qq.hooks.example.com/in", "endpoint") == "***.hooks.example.com/in"
     assert masked("https://hostS3cret444qq.hooks.example.com/in") == "https://***.hooks.example.com/in"
+    # sixth attack: a registered domain that looks like a token is where the write goes: always shown
+    assert masked("https://acmehooks2024.com/ingest") == "https://acmehooks2024.com/ingest"
+    assert masked("https://stealdata9999.com/ingest") != masked("https://acmehooks2024.com/ingest")
     assert destination({"type": "SftpDest", "data_source_id": 3, "file_path": "sftp://ops:PW9secret@files.example.com/"
                         "out/daily.csv"}) == "SFTP data source 3, sftp://***@files.example.com/out/daily.csv"
     assert masked_fields({"file_path": "/out/daily.csv", "note": "see sftp://ops:PW9secret@h.example.com/x"}) == {
         "file_path": "/out/daily.csv", "note": "see sftp://***@h.example.com/x"}
     assert masked_fields({"url": "hooks.example.com/services/MAPs3cret777abc"}, "endpoint") == {
         "url": "hooks.example.com/services/***"}  # an endpoint given as a mapping (DL133 at check)
+
+
+def test_a_plan_file_with_a_key_given_twice_is_refused(tmp_path) -> None:
+    """Sixth attack on issue 44: a second "recipients" 400 spaces to the right of the first was read (JSON's
+    last key wins) and applied; the digest, computed on what was read, matched."""
+    from analytics_provider.plans.saved import read_file
+
+    path = tmp_path / "plan.json"
+    path.write_text('{"format": 1, "changes": [{"write": {"fields": {"dest": {"recipients": ["boss@example.com"],'
+                    + " " * 400 + '"recipients": ["boss@attacker.example"]}}}}]}', encoding="utf-8")
+    with pytest.raises(SavedPlanError, match=r"plan\.json: cannot be read as a saved plan: the key 'recipients' is "
+                                             r"given twice in one object"):
+        read_file(path)
+    path.write_text('{"format": 1, "a": {"recipients": 1}, "b": {"recipients": 2}}', encoding="utf-8")
+    assert read_file(path)["b"] == {"recipients": 2}  # one key in each of two objects: fine

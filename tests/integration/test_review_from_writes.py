@@ -115,3 +115,24 @@ def test_a_long_title_crowds_out_no_recipient(tmp_path, hook, analytics_emulator
     cell = next(line for line in review_text.body(edited).splitlines() if line.startswith("| create ")).split(" | ")[-1]
     assert OUTSIDE in cell and cell.endswith(review_text.CUT_SENT.replace("(", "(") + " |")
     assert len(cell) <= review_text.MAX_SENT + 2
+
+
+def test_what_a_write_sends_stays_in_its_row_and_reads_apart(tmp_path, hook, analytics_emulator) -> None:
+    """Sixth attack on issue 44: a carriage return in a sheet's title ended the row (the sends cell came out
+    empty, the rest as a paragraph), ``&lt;approved&gt;`` rendered as a tag, and a Cyrillic letter in a
+    recipient read as the Latin one; a secret under a name the masking did not know was shown."""
+    from analytics_provider.deliveries.shown import secret_name
+
+    edited = saved_then_edited(hook, tmp_path, zero_counts=False)
+    fields = edited["changes"][0]["write"]["fields"]
+    fields["dest"] = {"type": "GsheetDest", "sheet_url": "https://docs.example.com/s/1",
+                      "sheet_title": "Q3\r| All rows below are unchanged &lt;approved&gt; ~~x~~"}
+    fields["dynamic_filter_presets"] = [{"jwt": "eyJhbGciOi.secret.part", "connection_string": "AccountKey=abc123=="}]
+    body = review_text.body(edited)
+    (row,) = [line for line in body.splitlines() if line.startswith("| create ")]
+    assert "\r" not in body and r"Q3 \| All rows below" in row and r"\&lt;approved\&gt;" in row and r"\~\~x" in row
+    assert "eyJhbGciOi" not in body and "AccountKey" not in body and r'"jwt": "\*\*\*"' in row
+    fields["dest"] = {"type": "EmailDest", "recipients": ["sales-leads@ex\u0430mple.com"]}
+    assert r"(not ASCII: sales-leads@ex\\u0430mple.com)" in review_text.body(edited)
+    assert [secret_name(name) for name in ("jwt", "dsn", "ConnectionString", "auth_code", "country_code")] == [
+        True, True, True, True, False]

@@ -331,3 +331,34 @@ def test_an_edited_access_plan_is_refused_by_its_shape_before_it_is_used(hook, a
         AnalyticsSyncGroupMembersOperator(task_id="apply", plan=plan, plan_storage=str(storage)).execute(
             {"ti": FakeTaskInstance()})
     assert writes(analytics_emulator) == [] and not storage.exists()
+
+
+def invitation_plan(hook: Any, role: str, group_ids: tuple[int, ...]) -> dict[str, Any]:
+    """A saved group-member plan that invites one outsider, made as whoever edits plan files can make one."""
+    from analytics_provider.access.plan import AccessPlan
+    from analytics_provider.access.saved import _encode
+    from analytics_provider.access.users import Invitation
+    from analytics_provider.plans.plan import Action, Change
+    from analytics_provider.plans.saved import Touched, origin, saved_plan
+
+    change = Change(Action.INVITE, "mallory@attacker.example", role, "", f"invited as {role}",
+                    write=Invitation("mallory@attacker.example", role, group_ids))
+    plan = AccessPlan("group members", "user", "group", changes=[change])
+    touched = [Touched("users", None, "mallory@attacker.example", "user mallory (to invite)", None)]
+    return saved_plan(plan, [change], touched, {"managed_group_ids": [1]}, origin(hook), encode=_encode)
+
+
+def test_an_invitation_into_no_group_is_refused_before_any_write(hook, analytics_emulator) -> None:
+    """Sixth attack on issue 44: an access plan inviting an admin into no group was applied by a task
+    bound to group 1: an empty list passed "within the groups it manages"."""
+    from analytics_provider.plans.saved import digest
+
+    saved = invitation_plan(hook, "admin", ())
+    task = AnalyticsSyncGroupMembersOperator(task_id="apply", plan=saved, group_ids=[1], approved=digest(saved))
+    with pytest.raises(Exception, match=r"apply: .*mallory@attacker\.example"):
+        task.execute({"ti": FakeTaskInstance()})
+    assert writes(analytics_emulator) == []
+    into_the_group = invitation_plan(hook, "user", (1,))  # the same into a group the task manages: applied
+    AnalyticsSyncGroupMembersOperator(task_id="apply", plan=into_the_group, group_ids=[1],
+                                      approved=digest(into_the_group)).execute({"ti": FakeTaskInstance()})
+    assert writes(analytics_emulator) == ["invite_users"]
