@@ -15,7 +15,9 @@ Ephemeral models write no relation and are left out. Results that did not build 
 of two invocations: a node added since the manifest was written; without a manifest, seeds, whose
 results name no relation, and every node of dbt before 1.7), so that what can be resolved is
 refreshed and the rest is named. Refused with
-:class:`~analytics_provider.exceptions.AnalyticsParameterError`, naming the file: a run of a
+:class:`~analytics_provider.exceptions.AnalyticsParameterError`, naming the file: files whose
+``adapter_type`` differ (two targets: a Snowflake run's relations read with a PostgreSQL
+manifest went to PostgreSQL's data sources); a run of a
 command that builds nothing (``args.which``: ``compile``, ``docs generate``, ``test``...); a file
 without ``args.which`` (every dbt from 0.19 on writes it, dbt Fusion too: without it a compile
 could pass for a build); a run that built no relation (all its models failed or were skipped, or
@@ -121,6 +123,11 @@ def built_relations(run_results: Any, manifest: Any = None, where: str = "dbt", 
             f"{where}: {run_results_name} is of 'dbt {command} --empty', which writes no rows (it checks the "
             "models' SQL against empty relations): nothing to refresh")
     nodes: Mapping[str, Any] = manifest["nodes"] if manifest is not None else {}
+    if _adapter(manifest) and _adapter(run_results) and _adapter(manifest) != _adapter(run_results):
+        raise AnalyticsParameterError(
+            f"{where}: {run_results_name} was written by dbt-{_adapter(run_results)} and {manifest_name} by "
+            f"dbt-{_adapter(manifest)}: files of two projects or targets (their relations are in different "
+            "warehouses); give the manifest.json of the run's own target")
     adapter = _adapter(manifest) or _adapter(run_results)
     quote = QUOTES_BY_ADAPTER.get(str(adapter or ""), '"')
     relations: list[str] = []

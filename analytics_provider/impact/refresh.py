@@ -97,7 +97,9 @@ def keeps(dashboard: Mapping[str, Any], rules: Mapping[str, Sequence[str]]) -> b
 
 def plan_actions(data_sources: Sequence[Mapping[str, Any]], dashboards: Sequence[Mapping[str, Any]], *,
                  bust_cache: bool, preload: bool) -> list[dict[str, Any]]:
-    """Busts first, then preloads, each preload with ``after``: the busts it waits for."""
+    """Busts first, then preloads, each preload with ``after``: the busts it waits for. A preload that
+    follows no bust ignores what its widgets have cached (``bust_cache``): the service skips a cached
+    widget, so a preload after a load with no bust refreshed nothing (and its dashboard was said fresh)."""
     actions: list[dict[str, Any]] = []
     busted = [s["id"] for s in data_sources] if bust_cache else []
     actions += [{"kind": "bust", "id": s} for s in busted]
@@ -105,7 +107,8 @@ def plan_actions(data_sources: Sequence[Mapping[str, Any]], dashboards: Sequence
         for board in dashboards:
             reads = board.get("data_source_ids")
             after = busted if reads is None else [s for s in busted if str(s) in {str(r) for r in reads}]
-            actions.append({"kind": "preload", "id": board["id"], "after": after})
+            actions.append({"kind": "preload", "id": board["id"], "after": after, **({} if after else {
+                "bust_cache": True})})
     return actions
 
 

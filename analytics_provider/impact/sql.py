@@ -94,6 +94,11 @@ class SqlRead(NamedTuple):
     """The names only the run completes (a template's part, a variable)."""
 
 
+def models_named(sql: str) -> set[str]:
+    """The models a query model's SQL names (``{{ #orders o }}``: ``orders``), lower case."""
+    return {found.group(1).lower() for found in MODEL_REF.finditer(sql)}
+
+
 def tables_read(sql: str, dbtype: Any = None) -> list[str]:
     """The tables ``sql`` reads, each once, in order (``db.schema.table`` as far as it names them)."""
     return read_sql(sql, dbtype).tables

@@ -90,6 +90,9 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
     :param bust_cache: bust each impacted data source's cache once; a dashboard is preloaded only
         after the busts of the data sources it reads succeeded (a failed bust leaves them
         unpreloaded, without an asset event, and fails the task naming both; a retry busts again).
+        False: no data source's cache is busted, and each preload ignores what its dashboard's
+        widgets have cached instead (else the service skips every cached widget: a preload that
+        refreshes nothing).
     :param preload: preload each impacted dashboard once. ``bust_cache`` and ``preload`` both
         False, or ``bust_cache=False`` with an ``exclude_titles`` of ``"*"``, is refused at parse.
     :param dashboards_filter: keep or leave out dashboards: ``{"include_tags": ["certified"],
@@ -479,7 +482,7 @@ class AnalyticsRefreshImpactedOperator(HookTask, OpenLineageMixin, FreshRetryMix
         if action["kind"] == "bust":
             job = self.hook.bust_data_source_cache(action["id"])
         else:
-            job = self.hook.preload_dashboard(action["id"])
+            job = self.hook.preload_dashboard(action["id"], bust_cache=bool(action.get("bust_cache")))
         entry: dict[str, Any] = {"job_id": int(job["id"]), "status": str(job.get("status") or "created")}
         if earlier.get("earlier"):
             entry["earlier"] = earlier["earlier"]

@@ -154,3 +154,44 @@ def test_only_a_retry_of_the_failed_try_resumes_its_jobs(analytics_emulator, ana
     assert len(busts) == (1 if resumed else 2)
     bust = next(j for j in result["jobs"] if j["kind"] == "bust")
     assert (bust["job_id"] == first_bust) is resumed
+
+
+def test_without_a_bust_each_preload_ignores_its_widgets_cache(analytics_emulator, analytics_connection) -> None:
+    """Attack on #43: with bust_cache=False the preloads went out with "bust_cache": false; the service
+    skipped every cached widget, and the dashboards were announced fresh, green, nothing refreshed."""
+    _, events = run(bust_cache=False)
+    assert [j.operation for j in analytics_emulator.jobs] == ["preload_dashboard"] * 2
+    assert [r.json["bust_cache"] for r in analytics_emulator.requests if r.operation == "preload_dashboard"] == [
+        True, True]
+    assert len(events) == 2
+    run()  # with the bust: the preloads need not ignore the cache the bust cleared
+    assert [r.json["bust_cache"] for r in analytics_emulator.requests if r.operation == "preload_dashboard"][2:] == [
+        False, False]
+
+
+def test_a_query_model_built_on_a_changed_model_by_its_sql_is_followed_when_the_service_leaves_it_out(
+        analytics_emulator, analytics_connection) -> None:
+    """Attack on #43: query model 5 reads ``{{ #orders o }}``; when the service's dependants of orders left
+    it out, its dashboard (Regional sales, 4) dropped out of the refresh with no note."""
+    state = analytics_emulator.world.state
+    assert "{{ #orders o }}" in state.data_models[5]["sql"]
+    listed = AnalyticsRefreshImpactedOperator(task_id="plan", tables=["public.orders"], dry_run=True).execute({})
+    state.data_models[5]["_built_on"] = []  # the service's answer leaves it out
+    found = AnalyticsRefreshImpactedOperator(task_id="plan", tables=["public.orders"], dry_run=True).execute({})
+    assert [m["id"] for m in found["data_models"]] == [m["id"] for m in listed["data_models"]] == [1, 5]
+    assert [d["id"] for d in found["dashboards"]] == [d["id"] for d in listed["dashboards"]] == [1, 4]
+    assert any("built on data model orders by their SQL, which the service did not list" in n for n in found["notes"])
+
+
+def test_the_closest_tables_are_searched_for_a_bounded_number_of_unmatched_tables(analytics_connection) -> None:
+    """Attack on #43: each table no model reads had every model's table compared by spelling; a dbt build of
+    thousands of such tables spent minutes of CPU on hints before any job."""
+    from analytics_provider.hooks.impact_reads import CLOSEST_HINTS
+
+    tables = ["marketing.campaign"] + [f"staging.stg_nothing_{n}" for n in range(CLOSEST_HINTS + 4)]
+    impact = AnalyticsHook(analytics_connection).find_impacted(tables=tables)
+    hinted = {row["table"]: row.get("closest") for row in impact["tables"] if row["data_model_ids"] == []}
+    assert hinted["marketing.campaign"] == ["marketing.campaigns"]  # the first ones named with their closest
+    assert [t for t in tables[CLOSEST_HINTS:] if hinted[t]] == []
+    assert f"{len(tables):,} tables no data model reads: the closest model tables are named for the first " \
+           f"{CLOSEST_HINTS} only" in impact["notes"]

@@ -219,3 +219,14 @@ def test_each_adapters_relation_names_match_the_model_its_data_source_names(run:
         assert sorted(m["table_name"] for m in found[relation]) == sorted(
             m["table_name"] for m in models if m["name"] == uid), (relation, dbtype)
     assert found[nodes["model.analytics_fixture.orders"]["relation_name"]]  # and something matched at all
+
+
+def test_files_of_two_targets_are_refused_naming_both_adapters() -> None:
+    """Attack on #43: a Snowflake run's results read with a PostgreSQL manifest took the manifest's adapter for
+    the run's relations, and refreshed the PostgreSQL warehouse's dashboards, green."""
+    results = run_results("duckdb-build")
+    results["metadata"]["adapter_type"] = "duckdb"  # (dbt writes it in run results from 1.8 on, when it does)
+    with pytest.raises(AnalyticsParameterError, match=r"refresh: dbt_run_results was written by dbt-duckdb and "
+                                                      r"dbt_manifest by dbt-snowflake: files of two projects"):
+        built_relations(results, manifest("snowflake-parse"), "refresh")
+    assert built_relations(results, manifest("duckdb-build")).adapter == "duckdb"  # one target: read

@@ -199,7 +199,8 @@ def test_a_preload_waits_for_its_own_data_sources_bust_and_a_failed_bust_holds_i
     assert next_actions(actions, book, 5) == [actions[3]]  # only the dashboard on the good bust's data source
     assert blocked(actions, book) == {"preload:10": ["bust:1"], "preload:12": ["bust:1"]}
     assert next_actions(plan_actions([{"id": 1}], boards, bust_cache=False, preload=True), {}, 5) == [
-        {"kind": "preload", "id": d, "after": []} for d in (10, 11, 12)]  # no bust asked: nothing to wait for
+        {"kind": "preload", "id": d, "after": [], "bust_cache": True} for d in (10, 11, 12)]  # no bust asked:
+    # nothing to wait for, and each preload ignores its widgets' cache (attack on #43: else it refreshed nothing)
 
 
 def test_a_retry_keeps_every_job_but_the_failed_ones() -> None:
