@@ -117,17 +117,27 @@ def body(upstream: Mapping[str, Any], limit: int = REVIEW_ROWS) -> str:
     labels = {**(upstream.get("columns") or {}), "sends": "what the apply sends"}
     header = [str(labels.get(c, c)) for c in columns]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(columns)]
-    shown, size = 0, sum(len(line) + 1 for line in lines)
-    for row in rows[:limit]:
+    shown, size, cut = 0, sum(len(line) + 1 for line in lines), []
+    for number, row in enumerate(rows[:limit], 1):
+        sends = _text(sent(row)) if saved is not None else ""
         line = "| " + " | ".join([*(_cell(row.get(c)) for c in COLUMNS),
                                   *[_cell(sent(row), MAX_SENT, CUT_SENT)] * (saved is not None)]) + " |"
         if size + len(line) > MAX_BODY:
             break
         lines.append(line)
         shown, size = shown + 1, size + len(line) + 1
+        if len(sends) > MAX_SENT:
+            cut.append((number, sends))
     lines += ["", f"Showing {shown} of {total} change(s)." if shown < total else f"All {total} change(s) shown."]
     if shown < total:
         lines.append(where_the_rest_is(upstream, total - shown))
+    for number, sends in cut:  # a cell cut in the table: the whole of it below, as far as the body allows
+        whole = f"Row {number}, what the apply sends, whole: {sends}"
+        if size + len(whole) + 2 > MAX_BODY:
+            lines += ["", f"Row {number} and the rows cut after it: what they send is in the saved plan, whole."]
+            break
+        lines += ["", whole]
+        size += len(whole) + 2
     for name, label in (("left", "Left as they are"), ("unknown_users", "Not known to the service")):
         if upstream.get(name):
             lines.append(f"{label}: {_text(', '.join(str(v) for v in upstream[name][:limit]))}")

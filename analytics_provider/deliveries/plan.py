@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analytics_provider.deliveries.check import KINDS, Declared, marker_of, scope_problem, scoped
-from analytics_provider.deliveries.shown import compared, sends
+from analytics_provider.deliveries.shown import compared, sends, untold
 from analytics_provider.exceptions import AnalyticsParameterError
 from analytics_provider.plans.apply import NotApplied
 from analytics_provider.plans.plan import Action, Change, Plan
@@ -46,7 +46,8 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
                     prune: bool = False, seen: dict[tuple[str, int], Json] | None = None,
                     titles: Mapping[tuple[str, int], str] | None = None) -> Plan:
     """The plan; ``seen`` receives each resource read, by ``(kind name, id)`` (to save the plan).
-    A create's row says what it sends (:func:`~analytics_provider.deliveries.shown.sends`: the
+    A create's row says what it sends (:func:`~analytics_provider.deliveries.shown.sends` and every
+    other field it sends, :func:`~analytics_provider.deliveries.shown.untold`: the
     sources by their ``titles`` when known) and where it is declared; an update's, the fields it
     changes (URLs with their tokens masked: :func:`~analytics_provider.deliveries.shown.compared`)."""
     check_scope(scope, prune, "plan")
@@ -76,7 +77,8 @@ def plan_deliveries(hook: Any, declared: Sequence[Declared], *, scope: str | Non
                 continue
             if not found:
                 plan.changes.append(Change(Action.CREATE, KINDS[section], item.key, "",
-                                           f"{sends(body, titles)} ({item.where})", write=Write(kind, None, body)))
+                                           f"{sends(body, titles)}{''.join(f'; {f}' for f in untold(body))} "
+                                           f"({item.where})", write=Write(kind, None, body)))
                 continue
             resource = found[0]
             plan.kept = (plan.kept or 0) + 1

@@ -198,7 +198,8 @@ class AppliedPlans:
             raise SavedPlanError(f"{where}: {exc}") from None
         token = uuid.uuid4().hex
         body = (json.dumps({"format": LOCK_FORMAT, "what": what, "scope": scope, "by": self.by,
-                            "host": socket.gethostname(), "pid": os.getpid(), "started_at": _now(),
+                            "host": socket.gethostname(), "pid": os.getpid(), "space": process_space(),
+                            "started_at": _now(),
                             "token": token}, indent=1) + "\n").encode()
         for attempt in range(2):
             try:
@@ -336,7 +337,7 @@ def _left_behind(text: str, lock: Any, now: datetime | None = None) -> str | Non
             since = None
     else:
         pid, host = found.get("pid"), found.get("host")
-        if host == socket.gethostname() and isinstance(pid, int):
+        if host == socket.gethostname() and found.get("space") == process_space() and isinstance(pid, int):
             if _running(pid):
                 return None  # running here: never broken by age
             return f"its holder, process {pid} on this host ({host}), is no longer running"
@@ -349,6 +350,24 @@ def _left_behind(text: str, lock: Any, now: datetime | None = None) -> str | Non
     if since is not None and now - since > LOCK_BOUND:
         return f"taken or last refreshed at {since.isoformat(timespec='seconds')}, more than {LOCK_BOUND} ago"
     return None
+
+
+def process_space() -> str:
+    """Where this process's ids mean what they say: its PID namespace and the machine's boot (Linux:
+    two containers with one hostname each have a process 5; a pid from another namespace cannot be
+    looked up here, and its lock is judged by its age), or "" where the system cannot tell."""
+    parts = []
+    for path, read in (("/proc/self/ns/pid", os.readlink), ("/proc/sys/kernel/random/boot_id", _first_line)):
+        try:
+            parts.append(read(path))
+        except OSError:
+            return ""
+    return " ".join(parts)
+
+
+def _first_line(path: str) -> str:
+    with open(path, encoding="ascii") as source:
+        return source.readline().strip()
 
 
 def _running(pid: int) -> bool:

@@ -52,7 +52,7 @@ def test_the_request_shows_what_a_create_sends_and_the_plans_digest(bag, analyti
         dag_run = dag_test(bag.get_dag(DAG_ID))
     assert states(dag_run) == {"plan": "success", "review": "success", "apply": "success"}
     assert ("| create | data schedule | weekly-sales |   | to e-mail sales-leads@example.com; from dashboard "
-            "'Sales overview' (1); every '0 8 \\* \\* 1' (") in seen.body
+            "'Sales overview' (1); every '0 8 \\* \\* 1'; ") in seen.body  # then its other fields, where declared
     assert f"Plan digest: `{digest(shown['saved'])}`" in seen.body
     answer = dag_run.get_task_instance(REVIEW).xcom_pull(task_ids=REVIEW)
     assert answer["digest"] == digest(shown["saved"]) and answer["reviewed"] is True

@@ -373,3 +373,14 @@ def test_a_plan_file_with_a_key_given_twice_is_refused(tmp_path) -> None:
         read_file(path)
     path.write_text('{"format": 1, "a": {"recipients": 1}, "b": {"recipients": 2}}', encoding="utf-8")
     assert read_file(path)["b"] == {"recipients": 2}  # one key in each of two objects: fine
+
+
+def test_the_cli_plan_shows_every_field_a_create_sends(tmp_path, capsys, analytics_emulator,
+                                                       analytics_connection) -> None:
+    """Sixth attack on issue 44: an alert's conditions and a webhook's headers were left out of what
+    `manage plan` printed: two plans that send different things printed the same."""
+    files = tmp_path / "deliveries"
+    write(files, "hooks.yml", WEBHOOK + "    conditions: [{field: revenue, op: '>', value: 1000}]\n")
+    assert manage.main(["plan", str(files), "--scope", "sales"]) == 0
+    printed = capsys.readouterr().out
+    assert "viz_conditions=" in printed and '"op": ">"' in printed and TOKEN not in printed

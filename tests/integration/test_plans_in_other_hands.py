@@ -429,7 +429,7 @@ def test_a_lock_left_behind_is_broken_by_its_rule_and_any_other_refuses_naming_t
     import sys
     from datetime import datetime, timedelta, timezone
 
-    from analytics_provider.plans.once import LOCK_FORMAT
+    from analytics_provider.plans.once import LOCK_FORMAT, process_space
 
     files, saved, storage = tmp_path / "deliveries", tmp_path / "plan.json", tmp_path / "plans"
     lock = storage / "lock-deliveries-scope-sales.json"
@@ -438,9 +438,10 @@ def test_a_lock_left_behind_is_broken_by_its_rule_and_any_other_refuses_naming_t
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
 
-    def left(host: str, pid: int, ago: timedelta) -> None:
+    def left(host: str, pid: int, ago: timedelta, space: str | None = None) -> None:
         lock.write_text(json.dumps({"format": LOCK_FORMAT, "what": "deliveries", "scope": "scope sales",
                                     "by": "task apply of a run that crashed", "host": host, "pid": pid, "token": "t",
+                                    "space": process_space() if space is None else space,
                                     "started_at": (datetime.now(timezone.utc) - ago).isoformat(timespec="seconds")}))
 
     def apply() -> int:
@@ -470,6 +471,11 @@ def test_a_lock_left_behind_is_broken_by_its_rule_and_any_other_refuses_naming_t
                      r"\(since \S+ by task "
                      r"apply of a run that crashed \(host worker-7, pid 4242;", caplog.text), caplog.text
     caplog.clear()
+    # sixth attack: a holder on this hostname in another PID namespace (a container sharing the volume and
+    # the host's name) is not known to be gone: its lock holds, as another host's would
+    left(socket.gethostname(), gone.pid, timedelta(minutes=59), space="pid:[4026532999] another-boot")
+    assert apply() == 1 and "another apply of deliveries (scope sales) is running" in capsys.readouterr().err
+    assert writes(analytics_emulator) == [] and lock.exists()
     write(files, "sales.yml", ONE.replace('"0 8 * * 1"', '"0 6 * * 1"'))
     left(socket.gethostname(), gone.pid, timedelta(0))
     assert apply() == 0
@@ -667,7 +673,7 @@ def test_a_live_holder_keeps_its_lock_past_the_hour_and_a_heartbeat_keeps_a_remo
     two_hours_ago = (datetime.now(timezone.utc) - timedelta(hours=2)).isoformat(timespec="seconds")
     lock.write_text(json.dumps({"format": LOCK_FORMAT, "what": "group members", "scope": "group 1", "token": "t",
                                 "by": "task apply of a long sync", "host": socket.gethostname(), "pid": os.getppid(),
-                                "started_at": two_hours_ago}))
+                                "space": once_module.process_space(), "started_at": two_hours_ago}))
     other = AppliedPlans(str(storage), "task apply2")
     with pytest.raises(SavedPlanError, match=r"another apply of group members \(group 1\) is running since"), \
             other.holding("apply2", "group members", ["group 1"]):

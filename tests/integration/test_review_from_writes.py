@@ -136,3 +136,17 @@ def test_what_a_write_sends_stays_in_its_row_and_reads_apart(tmp_path, hook, ana
     assert r"(not ASCII: sales-leads@ex\\u0430mple.com)" in review_text.body(edited)
     assert [secret_name(name) for name in ("jwt", "dsn", "ConnectionString", "auth_code", "country_code")] == [
         True, True, True, True, False]
+
+
+def test_every_recipient_is_shown_even_past_a_cells_length(tmp_path, hook, analytics_emulator) -> None:
+    """Sixth attack on issue 44: with 500 recipients the cell was cut at 4,000 characters, and the outside
+    address at place 400 and the filters after the list were never shown."""
+    edited = saved_then_edited(hook, tmp_path, zero_counts=False)
+    fields = edited["changes"][0]["write"]["fields"]
+    fields["dest"]["recipients"] = [f"r{i}@example.com" for i in range(399)] + ["exfil400@outside.example"] + [
+        f"s{i}@example.com" for i in range(100)]
+    fields["dynamic_filter_presets"] = [{"field": "region", "values": ["EMEA"]}]
+    text = review_text.body(edited)
+    (row,) = [line for line in text.splitlines() if line.startswith("| create ")]
+    assert row.endswith(review_text.CUT_SENT.replace("(", "(") + " |")
+    assert "Row 1, what the apply sends, whole: " in text and "exfil400@outside.example" in text and "EMEA" in text
