@@ -349,6 +349,17 @@ def test_separators_inside_strings_are_not_counted_as_values(driver, server, con
     assert driver.one(Call("get_current_user")) == {"id": 1, "note": text}
 
 
+@pytest.mark.timeout(60)  # the old count took minutes on this answer (hours at 2 MB): a hang fails here
+def test_a_string_never_closed_is_counted_in_one_pass(driver, server, connect) -> None:
+    """Sixth attack on issue 46: the count of values outside strings tried a string that never closes
+    again from each of its escaped quotes; 4.4 MB held the worker, and the triggerer's loop, for hours."""
+    connect(max_answer_bytes=4 * MiB)  # 131,072 values allowed
+    body = b'{"user":[' + b"0," * 300_000 + b'"' + b'\\"' * 64_000
+    server.answer = always(Answer(200, body=body))
+    error = driver.one(Call("get_current_user"))
+    assert isinstance(error, AnswerTooLargeError) and "about 300,002 in" in str(error), error  # refused, at once
+
+
 @pytest.mark.parametrize("status", [200, 500], ids=["answer", "error"])
 def test_json_nested_past_pythons_limit_is_an_answer_error_not_a_recursion_error(driver, server, connect,
                                                                                  status) -> None:
