@@ -251,8 +251,9 @@ async def test_a_chunked_bodys_trailers_are_bounded_in_the_triggerer(raw) -> Non
         with measured() as cost, pytest.raises(AnalyticsApiError) as refused:
             await async_call()
     text = str(refused.value)
-    assert isinstance(refused.value, AnswerTooLargeError), refused.value
-    if "has a head (status line and headers)" not in text:  # (aiohttp 3.13.5 and 3.14 count trailer lines)
+    if not isinstance(refused.value, AnswerTooLargeError):  # aiohttp 3.14 refuses the trailer lines itself
+        assert "Too many headers received" in text, text  # (a payload error: retried as a transport error)
+    elif "has a head (status line and headers)" not in text:  # (aiohttp 3.13.5 counts trailer lines too)
         assert re.search(r"the answer of 127\.0\.0\.1 sent more than 13\d,\d{3} bytes after its head \(its body and "
                          r"a chunked body's trailers\); refused\. max_answer_bytes=1048576", text), text
     assert cost.peak_memory < 16 * 1_048_576, cost  # a head's worth parsed, a read: aiohttp 3.12.15 held 444 MB
