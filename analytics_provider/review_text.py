@@ -119,9 +119,10 @@ def body(upstream: Mapping[str, Any], limit: int = REVIEW_ROWS) -> str:
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(columns)]
     shown, size, cut = 0, sum(len(line) + 1 for line in lines), []
     for number, row in enumerate(rows[:limit], 1):
-        sends = _text(sent(row)) if saved is not None else ""
+        told = sent(row) if saved is not None else ""  # told once: the cell, and whole below when cut
+        sends = _text(told)
         line = "| " + " | ".join([*(_cell(row.get(c)) for c in COLUMNS),
-                                  *[_cell(sent(row), MAX_SENT, CUT_SENT)] * (saved is not None)]) + " |"
+                                  *[_cell(told, MAX_SENT, CUT_SENT)] * (saved is not None)]) + " |"
         if size + len(line) > MAX_BODY:
             break
         lines.append(line)
